@@ -1,0 +1,175 @@
+"""The data that flows out of the core: tool calls, results and stream events.
+
+Everything here is small, frozen and behaviour-free (h11's ``_events.py`` style):
+the dialect modules build these values, the tools layer and the runtime consume them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Dialect = Literal["openai_chat", "openai_responses", "anthropic", "gemini"]
+"""The four wire formats the library speaks."""
+
+DIALECTS: tuple[Dialect, ...] = ("openai_chat", "openai_responses", "anthropic", "gemini")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One complete function call, as the provider asked for it."""
+
+    name: str
+    """The function to run, exactly as the provider sent it."""
+
+    args: dict[str, Any]
+    """The parsed arguments object; ``{}`` when ``arguments_error`` is set."""
+
+    provider: Dialect
+    """The dialect the call came in: results must go back in the same one."""
+
+    call_id: str | None
+    """The id the result must carry, exactly as sent (``""`` included); ``None`` only
+    where the provider sent no id at all (Gemini may)."""
+
+    index: int
+    """Position of the call among the client calls of its turn, from 0."""
+
+    raw_arguments: str = ""
+    """The argument text as received (for object-valued dialects, its JSON encoding)."""
+
+    arguments_error: str | None = None
+    """Why the arguments are not a JSON object, or ``None`` when they are. A call with an
+    error must not run; the tools layer answers it with an error result."""
+
+    thought_signature: str | None = None
+    """Gemini's opaque ``thoughtSignature`` of the part, to be sent back unchanged."""
+
+    item_id: str | None = None
+    """The provider's own item id where it differs from ``call_id`` (Responses ``fc_...``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartialToolCall:
+    """A call that was cut off before its dialect said it was complete."""
+
+    name: str
+    """The function name received so far (may be empty)."""
+
+    call_id: str | None
+    """The id received so far, or ``None``."""
+
+    index: int
+    """Position among the client calls of its turn."""
+
+    raw_arguments: str
+    """The argument text received before the cut."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """The answer to one call, ok or error, addressed to that call."""
+
+    call: ToolCall
+    """The call this result answers; its dialect and id are the return address."""
+
+    content: str | dict[str, Any] | list[Any]
+    """Text, or a JSON value, as the tool returned it (or the error description)."""
+
+    is_error: bool = False
+    """True when the call failed or was refused: the model should see an error."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    """A tool as the model sees it: the neutral form every dialect's declaration is built from."""
+
+    name: str
+    """The tool's name in the registry (dialect-legal names are derived from it)."""
+
+    description: str
+    """What the tool does, for the model."""
+
+    parameters: dict[str, Any]
+    """A JSON Schema (Draft 2020-12) object schema for the arguments."""
+
+
+# --------------------------------------------------------------------------------------
+# The rich stream: what a UI shows while a turn is being generated.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta:
+    """A piece of the assistant's visible text."""
+
+    text: str
+    """The new text."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning or thinking text, where the provider shows it."""
+
+    text: str
+    """The new reasoning text."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStarted:
+    """A call has begun and its name is known; arguments follow."""
+
+    index: int
+    """Position of the call in its turn (the same as the completed call's ``index``)."""
+
+    call_id: str | None
+    """The id, when the provider has sent it by now."""
+
+    name: str
+    """The function name."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallArgumentsDelta:
+    """A fragment of a call's argument text, for progress display only (never run it)."""
+
+    index: int
+    """Position of the call in its turn."""
+
+    delta: str
+    """The new argument text."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallCompleted:
+    """The dialect says this call is complete; it may now be validated and run."""
+
+    call: ToolCall
+    """The complete call."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamFinished:
+    """The provider ended the turn normally."""
+
+    stop_reason: str | None
+    """The provider's own stop or finish reason (``tool_calls``, ``end_turn``, ``STOP``...)."""
+
+    usage: dict[str, Any] | None = None
+    """Token usage as the provider reported it, when it did."""
+
+    text: str = ""
+    """The whole visible text of the turn."""
+
+    calls: tuple[ToolCall, ...] = field(default=())
+    """Every complete call of the turn, in order."""
+
+
+StreamEvent = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallArgumentsDelta
+    | ToolCallCompleted
+    | StreamFinished
+)
+"""Anything the rich stream yields."""

@@ -1,0 +1,382 @@
+"""What every dialect's reassembler shares: argument parsing, pending calls, errors.
+
+Protocol knowledge does not live here; each wire format's rules are in its own package.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import orjson
+
+from ..calls import (
+    Dialect,
+    PartialToolCall,
+    ReasoningDelta,
+    StreamEvent,
+    StreamFinished,
+    TextDelta,
+    ToolCall,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from ..errors import MalformedStreamError, ProviderError, TruncatedStreamError, UsageError
+from ..sse import ServerSentEvent
+
+# Error types and codes that name a transient condition, across the four providers
+# (Anthropic error.type, OpenAI error.type/code, Google RPC status).
+_RETRYABLE_CODES = frozenset(
+    {
+        "overloaded_error",
+        "rate_limit_error",
+        "api_error",
+        "timeout_error",
+        "server_error",
+        "rate_limit_exceeded",
+        "internal_error",
+        "internal_server_error",
+        "service_unavailable",
+        "overloaded",
+        "timeout",
+        "RESOURCE_EXHAUSTED",
+        "UNAVAILABLE",
+        "INTERNAL",
+        "DEADLINE_EXCEEDED",
+        "ABORTED",
+    }
+)
+# Codes that mean "retrying the same request will fail again", even under a 429 status
+# (OpenAI answers an exhausted quota with 429 insufficient_quota).
+_PERMANENT_CODES = frozenset(
+    {
+        "insufficient_quota",
+        "invalid_request_error",
+        "authentication_error",
+        "permission_error",
+        "not_found_error",
+        "invalid_api_key",
+        "billing_error",
+        "request_too_large",
+        "context_length_exceeded",
+        "tool_use_failed",
+        "INVALID_ARGUMENT",
+        "PERMISSION_DENIED",
+        "UNAUTHENTICATED",
+        "NOT_FOUND",
+        "FAILED_PRECONDITION",
+    }
+)
+
+
+def is_retryable(code: str | None, status: int | None) -> bool:
+    """Whether an error with this code and HTTP status is worth retrying."""
+    if code in _PERMANENT_CODES:
+        return False
+    if code in _RETRYABLE_CODES:
+        return True
+    if status is None:
+        return False
+    return status in (408, 429, 529) or 500 <= status <= 599
+
+
+def provider_error(
+    provider: str | None,
+    message: str,
+    *,
+    code: str | None = None,
+    status: int | None = None,
+    body: Any = None,
+) -> ProviderError:
+    """Build a classified :class:`ProviderError`."""
+    return ProviderError(
+        message or (code or "the provider reported an error"),
+        provider=provider,
+        code=code,
+        status=status,
+        retryable=is_retryable(code, status),
+        body=body,
+    )
+
+
+def error_from_payload(provider: str | None, payload: Any, raw: str) -> ProviderError:
+    """Read an error object in any of the providers' shapes.
+
+    Shapes: ``{"error": {"type"|"code"|"status", "message"}}`` (OpenAI, Anthropic, Google),
+    ``{"type": "error", "code", "message"}`` (Responses), or plain text.
+    """
+    if not isinstance(payload, dict):
+        return provider_error(provider, raw.strip()[:500], body=raw)
+    err = payload.get("error")
+    if not isinstance(err, dict):
+        err = payload
+    message = err.get("message")
+    code: Any = None
+    for key in ("type", "code", "status"):
+        value = err.get(key)
+        if isinstance(value, str) and value and value != "error":
+            code = value
+            break
+    status = err.get("code") if isinstance(err.get("code"), int) else None
+    if isinstance(err.get("status"), int):
+        status = err["status"]
+    if not isinstance(message, str):
+        message = str(message) if message is not None else ""
+    return provider_error(provider, message, code=code, status=status, body=payload)
+
+
+def load_json(event: ServerSentEvent, provider: str) -> Any:
+    """Parse an event's data as JSON, or raise :class:`MalformedStreamError`."""
+    try:
+        return orjson.loads(event.data)
+    except orjson.JSONDecodeError as exc:
+        raise MalformedStreamError(
+            f"{provider}: event data is not JSON ({exc})", provider=provider, data=event.data
+        ) from exc
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
+    """Parse complete argument text strictly.
+
+    Returns the arguments object and ``None``, or ``{}`` and the reason the text is not a
+    JSON object. Empty or blank text is ``{}``: a call without parameters.
+    """
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        if not text.strip():
+            return {}, None
+        # orjson refuses integers beyond 64 bits, which JSON allows: ask the stdlib
+        # (with NaN and Infinity refused, as JSON does) before calling the text invalid.
+        try:
+            value = json.loads(text, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            return {}, f"arguments are not valid JSON: {exc}"
+    if not isinstance(value, dict):
+        return {}, f"arguments must be a JSON object, got {_json_kind(value)}"
+    return value, None
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text of a value (argument objects sent as objects by the provider)."""
+    return orjson.dumps(value).decode()
+
+
+class PendingCall:
+    """A call being assembled: its id, name and argument fragments so far."""
+
+    __slots__ = (
+        "call_id",
+        "fragments",
+        "has_args",
+        "index",
+        "item_id",
+        "name",
+        "started",
+        "thought_signature",
+        "value",
+    )
+
+    def __init__(self, index: int, call_id: str | None = None, name: str = "") -> None:
+        self.index = index
+        self.call_id = call_id
+        self.name = name
+        self.fragments: list[str] = []
+        self.has_args = False
+        """True once a non-blank argument fragment arrived."""
+        self.started = False
+        """True once ToolCallStarted was emitted for it."""
+        self.thought_signature: str | None = None
+        self.item_id: str | None = None
+        self.value: Any = None
+        """Arguments given whole as an object (Anthropic start input, Gemini args)."""
+
+    def text(self) -> str:
+        """The argument text so far (joined once, then kept joined)."""
+        if len(self.fragments) > 1:
+            self.fragments = ["".join(self.fragments)]
+        return self.fragments[0] if self.fragments else ""
+
+    def partial(self) -> PartialToolCall:
+        """This call as cut off."""
+        return PartialToolCall(
+            name=self.name, call_id=self.call_id, index=self.index, raw_arguments=self.text()
+        )
+
+
+class Reassembler:
+    """Base of the per-dialect reassemblers: one instance per streamed response.
+
+    A subclass fills ``handlers`` (event type -> method) and implements ``_event_type``
+    and ``finish``. ``handle`` returns the rich stream events one SSE event produced;
+    with ``rich=False`` only completed calls and the finish are produced (the fast path
+    the complete-calls API uses).
+    """
+
+    provider: ClassVar[Dialect]
+    handlers: ClassVar[dict[str, Callable[[Any, Any], None]]] = {}
+
+    def __init__(self, *, rich: bool = True) -> None:
+        self.rich = rich
+        self.out: list[StreamEvent] = []
+        self.completed: list[ToolCall] = []
+        self.text_parts: list[str] = []
+        self.next_index = 0
+        self.stop_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.ended = False
+        """True once the dialect's end marker arrived."""
+
+    # -- the interface the parser uses ---------------------------------------------------
+
+    def handle(self, event: ServerSentEvent) -> list[StreamEvent]:
+        """Take one SSE event; return the stream events it produced.
+
+        Raises:
+            ProviderError: the event is an error report.
+            TruncatedStreamError: the event ends the turn early (a token limit).
+            MalformedStreamError: the event cannot be read in this dialect.
+        """
+        try:
+            self.dispatch(event)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            # Payloads are read with plain dict access; a payload of the wrong shape
+            # (a list where an object belongs...) is a malformed stream, not our crash.
+            raise MalformedStreamError(
+                f"{self.provider}: event has an unexpected shape ({type(exc).__name__}: {exc})",
+                provider=self.provider,
+                data=event.data,
+            ) from exc
+        out, self.out = self.out, []
+        return out
+
+    def dispatch(self, event: ServerSentEvent) -> None:
+        """Route one event to its handler (subclasses define the routing)."""
+        raise NotImplementedError
+
+    def finish(self) -> list[StreamEvent]:
+        """End of stream: the remaining events, or raise for a truncated stream."""
+        raise NotImplementedError
+
+    # -- helpers for subclasses ----------------------------------------------------------
+
+    def new_call(self, call_id: str | None = None, name: str = "") -> PendingCall:
+        """Open a call at the next position of the turn."""
+        call = PendingCall(self.next_index, call_id, name)
+        self.next_index += 1
+        return call
+
+    def add_text(self, text: str) -> None:
+        """Record visible text."""
+        if text:
+            self.text_parts.append(text)
+            if self.rich:
+                self.out.append(TextDelta(text=text))
+
+    def add_reasoning(self, text: str) -> None:
+        """Record reasoning text (shown only in the rich stream)."""
+        if text and self.rich:
+            self.out.append(ReasoningDelta(text=text))
+
+    def add_arguments(self, call: PendingCall, fragment: str) -> None:
+        """Append an argument fragment to a pending call."""
+        if not fragment:
+            return
+        call.fragments.append(fragment)
+        if not call.has_args and not fragment.isspace():
+            call.has_args = True
+        if self.rich:
+            if not call.started:
+                self.announce(call)
+            self.out.append(ToolCallArgumentsDelta(index=call.index, delta=fragment))
+
+    def announce(self, call: PendingCall) -> None:
+        """Emit ToolCallStarted for a call (once)."""
+        if not call.started:
+            call.started = True
+            if self.rich:
+                self.out.append(
+                    ToolCallStarted(index=call.index, call_id=call.call_id, name=call.name)
+                )
+
+    def complete(self, call: PendingCall, text: str | None = None) -> ToolCall:
+        """Release a call: parse its arguments strictly and emit ToolCallCompleted.
+
+        ``text`` overrides the joined fragments (a dialect's authoritative final text).
+        """
+        if call.value is not None and text is None and not call.has_args:
+            value = call.value
+            if isinstance(value, dict):
+                args, error = value, None
+                raw = dumps(value)
+            elif isinstance(value, str):
+                raw = value
+                args, error = parse_arguments(value)
+            else:
+                raw = dumps(value)
+                args, error = {}, f"arguments must be a JSON object, got {_json_kind(value)}"
+        else:
+            raw = call.text() if text is None else text
+            args, error = parse_arguments(raw)
+        if self.rich:
+            self.announce(call)
+        done = ToolCall(
+            name=call.name,
+            args=args,
+            provider=self.provider,
+            call_id=call.call_id,
+            index=call.index,
+            raw_arguments=raw,
+            arguments_error=error,
+            thought_signature=call.thought_signature,
+            item_id=call.item_id,
+        )
+        self.completed.append(done)
+        self.out.append(ToolCallCompleted(call=done))
+        return done
+
+    def finished(self) -> None:
+        """Emit StreamFinished for a turn that ended normally."""
+        self.out.append(
+            StreamFinished(
+                stop_reason=self.stop_reason,
+                usage=self.usage,
+                text="".join(self.text_parts),
+                calls=tuple(self.completed),
+            )
+        )
+
+    def truncated(
+        self, reason: str, message: str, pending: list[PendingCall] | None = None
+    ) -> TruncatedStreamError:
+        """Build the error for a turn that was cut (the caller raises it)."""
+        return TruncatedStreamError(
+            f"{self.provider}: {message}",
+            reason=reason,
+            provider=self.provider,
+            completed=self.completed,
+            partial=[call.partial() for call in pending or ()],
+            text="".join(self.text_parts),
+        )
+
+    def usage_error(self, message: str) -> UsageError:
+        """Misuse of a reassembler (kept here so subclasses share the wording)."""
+        return UsageError(f"{self.provider}: {message}")

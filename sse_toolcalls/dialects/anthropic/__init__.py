@@ -1,0 +1,5 @@
+"""Anthropic Messages API."""
+
+from .stream import AnthropicReassembler
+
+__all__ = ["AnthropicReassembler"]

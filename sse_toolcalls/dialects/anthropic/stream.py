@@ -1,0 +1,140 @@
+"""Anthropic Messages streams.
+
+``message_start``, then content blocks (``content_block_start`` / ``_delta`` / ``_stop``,
+by block ``index``), then ``message_delta`` with the ``stop_reason`` and
+``message_stop``. A client call is a ``tool_use`` block: its input streams as
+``input_json_delta.partial_json`` and is complete at ``content_block_stop``. Blocks run
+by Anthropic itself (``server_tool_use``, ``mcp_tool_use`` and their results) are not
+client calls. ``ping`` keeps the connection alive; ``error`` is a provider error (an
+overload arrives this way inside an HTTP 200).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from ...calls import Dialect, StreamEvent
+from ...errors import MalformedStreamError
+from ...sse import ServerSentEvent
+from .._common import PendingCall, Reassembler, dumps, error_from_payload, load_json
+
+# stop_reason values that mean the turn was cut before it was whole.
+_TRUNCATING = {"max_tokens": "max_tokens", "model_context_window_exceeded": "max_tokens"}
+
+
+class AnthropicReassembler(Reassembler):
+    """Reassembles ``tool_use`` blocks from a Messages stream."""
+
+    provider: ClassVar[Dialect] = "anthropic"
+
+    def __init__(self, *, rich: bool = True) -> None:
+        super().__init__(rich=rich)
+        self._blocks: dict[int, PendingCall] = {}
+        """Open tool_use blocks by content-block index."""
+        self._kinds: dict[int, str] = {}
+        """The type of every open content block by index."""
+
+    def dispatch(self, event: ServerSentEvent) -> None:
+        data = event.data
+        if not data or data.isspace():
+            return
+        payload = load_json(event, self.provider)
+        if not isinstance(payload, dict):
+            raise MalformedStreamError(
+                "anthropic: an event must be a JSON object", provider=self.provider, data=data
+            )
+        kind = payload.get("type")
+        if not isinstance(kind, str):
+            kind = event.event
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, payload)
+        # Unknown event types are ignored, as the API documents for new ones.
+
+    def _message_start(self, payload: dict[str, Any]) -> None:
+        usage = (payload.get("message") or {}).get("usage")
+        if isinstance(usage, dict):
+            self.usage = dict(usage)
+
+    def _block_start(self, payload: dict[str, Any]) -> None:
+        index = payload["index"]
+        block = payload["content_block"]
+        kind = block.get("type")
+        self._kinds[index] = kind
+        if kind == "tool_use":
+            call = self.new_call(call_id=block.get("id"), name=block.get("name") or "")
+            # The input given with the start is the whole input when no delta follows
+            # (a call without parameters, or a translator that sends it whole).
+            call.value = block.get("input")
+            self._blocks[index] = call
+            self.announce(call)
+        elif kind == "text":
+            self.add_text(block.get("text") or "")
+
+    def _block_delta(self, payload: dict[str, Any]) -> None:
+        delta = payload["delta"]
+        kind = delta.get("type")
+        if kind == "input_json_delta":
+            call = self._blocks.get(payload["index"])
+            if call is not None:
+                fragment = delta.get("partial_json")
+                if isinstance(fragment, str):
+                    self.add_arguments(call, fragment)
+        elif kind == "text_delta":
+            self.add_text(delta.get("text") or "")
+        elif kind == "thinking_delta":
+            self.add_reasoning(delta.get("thinking") or "")
+
+    def _block_stop(self, payload: dict[str, Any]) -> None:
+        index = payload["index"]
+        self._kinds.pop(index, None)
+        call = self._blocks.pop(index, None)
+        if call is not None:
+            # Without input_json_delta the start's input is the whole input (vercel/ai#10747).
+            self.complete(call)
+
+    def _message_delta(self, payload: dict[str, Any]) -> None:
+        reason = (payload.get("delta") or {}).get("stop_reason")
+        if isinstance(reason, str):
+            self.stop_reason = reason
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            self.usage = {**(self.usage or {}), **usage}
+
+    def _message_stop(self, payload: dict[str, Any]) -> None:
+        self.ended = True
+        pending = list(self._blocks.values())
+        if self.stop_reason in _TRUNCATING:
+            raise self.truncated(
+                _TRUNCATING[self.stop_reason],
+                f"generation stopped early (stop_reason {self.stop_reason!r})",
+                pending,
+            )
+        if pending:
+            raise self.truncated("eof", "message_stop arrived with a tool_use block open", pending)
+        self.finished()
+
+    def _error(self, payload: dict[str, Any]) -> None:
+        raise error_from_payload(self.provider, payload, dumps(payload))
+
+    def finish(self) -> list[StreamEvent]:
+        if not self.ended:
+            raise self.truncated(
+                "eof", "the stream ended before message_stop", list(self._blocks.values())
+            )
+        out, self.out = self.out, []
+        return out
+
+
+_HANDLERS: dict[str, Callable[[AnthropicReassembler, dict[str, Any]], None]] = {
+    "message_start": AnthropicReassembler._message_start,
+    "content_block_start": AnthropicReassembler._block_start,
+    "content_block_delta": AnthropicReassembler._block_delta,
+    "content_block_stop": AnthropicReassembler._block_stop,
+    "message_delta": AnthropicReassembler._message_delta,
+    "message_stop": AnthropicReassembler._message_stop,
+    "error": AnthropicReassembler._error,
+    # "ping" needs nothing.
+}
+"""The state machine as a table: event type -> handler."""

@@ -1,0 +1,5 @@
+"""Google Gemini (AI Studio and Vertex AI)."""
+
+from .stream import GeminiReassembler
+
+__all__ = ["GeminiReassembler"]

@@ -1,0 +1,225 @@
+"""OpenAI Chat Completions streams, and every OpenAI-compatible server's.
+
+A chunk is ``{"choices": [{"index", "delta": {"content", "tool_calls": [...]},
+"finish_reason"}], "usage"}``; the stream ends with ``data: [DONE]``. Only choice 0 is
+read: with ``n > 1`` the other choices are other answers, never parts of this one.
+
+Calls are released at the end of the turn: ``[DONE]``, or the end of the stream after a
+``finish_reason``. A ``finish_reason`` alone does not release them, because proxies put
+one on every chunk (one-api#1408) while arguments are still arriving.
+
+Fragments are matched to calls by a hierarchy, each rule from a real server:
+
+1. a non-empty ``id`` seen before: that call (Qwen repeats the id on continuations);
+2. a new non-empty ``id``: a new call (Groq, Ollama and Bedrock reuse ``index`` 0 for
+   parallel calls with distinct ids), unless the call at that index has no id yet
+   (the id arrived late);
+3. otherwise the latest call at that ``index``, or the latest call when there is no
+   ``index`` at all (Gemini's compatibility endpoint, Mistral);
+4. but a fragment that names a different function once the matched call has arguments,
+   or repeats the name with a fresh object once its arguments are complete, starts a new
+   call (parallel calls at one index with no usable id, langchain#40392, OpenRouter).
+
+Names: set when empty; an empty string or an exact repeat is ignored (llama.cpp repeats
+the full name, huggingface/tau#715 sends ``""``); otherwise, before any argument text,
+appended (Gemini streams a name in pieces, continuedev#5849).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ...calls import Dialect, StreamEvent
+from ...errors import MalformedStreamError
+from ...sse import ServerSentEvent
+from .._common import (
+    PendingCall,
+    Reassembler,
+    dumps,
+    error_from_payload,
+    load_json,
+    parse_arguments,
+)
+
+_DONE = "[DONE]"
+
+# finish_reason values that mean generation stopped before the turn was whole.
+_TRUNCATING = {"length": "max_tokens", "content_filter": "content_filter"}
+
+
+class ChatReassembler(Reassembler):
+    """Reassembles tool calls from a Chat Completions stream."""
+
+    provider: ClassVar[Dialect] = "openai_chat"
+
+    def __init__(self, *, rich: bool = True) -> None:
+        super().__init__(rich=rich)
+        self._calls: list[PendingCall] = []
+        self._by_id: dict[str, PendingCall] = {}
+        self._by_index: dict[int, PendingCall] = {}
+        self._released = 0
+        """How many of ``_calls`` were released."""
+        self._finish_reason: str | None = None
+
+    def dispatch(self, event: ServerSentEvent) -> None:
+        data = event.data
+        if event.event == "error":
+            # OpenAI-compatible servers (Groq, vLLM) abort with an SSE error event.
+            try:
+                payload: Any = load_json(event, self.provider)
+            except MalformedStreamError:
+                payload = None
+            raise error_from_payload(self.provider, payload, data)
+        if data == _DONE:
+            # Exact match only: "[DONE]" inside an argument string is data (litellm#31562).
+            self._end_of_turn()
+            return
+        if not data or data.isspace():
+            return
+        payload = load_json(event, self.provider)
+        if not isinstance(payload, dict):
+            raise MalformedStreamError(
+                "openai_chat: a chunk must be a JSON object", provider=self.provider, data=data
+            )
+        if payload.get("error"):
+            raise error_from_payload(self.provider, payload, data)
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            self.usage = usage
+        # choices may be [] (Azure's prompt_filter_results, usage chunks) or null.
+        for choice in payload.get("choices") or ():
+            if choice.get("index", 0) == 0:
+                self._choice(choice)
+
+    def _choice(self, choice: dict[str, Any]) -> None:
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            content = delta.get("content")
+            if isinstance(content, str):
+                self.add_text(content)
+            refusal = delta.get("refusal")
+            if isinstance(refusal, str):
+                self.add_text(refusal)
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str):
+                self.add_reasoning(reasoning)
+            tool_calls = delta.get("tool_calls")
+            if tool_calls:
+                for entry in tool_calls:
+                    self._tool_delta(entry)
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            self._finish_reason = reason
+
+    def _tool_delta(self, entry: dict[str, Any]) -> None:
+        call_id = entry.get("id")
+        if not isinstance(call_id, str):
+            call_id = None
+        index = entry.get("index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            index = None
+        function = entry.get("function") or {}
+        name = function.get("name")
+        if not isinstance(name, str):
+            name = ""
+        arguments = function.get("arguments")
+        if arguments is not None and not isinstance(arguments, str):
+            # A few servers send the arguments as an object; keep them as JSON text.
+            arguments = dumps(arguments)
+        call = self._match(call_id, index, name, arguments)
+        if call_id is not None and (call.call_id is None or (call_id and not call.call_id)):
+            call.call_id = call_id
+            self._by_id[call_id] = call
+        elif call_id:
+            self._by_id[call_id] = call
+        if index is not None:
+            self._by_index[index] = call
+        if name and name != call.name:
+            call.name += name
+        if arguments:
+            self.add_arguments(call, arguments)
+
+    def _match(
+        self, call_id: str | None, index: int | None, name: str, arguments: str | None
+    ) -> PendingCall:
+        """Find the call a fragment belongs to, or open a new one (rules in the docstring)."""
+        if call_id:
+            known = self._by_id.get(call_id)
+            if known is not None and self._is_open(known):
+                if self._starts_new_call(known, name, arguments):
+                    return self._open()
+                return known
+            candidate = self._candidate(index)
+            if candidate is not None and candidate.call_id is None:
+                return candidate
+            return self._open()
+        candidate = self._candidate(index)
+        if candidate is None or self._starts_new_call(candidate, name, arguments):
+            return self._open()
+        return candidate
+
+    def _candidate(self, index: int | None) -> PendingCall | None:
+        if index is None:
+            call = self._calls[-1] if self._calls else None
+        else:
+            call = self._by_index.get(index)
+        return call if call is not None and self._is_open(call) else None
+
+    def _is_open(self, call: PendingCall) -> bool:
+        return call.index >= self._released
+
+    @staticmethod
+    def _starts_new_call(call: PendingCall, name: str, arguments: str | None) -> bool:
+        if not name or not call.name or not call.has_args:
+            return False
+        if name != call.name:
+            return True
+        # The same name again with a fresh object after a complete one: a second call.
+        if arguments is None or not arguments.lstrip().startswith("{"):
+            return False
+        text = call.text().rstrip()
+        if not text.endswith("}"):
+            return False
+        _, error = parse_arguments(text)
+        return error is None
+
+    def _open(self) -> PendingCall:
+        call = self.new_call()
+        self._calls.append(call)
+        return call
+
+    def _end_of_turn(self) -> None:
+        """Release the open calls; the dialect's end marker has arrived."""
+        if self.ended:
+            return
+        self.ended = True
+        reason = self._finish_reason
+        self.stop_reason = reason
+        pending = [call for call in self._calls[self._released :] if self._is_real(call)]
+        if reason in _TRUNCATING:
+            raise self.truncated(
+                _TRUNCATING[reason],
+                f"generation stopped early (finish_reason {reason!r})",
+                pending,
+            )
+        self._released = len(self._calls)
+        for call in pending:
+            self.complete(call)
+        self.finished()
+
+    @staticmethod
+    def _is_real(call: PendingCall) -> bool:
+        # An entry that carried nothing at all (no id, name or arguments) is not a call.
+        return bool(call.call_id is not None or call.name or call.fragments)
+
+    def finish(self) -> list[StreamEvent]:
+        if not self.ended:
+            if self._finish_reason is None:
+                pending = [c for c in self._calls[self._released :] if self._is_real(c)]
+                raise self.truncated(
+                    "eof", "the stream ended without finish_reason or [DONE]", pending
+                )
+            # Many compatible servers end after the finish_reason chunk with no [DONE].
+            self._end_of_turn()
+        out, self.out = self.out, []
+        return out

@@ -1,0 +1,5 @@
+"""OpenAI Responses API."""
+
+from .stream import ResponsesReassembler
+
+__all__ = ["ResponsesReassembler"]

@@ -1,0 +1,200 @@
+"""OpenAI Responses API streams.
+
+Each event's JSON carries its ``type`` (the same as the SSE ``event:`` line, which some
+servers omit). A function call is an output item: ``response.output_item.added`` opens
+it, ``response.function_call_arguments.delta`` streams its arguments,
+``response.function_call_arguments.done`` (or ``response.output_item.done``) completes
+it. The result goes back under the item's ``call_id``, not its item ``id``. The turn
+ends with ``response.completed``; ``response.incomplete`` means it was cut,
+``response.failed`` and ``error`` are provider errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from ...calls import Dialect, StreamEvent
+from ...errors import MalformedStreamError
+from ...sse import ServerSentEvent
+from .._common import PendingCall, Reassembler, dumps, error_from_payload, load_json
+
+_FUNCTION_CALL = "function_call"
+
+
+class ResponsesReassembler(Reassembler):
+    """Reassembles function calls from a Responses API stream."""
+
+    provider: ClassVar[Dialect] = "openai_responses"
+
+    def __init__(self, *, rich: bool = True) -> None:
+        super().__init__(rich=rich)
+        self._by_item: dict[str, PendingCall] = {}
+        self._by_output: dict[int, PendingCall] = {}
+        self._open: list[PendingCall] = []
+
+    def dispatch(self, event: ServerSentEvent) -> None:
+        data = event.data
+        if data == "[DONE]" or not data or data.isspace():
+            # OpenRouter appends Chat's [DONE]; it is not part of this protocol.
+            return
+        payload = load_json(event, self.provider)
+        if not isinstance(payload, dict):
+            raise MalformedStreamError(
+                "openai_responses: an event must be a JSON object",
+                provider=self.provider,
+                data=data,
+            )
+        kind = payload.get("type")
+        if not isinstance(kind, str):
+            kind = event.event
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, payload)
+        # Unknown event types are ignored: the API adds new ones over time.
+
+    # -- handlers ------------------------------------------------------------------------
+
+    def _item_added(self, payload: dict[str, Any]) -> None:
+        item = payload["item"]
+        if item.get("type") != _FUNCTION_CALL:
+            return
+        call = self.new_call(call_id=item.get("call_id"), name=item.get("name") or "")
+        call.item_id = item.get("id")
+        if call.item_id is not None:
+            self._by_item[call.item_id] = call
+        output_index = payload.get("output_index")
+        if isinstance(output_index, int):
+            self._by_output[output_index] = call
+        self._open.append(call)
+        self.announce(call)
+        arguments = item.get("arguments")
+        if isinstance(arguments, str):
+            self.add_arguments(call, arguments)
+
+    def _find(self, payload: dict[str, Any]) -> PendingCall | None:
+        item_id = payload.get("item_id")
+        if item_id is None and isinstance(payload.get("item"), dict):
+            item_id = payload["item"].get("id")
+        call = self._by_item.get(item_id) if isinstance(item_id, str) else None
+        if call is None:
+            output_index = payload.get("output_index")
+            if isinstance(output_index, int):
+                call = self._by_output.get(output_index)
+        return call if call is not None and call in self._open else None
+
+    def _arguments_delta(self, payload: dict[str, Any]) -> None:
+        call = self._find(payload)
+        if call is not None:
+            delta = payload.get("delta")
+            if isinstance(delta, str):
+                self.add_arguments(call, delta)
+
+    def _arguments_done(self, payload: dict[str, Any]) -> None:
+        call = self._find(payload)
+        if call is None:
+            return
+        name = payload.get("name")
+        if isinstance(name, str) and name and not call.name:
+            call.name = name
+        arguments = payload.get("arguments")
+        self._release(call, arguments if isinstance(arguments, str) else None)
+
+    def _item_done(self, payload: dict[str, Any]) -> None:
+        item = payload["item"]
+        if item.get("type") != _FUNCTION_CALL:
+            return
+        call = self._find(payload)
+        if call is None:
+            return
+        self._fill_from_item(call, item)
+        arguments = item.get("arguments")
+        self._release(call, arguments if isinstance(arguments, str) else None)
+
+    def _fill_from_item(self, call: PendingCall, item: dict[str, Any]) -> None:
+        if call.call_id is None and isinstance(item.get("call_id"), str):
+            call.call_id = item["call_id"]
+        if not call.name and isinstance(item.get("name"), str):
+            call.name = item["name"]
+
+    def _release(self, call: PendingCall, arguments: str | None) -> None:
+        self._open.remove(call)
+        # The final text in a .done event is authoritative; the deltas are a preview.
+        self.complete(call, arguments)
+
+    def _text_delta(self, payload: dict[str, Any]) -> None:
+        delta = payload.get("delta")
+        if isinstance(delta, str):
+            self.add_text(delta)
+
+    def _reasoning_delta(self, payload: dict[str, Any]) -> None:
+        delta = payload.get("delta")
+        if isinstance(delta, str):
+            self.add_reasoning(delta)
+
+    def _completed(self, payload: dict[str, Any]) -> None:
+        response = payload.get("response") or {}
+        self._read_usage(response)
+        # A call the stream never closed is finished from the final output, if listed.
+        for item in response.get("output") or ():
+            if isinstance(item, dict) and item.get("type") == _FUNCTION_CALL:
+                call = self._by_item.get(item.get("id"))  # type: ignore[arg-type]
+                if call is not None and call in self._open:
+                    self._fill_from_item(call, item)
+                    arguments = item.get("arguments")
+                    self._release(call, arguments if isinstance(arguments, str) else None)
+        if self._open:
+            raise self.truncated(
+                "eof", "response.completed arrived with function calls still open", self._open
+            )
+        self.ended = True
+        self.stop_reason = response.get("status") or "completed"
+        self.finished()
+
+    def _incomplete(self, payload: dict[str, Any]) -> None:
+        response = payload.get("response") or {}
+        self._read_usage(response)
+        details = response.get("incomplete_details") or {}
+        reason = details.get("reason") if isinstance(details, dict) else None
+        self.ended = True
+        raise self.truncated(
+            "max_tokens" if reason == "max_output_tokens" else str(reason or "incomplete"),
+            f"the response is incomplete ({reason or 'no reason given'})",
+            self._open,
+        )
+
+    def _failed(self, payload: dict[str, Any]) -> None:
+        response = payload.get("response") or {}
+        error = response.get("error") if isinstance(response, dict) else None
+        raise error_from_payload(self.provider, {"error": error or {}}, dumps(payload))
+
+    def _error(self, payload: dict[str, Any]) -> None:
+        raise error_from_payload(self.provider, payload, dumps(payload))
+
+    def _read_usage(self, response: dict[str, Any]) -> None:
+        usage = response.get("usage")
+        if isinstance(usage, dict):
+            self.usage = usage
+
+    def finish(self) -> list[StreamEvent]:
+        if not self.ended:
+            raise self.truncated("eof", "the stream ended before response.completed", self._open)
+        out, self.out = self.out, []
+        return out
+
+
+_HANDLERS: dict[str, Callable[[ResponsesReassembler, dict[str, Any]], None]] = {
+    "response.output_item.added": ResponsesReassembler._item_added,
+    "response.function_call_arguments.delta": ResponsesReassembler._arguments_delta,
+    "response.function_call_arguments.done": ResponsesReassembler._arguments_done,
+    "response.output_item.done": ResponsesReassembler._item_done,
+    "response.output_text.delta": ResponsesReassembler._text_delta,
+    "response.refusal.delta": ResponsesReassembler._text_delta,
+    "response.reasoning_text.delta": ResponsesReassembler._reasoning_delta,
+    "response.reasoning_summary_text.delta": ResponsesReassembler._reasoning_delta,
+    "response.completed": ResponsesReassembler._completed,
+    "response.incomplete": ResponsesReassembler._incomplete,
+    "response.failed": ResponsesReassembler._failed,
+    "error": ResponsesReassembler._error,
+}
+"""The state machine as a table: event type -> handler."""

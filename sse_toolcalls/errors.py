@@ -1,0 +1,170 @@
+"""One exception tree for the whole library.
+
+Remote errors (the stream or the provider is wrong) derive from ``StreamError``; local
+misuse derives from ``UsageError``; refusals and failures of tools derive from
+``ToolError``. Each carries the state a caller needs to recover.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .calls import PartialToolCall, ToolCall
+
+
+class SSEToolCallsError(Exception):
+    """Base of every exception this library raises."""
+
+
+class UsageError(SSEToolCallsError):
+    """The library was used wrongly (feeding a parser after it finished or failed, an
+    unknown dialect name...). Fix the calling code; retrying will not help."""
+
+
+# --------------------------------------------------------------------------------------
+# Remote: the stream or the provider.
+
+
+class StreamError(SSEToolCallsError):
+    """The bytes or events received from the provider cannot be used as they are."""
+
+
+class FramingError(StreamError):
+    """The byte stream broke a limit of the SSE framer."""
+
+
+class EventTooLargeError(FramingError):
+    """One pending event (or line) grew past ``max_event_bytes``."""
+
+    def __init__(self, message: str, *, limit: int, size: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        """The configured limit, in bytes."""
+        self.size = size
+        """How many bytes were pending when the limit was crossed."""
+
+
+class MalformedStreamError(StreamError):
+    """An event could not be understood in its dialect (data that is not JSON where the
+    dialect requires JSON, a stream whose dialect cannot be recognised...)."""
+
+    def __init__(self, message: str, *, provider: str | None = None, data: str = "") -> None:
+        super().__init__(message)
+        self.provider = provider
+        """The dialect being parsed, when known."""
+        self.data = data[:2000]
+        """The offending event data (at most 2,000 characters)."""
+
+
+class ProviderError(StreamError):
+    """The provider reported an error: inside the stream, or as an HTTP error status."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None,
+        code: str | None = None,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        body: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        """The provider's human-readable message."""
+        self.provider = provider
+        """The dialect (or ``None`` when it could not be told)."""
+        self.code = code
+        """The provider's error type or code (``overloaded_error``, ``rate_limit_exceeded``...)."""
+        self.status = status
+        """The HTTP status, when the error came as one (or the one the error implies)."""
+        self.retryable = retryable
+        """True for transient failures (overload, rate limit, 5xx, timeouts)."""
+        self.retry_after = retry_after
+        """Seconds the provider asked us to wait, when it said."""
+        self.body = body
+        """The raw error payload, for diagnostics only: never show it as the answer."""
+
+    def __repr__(self) -> str:
+        return (
+            f"ProviderError({self.message!r}, provider={self.provider!r}, code={self.code!r}, "
+            f"status={self.status!r}, retryable={self.retryable!r})"
+        )
+
+
+class TruncatedStreamError(StreamError):
+    """The stream ended before its dialect's end marker, or stopped at a token limit.
+
+    Nothing partial is ever released as a call: the calls that did complete are in
+    ``completed``; the ones that were cut are in ``partial`` with their raw text.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        provider: str | None,
+        completed: Sequence[ToolCall] = (),
+        partial: Sequence[PartialToolCall] = (),
+        text: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        """``"eof"`` (no end marker), ``"max_tokens"`` (the provider's limit), or the
+        provider's own stop reason that ended the turn early."""
+        self.provider = provider
+        """The dialect being parsed."""
+        self.completed: tuple[ToolCall, ...] = tuple(completed)
+        """The calls that completed before the cut."""
+        self.partial: tuple[PartialToolCall, ...] = tuple(partial)
+        """The calls that were cut, with the argument text received."""
+        self.text = text
+        """The visible text received so far."""
+
+
+# --------------------------------------------------------------------------------------
+# Tools: refusals and failures, each turned into an error result for the model.
+
+
+class ToolError(SSEToolCallsError):
+    """A call could not be run, or failed while running."""
+
+    def __init__(self, message: str, *, call: ToolCall | None = None) -> None:
+        super().__init__(message)
+        self.call = call
+        """The call concerned, when there is one."""
+
+
+class UnknownToolError(ToolError):
+    """The model asked for a tool that is not registered."""
+
+
+class InvalidArgumentsError(ToolError):
+    """The arguments do not satisfy the tool's schema (or were not a JSON object)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        call: ToolCall | None = None,
+        problems: Sequence[Any] = (),
+    ) -> None:
+        super().__init__(message, call=call)
+        self.problems = tuple(problems)
+        """Every problem found, each with the path of the offending value."""
+
+
+class ToolExecutionError(ToolError):
+    """The tool's handler raised."""
+
+
+class ToolTimeoutError(ToolError):
+    """The tool's handler ran past its timeout."""
+
+
+class CircuitOpenError(ToolError):
+    """The tool failed too often recently and is refused until its cool-down ends."""

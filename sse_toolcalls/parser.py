@@ -1,0 +1,173 @@
+"""Bytes in, tool calls out: the framer, a dialect's reassembler and the end-of-stream check.
+
+Sans-I/O: the caller reads the network and feeds the bytes, then says when the stream
+ended. :class:`StreamParser` yields the rich stream (text, call progress, completed
+calls, the finish); :class:`ToolCallParser` yields only the complete calls.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from .calls import Dialect, StreamEvent, ToolCall, ToolCallCompleted
+from .dialects import detect_dialect, reassembler_for
+from .dialects._common import Reassembler
+from .errors import MalformedStreamError, SSEToolCallsError, TruncatedStreamError, UsageError
+from .sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent, SSEFramer
+
+__all__ = ["MAX_EVENTS_BEFORE_DETECTION", "StreamParser", "ToolCallParser"]
+
+MAX_EVENTS_BEFORE_DETECTION = 64
+"""How many events may arrive before the dialect is recognised, in events.
+
+Every provider's first or second event tells its dialect; 64 allows for keep-alives and
+stray events while bounding what an unrecognisable stream makes us hold."""
+
+
+class StreamParser:
+    """The rich stream of one streamed response.
+
+    ``dialect`` is one of ``"openai_chat"``, ``"openai_responses"``, ``"anthropic"``,
+    ``"gemini"``, or ``None`` to recognise it from the stream.
+    """
+
+    def __init__(
+        self,
+        dialect: Dialect | str | None = None,
+        *,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        _rich: bool = True,
+    ) -> None:
+        self._rich = _rich
+        self._framer = SSEFramer(max_event_bytes=max_event_bytes)
+        self._reassembler: Reassembler | None = (
+            None if dialect is None else reassembler_for(dialect, rich=_rich)
+        )
+        self._held: list[ServerSentEvent] = []
+        self._state = "open"
+
+    @property
+    def dialect(self) -> Dialect | None:
+        """The dialect being parsed (``None`` until it is recognised)."""
+        return None if self._reassembler is None else self._reassembler.provider
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        """Take the next bytes; return the stream events they complete.
+
+        Raises:
+            ProviderError: the stream reported an error.
+            TruncatedStreamError: the turn stopped early (a token limit).
+            MalformedStreamError, FramingError: the stream cannot be read.
+            UsageError: the parser already finished or failed.
+        """
+        self._check_open()
+        try:
+            out: list[StreamEvent] = []
+            for event in self._framer.feed(data):
+                out.extend(self._route(event))
+        except SSEToolCallsError:
+            self._state = "failed"
+            raise
+        return out
+
+    def finish(self) -> list[StreamEvent]:
+        """Declare the end of the stream; return the remaining events.
+
+        Raises:
+            TruncatedStreamError: the stream ended before its dialect's end marker; the
+                error carries the calls that completed and the partial ones.
+            ProviderError, MalformedStreamError: as for :meth:`feed`.
+            UsageError: the parser already finished or failed.
+        """
+        self._check_open()
+        try:
+            out: list[StreamEvent] = []
+            for event in self._framer.feed(b"\n\n"):
+                # Servers that omit the final blank line (openai-node#2725) leave their last
+                # event undispatched, and the spec discards it. We accept it only when its
+                # data is whole JSON (or [DONE]): a cut line can never pass for complete.
+                if not _is_whole(event.data):
+                    break
+                out.extend(self._route(event))
+            self._framer.finish()
+            if self._reassembler is None:
+                if self._held:
+                    raise MalformedStreamError(
+                        "the stream's dialect could not be recognised from its events",
+                        data=self._held[0].data,
+                    )
+                raise TruncatedStreamError(
+                    "the stream ended before any event", reason="eof", provider=None
+                )
+            out.extend(self._reassembler.finish())
+        except SSEToolCallsError:
+            self._state = "failed"
+            raise
+        self._state = "finished"
+        return out
+
+    def _check_open(self) -> None:
+        if self._state != "open":
+            raise UsageError(f"the parser has {self._state}; it takes no more input")
+
+    def _route(self, event: ServerSentEvent) -> list[StreamEvent]:
+        reassembler = self._reassembler
+        if reassembler is not None:
+            return reassembler.handle(event)
+        dialect = detect_dialect(event)
+        if dialect is None:
+            self._held.append(event)
+            if len(self._held) > MAX_EVENTS_BEFORE_DETECTION:
+                raise MalformedStreamError(
+                    f"no event among the first {MAX_EVENTS_BEFORE_DETECTION} tells the dialect",
+                    data=self._held[0].data,
+                )
+            return []
+        reassembler = self._reassembler = reassembler_for(dialect, rich=self._rich)
+        out: list[StreamEvent] = []
+        for held in self._held:
+            out.extend(reassembler.handle(held))
+        self._held = []
+        out.extend(reassembler.handle(event))
+        return out
+
+
+def _is_whole(data: str) -> bool:
+    if data == "[DONE]":
+        return True
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+class ToolCallParser:
+    """Complete tool calls from one streamed response, and nothing half-done.
+
+    ``feed`` returns the calls its bytes completed, in stream order; ``finish`` returns
+    the rest, or raises :class:`TruncatedStreamError` when the stream was cut.
+    """
+
+    def __init__(
+        self,
+        dialect: Dialect | str | None = None,
+        *,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    ) -> None:
+        # The rich events are not built at all here: the deltas are most of a stream's
+        # events, and skipping their objects is the fast path.
+        self._stream = StreamParser(dialect, max_event_bytes=max_event_bytes, _rich=False)
+
+    @property
+    def dialect(self) -> Dialect | None:
+        """The dialect being parsed (``None`` until it is recognised)."""
+        return self._stream.dialect
+
+    def feed(self, data: bytes) -> list[ToolCall]:
+        """Take the next bytes; return the calls they completed (see :meth:`StreamParser.feed`)."""
+        return [e.call for e in self._stream.feed(data) if isinstance(e, ToolCallCompleted)]
+
+    def finish(self) -> list[ToolCall]:
+        """End of stream: the remaining calls (see :meth:`StreamParser.finish`)."""
+        return [e.call for e in self._stream.finish() if isinstance(e, ToolCallCompleted)]
