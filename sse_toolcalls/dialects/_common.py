@@ -6,6 +6,7 @@ Protocol knowledge does not live here; each wire format's rules are in its own p
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -127,11 +128,26 @@ def error_from_payload(provider: str | None, payload: Any, raw: str) -> Provider
     return provider_error(provider, message, code=code, status=status, body=payload)
 
 
-def load_json(event: ServerSentEvent, provider: str) -> Any:
-    """Parse an event's data as JSON, or raise :class:`MalformedStreamError`."""
+# orjson turns integers beyond 64 bits into floats, silently losing digits; JSON text with
+# a run of 19 or more digits is handed to the stdlib parser, which keeps them exact.
+_LONG_NUMBER = re.compile(r"\d{19}")
+
+
+def _loads_exact(text: str) -> Any:
+    if _LONG_NUMBER.search(text) is None:
+        return orjson.loads(text)
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def load_json(event: ServerSentEvent, provider: str, *, exact: bool = False) -> Any:
+    """Parse an event's data as JSON, or raise :class:`MalformedStreamError`.
+
+    ``exact`` keeps integers beyond 64 bits exact: needed where the event carries
+    arguments as objects (Anthropic's start input, Gemini's args).
+    """
     try:
-        return orjson.loads(event.data)
-    except orjson.JSONDecodeError as exc:
+        return _loads_exact(event.data) if exact else orjson.loads(event.data)
+    except (ValueError, RecursionError) as exc:
         raise MalformedStreamError(
             f"{provider}: event data is not JSON ({exc})", provider=provider, data=event.data
         ) from exc
@@ -148,16 +164,11 @@ def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
     JSON object. Empty or blank text is ``{}``: a call without parameters.
     """
     try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
+        value = _loads_exact(text)
+    except (ValueError, RecursionError) as exc:
         if not text.strip():
             return {}, None
-        # orjson refuses integers beyond 64 bits, which JSON allows: ask the stdlib
-        # (with NaN and Infinity refused, as JSON does) before calling the text invalid.
-        try:
-            value = json.loads(text, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
-            return {}, f"arguments are not valid JSON: {exc}"
+        return {}, f"arguments are not valid JSON: {exc}"
     if not isinstance(value, dict):
         return {}, f"arguments must be a JSON object, got {_json_kind(value)}"
     return value, None
@@ -189,6 +200,7 @@ class PendingCall:
         "has_args",
         "index",
         "item_id",
+        "key",
         "name",
         "started",
         "thought_signature",
@@ -206,6 +218,8 @@ class PendingCall:
         """True once ToolCallStarted was emitted for it."""
         self.thought_signature: str | None = None
         self.item_id: str | None = None
+        self.key: Any = None
+        """The dialect's own key for the call (Chat's wire ``index``), when it has one."""
         self.value: Any = None
         """Arguments given whole as an object (Anthropic start input, Gemini args)."""
 

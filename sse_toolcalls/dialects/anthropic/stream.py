@@ -39,7 +39,7 @@ class AnthropicReassembler(Reassembler):
         data = event.data
         if not data or data.isspace():
             return
-        payload = load_json(event, self.provider)
+        payload = load_json(event, self.provider, exact=True)
         if not isinstance(payload, dict):
             raise MalformedStreamError(
                 "anthropic: an event must be a JSON object", provider=self.provider, data=data

@@ -53,7 +53,7 @@ class GeminiReassembler(Reassembler):
         data = event.data
         if not data or data.isspace():
             return
-        payload = load_json(event, self.provider)
+        payload = load_json(event, self.provider, exact=True)
         if not isinstance(payload, dict):
             raise MalformedStreamError(
                 "gemini: an event must be a JSON object", provider=self.provider, data=data

@@ -10,7 +10,8 @@ one on every chunk (one-api#1408) while arguments are still arriving.
 
 Fragments are matched to calls by a hierarchy, each rule from a real server:
 
-1. a non-empty ``id`` seen before: that call (Qwen repeats the id on continuations);
+1. a non-empty ``id`` seen before, at the same ``index`` or with none: that call (Qwen
+   repeats the id on continuations);
 2. a new non-empty ``id``: a new call (Groq, Ollama and Bedrock reuse ``index`` 0 for
    parallel calls with distinct ids), unless the call at that index has no id yet
    (the id arrived late);
@@ -134,6 +135,8 @@ class ChatReassembler(Reassembler):
             self._by_id[call_id] = call
         if index is not None:
             self._by_index[index] = call
+            if call.key is None:
+                call.key = index
         if name and name != call.name:
             call.name += name
         if arguments:
@@ -145,7 +148,11 @@ class ChatReassembler(Reassembler):
         """Find the call a fragment belongs to, or open a new one (rules in the docstring)."""
         if call_id:
             known = self._by_id.get(call_id)
-            if known is not None and self._is_open(known):
+            if (
+                known is not None
+                and self._is_open(known)
+                and (index is None or known.key is None or known.key == index)
+            ):
                 if self._starts_new_call(known, name, arguments):
                     return self._open()
                 return known

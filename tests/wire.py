@@ -1,0 +1,124 @@
+"""A test-only encoder: neutral calls in, each dialect's stream bytes out.
+
+It is the oracle of the round-trip properties, written from the documented wire formats
+independently of the simulator's encoders, so that the two check each other.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    args: dict[str, Any]
+    call_id: str | None
+
+
+def _sse(payload: Any, event: str | None = None, crlf: bool = False) -> str:
+    nl = "\r\n" if crlf else "\n"
+    head = f"event: {event}{nl}" if event else ""
+    return f"{head}data: {json.dumps(payload, ensure_ascii=False)}{nl}{nl}"
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def encode(dialect: str, calls: Sequence[Call], text: str = "", fragment: int = 5) -> bytes:
+    """The stream a provider would send for one turn with this text and these calls."""
+    out: list[str] = []
+    if dialect == "openai_chat":
+        out.append(_sse({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}))
+        for piece in _pieces(text, fragment) if text else []:
+            out.append(_sse({"choices": [{"index": 0, "delta": {"content": piece}}]}))
+        for i, call in enumerate(calls):
+            args = json.dumps(call.args, ensure_ascii=False)
+            head = {"index": i, "id": call.call_id, "type": "function"}
+            head["function"] = {"name": call.name, "arguments": ""}
+            out.append(_sse({"choices": [{"index": 0, "delta": {"tool_calls": [head]}}]}))
+            for piece in _pieces(args, fragment):
+                entry = {"index": i, "function": {"arguments": piece}}
+                out.append(_sse({"choices": [{"index": 0, "delta": {"tool_calls": [entry]}}]}))
+        reason = "tool_calls" if calls else "stop"
+        out.append(_sse({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}))
+        out.append("data: [DONE]\n\n")
+    elif dialect == "openai_responses":
+        out.append(_sse({"type": "response.created", "response": {}}, "response.created"))
+        if text:
+            for piece in _pieces(text, fragment):
+                ev = {"type": "response.output_text.delta", "delta": piece}
+                out.append(_sse(ev, "response.output_text.delta"))
+        for i, call in enumerate(calls):
+            args = json.dumps(call.args, ensure_ascii=False)
+            item = {"type": "function_call", "id": f"fc_{i}", "call_id": call.call_id}
+            item |= {"name": call.name, "arguments": ""}
+            added = {"type": "response.output_item.added", "output_index": i, "item": item}
+            out.append(_sse(added, "response.output_item.added"))
+            for piece in _pieces(args, fragment):
+                ev = {"type": "response.function_call_arguments.delta", "item_id": f"fc_{i}"}
+                ev |= {"output_index": i, "delta": piece}
+                out.append(_sse(ev, ev["type"]))
+            done = {"type": "response.function_call_arguments.done", "item_id": f"fc_{i}"}
+            done |= {"output_index": i, "arguments": args}
+            out.append(_sse(done, done["type"]))
+            item_done = {"type": "response.output_item.done", "output_index": i}
+            item_done["item"] = item | {"arguments": args, "status": "completed"}
+            out.append(_sse(item_done, item_done["type"]))
+        completed = {"type": "response.completed", "response": {"status": "completed"}}
+        out.append(_sse(completed, "response.completed"))
+    elif dialect == "anthropic":
+        out.append(_sse({"type": "message_start", "message": {"usage": {}}}, "message_start"))
+        block = 0
+        if text:
+            start = {"type": "content_block_start", "index": 0}
+            start["content_block"] = {"type": "text", "text": ""}
+            out.append(_sse(start, "content_block_start"))
+            for piece in _pieces(text, fragment):
+                delta = {"type": "content_block_delta", "index": 0}
+                delta["delta"] = {"type": "text_delta", "text": piece}
+                out.append(_sse(delta, "content_block_delta"))
+            out.append(_sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
+            block = 1
+        out.append(_sse({"type": "ping"}, "ping"))
+        for call in calls:
+            start = {"type": "content_block_start", "index": block}
+            start["content_block"] = {
+                "type": "tool_use",
+                "id": call.call_id,
+                "name": call.name,
+                "input": {},
+            }
+            out.append(_sse(start, "content_block_start"))
+            for piece in _pieces(json.dumps(call.args, ensure_ascii=False), fragment):
+                delta = {"type": "content_block_delta", "index": block}
+                delta["delta"] = {"type": "input_json_delta", "partial_json": piece}
+                out.append(_sse(delta, "content_block_delta"))
+            out.append(_sse({"type": "content_block_stop", "index": block}, "content_block_stop"))
+            block += 1
+        reason = "tool_use" if calls else "end_turn"
+        out.append(
+            _sse({"type": "message_delta", "delta": {"stop_reason": reason}}, "message_delta")
+        )
+        out.append(_sse({"type": "message_stop"}, "message_stop"))
+    elif dialect == "gemini":
+        if text:
+            parts = [{"text": piece} for piece in _pieces(text, fragment)]
+            for part in parts:
+                content = {"role": "model", "parts": [part]}
+                out.append(_sse({"candidates": [{"content": content}]}, crlf=True))
+        for call in calls:
+            fc: dict[str, Any] = {"name": call.name, "args": call.args}
+            if call.call_id is not None:
+                fc["id"] = call.call_id
+            content = {"role": "model", "parts": [{"functionCall": fc}]}
+            out.append(_sse({"candidates": [{"content": content}]}, crlf=True))
+        last = {"candidates": [{"content": {"parts": [{"text": ""}]}, "finishReason": "STOP"}]}
+        out.append(_sse(last, crlf=True))
+    else:
+        raise ValueError(dialect)
+    return "".join(out).encode()
