@@ -22,6 +22,10 @@ broken stream can make us hold."""
 
 _BOM = b"\xef\xbb\xbf"
 
+# Building the tuple directly skips NamedTuple's generated __new__ wrapper (a Python-level
+# call per event); used only on the fast path, with the fields in declaration order.
+_new_event = tuple.__new__
+
 
 class ServerSentEvent(NamedTuple):
     """One dispatched event.
@@ -121,26 +125,85 @@ class SSEFramer:
             # may be the first half of a CRLF split across chunks.
             self._skip_lf = data[-1] == 0x0D
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        lines = data.split(b"\n")
-        tail = lines.pop()
-        if not lines:
-            self._hold(tail)
+        end = data.rfind(b"\n") + 1
+        if not end:
+            self._hold(data)
             return []
+        head = data[:end] if end < len(data) else data
         if self._pending:
-            self._pending.append(lines[0])
-            lines[0] = b"".join(self._pending)
+            self._pending.append(head)
+            head = b"".join(self._pending)
             self._pending = []
             self._pending_bytes = 0
         if not self._bom_checked:
             self._bom_checked = True
             # The UTF-8 decode algorithm strips exactly one leading BOM, even when the
             # network split it: the first line is whole by now.
-            if lines[0].startswith(_BOM):
-                lines[0] = lines[0][3:]
-        events = self._lines(lines)
-        if tail:
-            self._hold(tail)
+            if head.startswith(_BOM):
+                head = head[3:]
+        if len(head) + self._block_bytes > self.max_event_bytes:
+            self._check_sizes(head)
+        # Decoded once per chunk: UTF-8 resynchronises at every LF, so decoding the whole
+        # run of complete lines equals decoding line by line, at a fraction of the calls.
+        events = self._text(head.decode("utf-8", "replace"))
+        if end < len(data):
+            self._hold(data[end:])
         return events
+
+    def _text(self, text: str) -> list[ServerSentEvent]:
+        """Interpret ``text``: complete lines, each ended by LF, starting at a line start.
+
+        Fast path: when a fresh block begins here and every block up to the last LF LF is
+        one ``data:`` line, the events are the pieces of one ``split`` (checked by two
+        counts). This is the shape Chat Completions streams have, and it took W1 framing
+        from 0.27x to over 0.7x of the bare ``bytes.split`` floor (benchmarks/ W1).
+        """
+        end = text.rfind("\n\n")
+        if end < 0:
+            return self._lines(text[:-1].split("\n"))
+        body = text[:end]
+        rest = text[end + 2 :]
+        if not self._block_bytes and body.startswith("data: "):
+            datas = body[6:].split("\n\ndata: ")
+            # Each separator found holds two LFs; any other LF means some block is not
+            # a single data line, and the general path takes over.
+            if body.count("\n") == 2 * len(datas) - 2:
+                last_id = self._last_event_id
+                events: list[ServerSentEvent] = [
+                    _new_event(ServerSentEvent, ("message", data, last_id, None)) for data in datas
+                ]
+                if rest:
+                    events += self._lines(rest[:-1].split("\n"))
+                return events
+        events = []
+        for part in body.split("\n\n"):
+            events += self._part(part)
+        if rest:
+            events += self._lines(rest[:-1].split("\n"))
+        return events
+
+    def _part(self, part: str) -> list[ServerSentEvent]:
+        """One run of lines followed by a blank line (the ``event:`` + ``data:`` shortcut
+        serves Anthropic's and the Responses API's two-line events)."""
+        if not self._block_bytes and part.startswith("event: "):
+            newline = part.find("\n")
+            if (
+                newline > 0
+                and part.startswith("data: ", newline + 1)
+                and part.find("\n", newline + 1) < 0
+            ):
+                self._last_event_id = self._id_buffer
+                return [
+                    ServerSentEvent(
+                        part[7:newline] or "message",
+                        part[newline + 7 :],
+                        self._last_event_id,
+                        None,
+                    )
+                ]
+        lines = part.split("\n")
+        lines.append("")
+        return self._lines(lines)
 
     def finish(self) -> list[ServerSentEvent]:
         """Declare the end of the stream.
@@ -169,6 +232,14 @@ class SSEFramer:
         if self._pending_bytes + self._block_bytes > self.max_event_bytes:
             self._fail(self._pending_bytes + self._block_bytes)
 
+    def _check_sizes(self, head: bytes) -> None:
+        """Raise if a block in ``head`` (the first one with what was pending) is too big."""
+        parts = head.split(b"\n\n")
+        sizes = [len(part) for part in parts]
+        sizes[0] += self._block_bytes
+        if max(sizes) > self.max_event_bytes:
+            self._fail(max(sizes))
+
     def _fail(self, size: int) -> None:
         self._state = "failed"
         self._pending = []
@@ -179,13 +250,12 @@ class SSEFramer:
             size=size,
         )
 
-    def _lines(self, lines: list[bytes]) -> list[ServerSentEvent]:
+    def _lines(self, lines: list[str]) -> list[ServerSentEvent]:
         """Interpret complete lines (without their endings); return dispatched events."""
         events: list[ServerSentEvent] = []
         data = self._data
-        limit = self.max_event_bytes
-        for raw in lines:
-            if not raw:
+        for line in lines:
+            if not line:
                 # "If the line is empty (a blank line): Dispatch the event."
                 self._last_event_id = self._id_buffer
                 if data:
@@ -202,17 +272,15 @@ class SSEFramer:
                 self._block_retry = None
                 self._block_bytes = 0
                 continue
-            self._block_bytes += len(raw) + 1
-            if self._block_bytes > limit:
-                self._fail(self._block_bytes)
-            if raw.startswith(b"data: "):
+            # The limit is in bytes; isascii() is a flag check, so the exact count is cheap.
+            self._block_bytes += (len(line) if line.isascii() else len(line.encode())) + 1
+            if line.startswith("data: "):
                 # The common case, taken before the general field split (same result).
-                data.append(raw[6:].decode("utf-8", "replace"))
+                data.append(line[6:])
                 continue
-            if raw[0] == 0x3A:
+            if line[0] == ":":
                 # "If the line starts with a U+003A COLON character (:): Ignore the line."
                 continue
-            line = raw.decode("utf-8", "replace")
             name, colon, value = line.partition(":")
             # "If the line contains a U+003A COLON character: ... If value starts with a
             # U+0020 SPACE character, remove it from value." Otherwise the whole line is
@@ -234,4 +302,6 @@ class SSEFramer:
                 if value and value.isascii() and value.isdigit():
                     self._retry = self._block_retry = int(value)
             # "Otherwise: The field is ignored."
+        if self._block_bytes > self.max_event_bytes:
+            self._fail(self._block_bytes)
         return events

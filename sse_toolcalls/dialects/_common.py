@@ -188,7 +188,11 @@ def _json_kind(value: Any) -> str:
 
 def dumps(value: Any) -> str:
     """Compact JSON text of a value (argument objects sent as objects by the provider)."""
-    return orjson.dumps(value).decode()
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        # Integers beyond 64 bits, which orjson refuses and JSON allows.
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class PendingCall:

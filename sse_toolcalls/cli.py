@@ -1,0 +1,126 @@
+"""The ``sse-toolcalls`` command line.
+
+``replay FILE`` runs a recorded stream through the parser and prints one JSON line per
+call; ``demo`` and ``serve`` run the built-in simulator (they import it lazily, so the
+replay path stays as light as the core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from .calls import DIALECTS
+from .errors import ProviderError, SSEToolCallsError, TruncatedStreamError
+from .parser import ToolCallParser
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(orjson.dumps(value).decode() + "\n")
+    sys.stdout.flush()
+
+
+def _error_json(exc: SSEToolCallsError) -> dict[str, Any]:
+    out: dict[str, Any] = {"error": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, ProviderError):
+        out |= {
+            "provider": exc.provider,
+            "code": exc.code,
+            "status": exc.status,
+            "retryable": exc.retryable,
+            "retry_after": exc.retry_after,
+        }
+    elif isinstance(exc, TruncatedStreamError):
+        out |= {
+            "reason": exc.reason,
+            "completed": [c.call_id for c in exc.completed],
+            "partial": [
+                {"name": p.name, "call_id": p.call_id, "raw_arguments": p.raw_arguments}
+                for p in exc.partial
+            ],
+            "text": exc.text,
+        }
+    return out
+
+
+def replay(path: str, dialect: str | None, chunk_size: int) -> int:
+    """Feed a recorded stream in chunks; print each call; return the exit status."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:
+        sys.stderr.write(f"cannot read {path}: {exc}\n")
+        return 2
+    parser = ToolCallParser(dialect)
+    try:
+        for start in range(0, len(raw), chunk_size):
+            for call in parser.feed(raw[start : start + chunk_size]):
+                _print_json(_call_json(call))
+        for call in parser.finish():
+            _print_json(_call_json(call))
+    except SSEToolCallsError as exc:
+        _print_json(_error_json(exc))
+        return 1
+    return 0
+
+
+def _call_json(call: Any) -> dict[str, Any]:
+    out = {
+        "name": call.name,
+        "args": call.args,
+        "call_id": call.call_id,
+        "index": call.index,
+        "provider": call.provider,
+    }
+    if call.arguments_error is not None:
+        out |= {"arguments_error": call.arguments_error, "raw_arguments": call.raw_arguments}
+    return out
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the command line."""
+    parser = argparse.ArgumentParser(
+        prog="sse-toolcalls", description="Streamed LLM tool calls: replay, demo, simulator."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    rep = commands.add_parser("replay", help="parse a recorded stream, one JSON line per call")
+    rep.add_argument("file")
+    rep.add_argument("--dialect", choices=DIALECTS, default=None, help="default: detect")
+    rep.add_argument("--chunk-size", type=_positive, default=65536, help="bytes per feed")
+    demo = commands.add_parser("demo", help="ask the built-in simulator a two-call question")
+    demo.add_argument("--dialect", choices=DIALECTS, default="openai_chat")
+    demo.add_argument("--lang", choices=("en", "pt-BR"), default="en")
+    demo.add_argument("--delay", type=float, default=0.02, help="seconds between chunks")
+    serve = commands.add_parser("serve", help="run the simulator for other clients")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--script", default=None, help="JSON script of assistant turns")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = build_parser().parse_args(argv)
+    if args.command == "replay":
+        return replay(args.file, args.dialect, args.chunk_size)
+    if args.command == "demo":
+        from .demo import run_demo
+
+        return run_demo(dialect=args.dialect, lang=args.lang, delay=args.delay)
+    from .simulator.server import serve_forever
+
+    return serve_forever(port=args.port, script_path=args.script)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""Anthropic Messages: assistant turns, tool results, tool declarations, request body.
+
+Wire shapes (Messages API, tool use guide):
+
+- assistant turn: ``{"role": "assistant", "content": [{"type": "text", "text"},
+  {"type": "tool_use", "id", "name", "input": {...}}, ...]}``;
+- results: ONE user message whose content starts with the ``tool_result`` blocks
+  ``{"type": "tool_result", "tool_use_id", "content": <text>, "is_error": bool}``, in call
+  order ("tool result blocks must come first"; any text follows them);
+- tools: ``[{"name", "description", "input_schema"}]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ...calls import ToolCall, ToolResult, ToolSpec
+from ...conversation import (
+    AssistantMessage,
+    Conversation,
+    SystemPrompt,
+    ToolResultsMessage,
+    UserMessage,
+    content_text,
+    merge_options,
+    ordered_results,
+    require_call_id,
+    system_text,
+)
+from ...errors import UsageError
+from ...naming import ToolNameMap
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "assistant_turn",
+    "build_request",
+    "format_results",
+    "tool_declarations",
+]
+
+DIALECT = "anthropic"
+
+DEFAULT_MAX_TOKENS = 4096
+"""``max_tokens`` is required by the Messages API; 4,096 tokens fits every current Claude
+model's output limit and leaves room for several calls with long arguments."""
+
+_EMPTY_ERROR = "The tool failed without a message."
+"""The API refuses a ``tool_result`` with ``is_error: true`` and empty content."""
+
+
+def _index(call: ToolCall) -> int:
+    return call.index
+
+
+def assistant_turn(
+    text: str, calls: Sequence[ToolCall], *, names: ToolNameMap | None = None
+) -> list[dict[str, Any]]:
+    """The assistant message that asked for ``calls``: a text block (when there is text)
+    then one ``tool_use`` block per call, in call order, with the call's own id and its
+    arguments object.
+
+    Returns:
+        A one-element list holding the message, or ``[]`` for a turn with neither text nor
+        calls (the API refuses empty content and empty text blocks).
+
+    Raises:
+        UsageError: a call has no id.
+    """
+    blocks: list[dict[str, Any]] = []
+    if text:
+        blocks.append({"type": "text", "text": text})
+    for call in sorted(calls, key=_index):
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": require_call_id(call, DIALECT),
+                "name": call.name if names is None else names.to_wire(call.name),
+                "input": call.args,
+            }
+        )
+    return [{"role": "assistant", "content": blocks}] if blocks else []
+
+
+def _result_block(result: ToolResult) -> dict[str, Any]:
+    text = content_text(result.content)
+    if result.is_error and not text:
+        text = _EMPTY_ERROR
+    return {
+        "type": "tool_result",
+        "tool_use_id": require_call_id(result.call, DIALECT),
+        "content": text,
+        "is_error": result.is_error,
+    }
+
+
+def format_results(
+    results: Iterable[ToolResult], *, names: ToolNameMap | None = None
+) -> list[dict[str, Any]]:
+    """ONE user message holding a ``tool_result`` block per result, in call order, each
+    with its own call's ``tool_use_id`` and ``is_error``. ``names`` is accepted for
+    symmetry: results carry no name.
+
+    Returns:
+        ``[message]``, or ``[]`` when there are no results.
+
+    Raises:
+        UsageError: a result answers a call of another dialect or with no id, two results
+            answer the same call, or content cannot be encoded as JSON.
+    """
+    del names
+    blocks = [_result_block(r) for r in ordered_results(results, DIALECT)]
+    return [{"role": "user", "content": blocks}] if blocks else []
+
+
+def tool_declarations(
+    tools: Sequence[ToolSpec], *, names: ToolNameMap | None = None
+) -> list[dict[str, Any]]:
+    """The ``tools`` field: one custom tool per spec, under its wire name, with the JSON
+    Schema as ``input_schema``.
+
+    Raises:
+        UsageError: two specs share a name.
+    """
+    if names is None:
+        names = ToolNameMap(DIALECT, [t.name for t in tools])
+    return [
+        {
+            "name": names.to_wire(tool.name),
+            "description": tool.description,
+            "input_schema": tool.parameters,
+        }
+        for tool in tools
+    ]
+
+
+def build_request(
+    conversation: Conversation,
+    tools: Sequence[ToolSpec] = (),
+    *,
+    model: str,
+    stream: bool = True,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    **options: Any,
+) -> dict[str, Any]:
+    """The JSON body of a Messages request (``POST .../v1/messages``).
+
+    System prompts go to ``system``. A user message that directly follows tool results (or
+    another user message) joins that user message, after its ``tool_result`` blocks, as
+    the API wants; an empty user message is left out. Tool names are mapped to legal
+    wire names; ``options`` (``temperature``, ``tool_choice``, ``thinking``...) are added as
+    they are.
+
+    Raises:
+        UsageError: an option clashes with a field set here, results of another dialect,
+            calls without ids, duplicate tool names, or content that is not JSON-encodable.
+    """
+    names = ToolNameMap(DIALECT, [t.name for t in tools])
+    messages: list[dict[str, Any]] = []
+    for message in conversation:
+        if isinstance(message, UserMessage):
+            # The API refuses empty text blocks; an empty user message says nothing.
+            if not message.text:
+                continue
+            block = {"type": "text", "text": message.text}
+            if messages and messages[-1]["role"] == "user":
+                messages[-1]["content"].append(block)
+            else:
+                messages.append({"role": "user", "content": [block]})
+        elif isinstance(message, AssistantMessage):
+            messages.extend(assistant_turn(message.text, message.calls, names=names))
+        elif isinstance(message, ToolResultsMessage):
+            messages.extend(format_results(message.results, names=names))
+        elif not isinstance(message, SystemPrompt):
+            raise UsageError(f"not a conversation message: {message!r}")
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+    system = system_text(conversation)
+    if system is not None:
+        body["system"] = system
+    body["messages"] = messages
+    if tools:
+        body["tools"] = tool_declarations(tools, names=names)
+    body["stream"] = stream
+    return merge_options(body, options)

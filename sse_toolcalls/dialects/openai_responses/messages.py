@@ -1,0 +1,168 @@
+"""OpenAI Responses API: assistant turns, tool results, tool declarations, request body.
+
+Wire shapes (Responses API reference, input items):
+
+- assistant text: ``{"type": "message", "role": "assistant", "content": text}``;
+- each call: ``{"type": "function_call", "call_id", "name", "arguments": <JSON text>}``,
+  plus the item ``id`` (``fc_...``) only on request (see ``assistant_turn``);
+- each result: ``{"type": "function_call_output", "call_id", "output": <text>}``;
+- tools, flat: ``[{"type": "function", "name", "description", "parameters", "strict"}]``.
+
+Function call outputs have no error flag: an error result is sent as the JSON object
+``{"error": ...}`` (see ``conversation.flagless_result_text``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ...calls import ToolCall, ToolResult, ToolSpec
+from ...conversation import (
+    AssistantMessage,
+    Conversation,
+    SystemPrompt,
+    ToolResultsMessage,
+    UserMessage,
+    arguments_text,
+    flagless_result_text,
+    merge_options,
+    ordered_results,
+    require_call_id,
+    system_text,
+)
+from ...errors import UsageError
+from ...naming import ToolNameMap
+
+__all__ = ["assistant_turn", "build_request", "format_results", "tool_declarations"]
+
+DIALECT = "openai_responses"
+
+
+def _index(call: ToolCall) -> int:
+    return call.index
+
+
+def assistant_turn(
+    text: str,
+    calls: Sequence[ToolCall],
+    *,
+    names: ToolNameMap | None = None,
+    include_item_ids: bool = False,
+) -> list[dict[str, Any]]:
+    """The input items that replay an assistant turn: its text as a message item (when
+    there is text), then one ``function_call`` item per call, in call order.
+
+    The ``fc_...`` item id is left out unless ``include_item_ids``: with a reasoning
+    model the API refuses a ``function_call`` item that carries its id without the
+    reasoning item that preceded it ("provided without its required 'reasoning' item"),
+    and this library does not replay reasoning items. ``call_id`` is what results are
+    matched by, and it is always sent.
+
+    Raises:
+        UsageError: a call has no id.
+    """
+    items: list[dict[str, Any]] = []
+    if text:
+        items.append({"type": "message", "role": "assistant", "content": text})
+    for call in sorted(calls, key=_index):
+        item: dict[str, Any] = {"type": "function_call"}
+        if include_item_ids and call.item_id is not None:
+            item["id"] = call.item_id
+        item["call_id"] = require_call_id(call, DIALECT)
+        item["name"] = call.name if names is None else names.to_wire(call.name)
+        item["arguments"] = arguments_text(call)
+        items.append(item)
+    return items
+
+
+def format_results(
+    results: Iterable[ToolResult], *, names: ToolNameMap | None = None
+) -> list[dict[str, Any]]:
+    """One ``function_call_output`` item per result, in call order, each with its own
+    call's ``call_id``. ``names`` is accepted for symmetry: outputs carry no name.
+
+    Raises:
+        UsageError: a result answers a call of another dialect or with no id, two results
+            answer the same call, or content cannot be encoded as JSON.
+    """
+    del names
+    return [
+        {
+            "type": "function_call_output",
+            "call_id": require_call_id(result.call, DIALECT),
+            "output": flagless_result_text(result),
+        }
+        for result in ordered_results(results, DIALECT)
+    ]
+
+
+def tool_declarations(
+    tools: Sequence[ToolSpec], *, names: ToolNameMap | None = None
+) -> list[dict[str, Any]]:
+    """The ``tools`` field: one flat function tool per spec, under its wire name.
+
+    ``strict`` is sent as ``false``: strict mode accepts only schemas where every property
+    is required and ``additionalProperties`` is false, which registry schemas in general
+    are not; our own validation checks the arguments instead.
+
+    Raises:
+        UsageError: two specs share a name.
+    """
+    if names is None:
+        names = ToolNameMap(DIALECT, [t.name for t in tools])
+    return [
+        {
+            "type": "function",
+            "name": names.to_wire(tool.name),
+            "description": tool.description,
+            "parameters": tool.parameters,
+            "strict": False,
+        }
+        for tool in tools
+    ]
+
+
+def build_request(
+    conversation: Conversation,
+    tools: Sequence[ToolSpec] = (),
+    *,
+    model: str,
+    stream: bool = True,
+    include_item_ids: bool = False,
+    **options: Any,
+) -> dict[str, Any]:
+    """The JSON body of a Responses request (``POST .../responses``).
+
+    System prompts go to ``instructions``; the turns become ``input`` items. Tool names are
+    mapped to legal wire names. ``include_item_ids`` is passed to ``assistant_turn``;
+    ``options`` (``store``, ``reasoning``, ``tool_choice``...) are added as they are.
+
+    Raises:
+        UsageError: an option clashes with a field set here, results of another dialect,
+            calls without ids, duplicate tool names, or content that is not JSON-encodable.
+    """
+    names = ToolNameMap(DIALECT, [t.name for t in tools])
+    items: list[dict[str, Any]] = []
+    for message in conversation:
+        if isinstance(message, UserMessage):
+            items.append({"type": "message", "role": "user", "content": message.text})
+        elif isinstance(message, AssistantMessage):
+            items.extend(
+                assistant_turn(
+                    message.text, message.calls, names=names, include_item_ids=include_item_ids
+                )
+            )
+        elif isinstance(message, ToolResultsMessage):
+            items.extend(format_results(message.results, names=names))
+        elif not isinstance(message, SystemPrompt):
+            raise UsageError(f"not a conversation message: {message!r}")
+    body: dict[str, Any] = {"model": model}
+    system = system_text(conversation)
+    if system is not None:
+        body["instructions"] = system
+    body["input"] = items
+    if tools:
+        body["tools"] = tool_declarations(tools, names=names)
+    body["stream"] = stream
+    return merge_options(body, options)
