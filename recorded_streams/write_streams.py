@@ -2088,9 +2088,9 @@ def anthropic_streams() -> list[Stream]:
             notes="max_tokens reached while streaming a tool_use: Anthropic still closes the "
             "block, then sends message_delta stop_reason max_tokens and message_stop. The input "
             '\'{"title": "example with retry"\' is cut: the outcome is truncated, never a '
-            "repaired call. Because content_block_stop comes before the stop reason, the call is "
-            "released at the block stop with args {} and an arguments_error (so it cannot run) "
-            "and the error lists it among the completed calls, not the partial ones.",
+            "repaired call. Because content_block_stop comes before the stop reason, input "
+            "that does not parse is held until the stop reason arrives; with max_tokens it is "
+            "the partial call of the truncation error.",
             blocks=[
                 a.start(),
                 *a.tool(
@@ -2099,6 +2099,13 @@ def anthropic_streams() -> list[Stream]:
                 *a.end("max_tokens"),
             ],
             outcome="truncated",
+            partial_calls=[
+                {
+                    "name": "create_file",
+                    "call_id": "toolu_RS0210",
+                    "args_prefix": '{"title": "example with retry"',
+                }
+            ],
             calls=[],
         )
     )

@@ -17,7 +17,14 @@ from typing import Any, ClassVar
 from ...calls import Dialect, StreamEvent
 from ...errors import MalformedStreamError
 from ...sse import ServerSentEvent
-from .._common import PendingCall, Reassembler, dumps, error_from_payload, load_json
+from .._common import (
+    PendingCall,
+    Reassembler,
+    dumps,
+    error_from_payload,
+    load_json,
+    parse_arguments,
+)
 
 # stop_reason values that mean the turn was cut before it was whole.
 _TRUNCATING = {"max_tokens": "max_tokens", "model_context_window_exceeded": "max_tokens"}
@@ -34,6 +41,8 @@ class AnthropicReassembler(Reassembler):
         """Open tool_use blocks by content-block index."""
         self._kinds: dict[int, str] = {}
         """The type of every open content block by index."""
+        self._held: list[PendingCall] = []
+        """Closed blocks waiting for the stop reason (see ``_block_stop``), in order."""
 
     def dispatch(self, event: ServerSentEvent) -> None:
         data = event.data
@@ -90,7 +99,14 @@ class AnthropicReassembler(Reassembler):
         index = payload["index"]
         self._kinds.pop(index, None)
         call = self._blocks.pop(index, None)
-        if call is not None:
+        if call is None:
+            return
+        # Anthropic closes a tool_use block cut by max_tokens before it sends the stop
+        # reason. Input that does not parse may be such a cut: it waits for the stop
+        # reason, and so do the calls after it, to keep the calls in order.
+        if self._held or (call.has_args and parse_arguments(call.text())[1] is not None):
+            self._held.append(call)
+        else:
             # Without input_json_delta the start's input is the whole input (vercel/ai#10747).
             self.complete(call)
 
@@ -106,6 +122,13 @@ class AnthropicReassembler(Reassembler):
         self.ended = True
         pending = list(self._blocks.values())
         if self.stop_reason in _TRUNCATING:
+            # Only the last block can have been cut by the limit; held calls before it
+            # were closed whole, and go out as they are (invalid ones marked so).
+            held, self._held = self._held, []
+            cut = [held.pop()] if held and parse_arguments(held[-1].text())[1] else []
+            for call in held:
+                self.complete(call)
+            pending = cut + pending
             raise self.truncated(
                 _TRUNCATING[self.stop_reason],
                 f"generation stopped early (stop_reason {self.stop_reason!r})",
@@ -113,6 +136,10 @@ class AnthropicReassembler(Reassembler):
             )
         if pending:
             raise self.truncated("eof", "message_stop arrived with a tool_use block open", pending)
+        # A normal stop: held input is really invalid, and goes out as an invalid call.
+        for call in self._held:
+            self.complete(call)
+        self._held = []
         self.finished()
 
     def _error(self, payload: dict[str, Any]) -> None:
@@ -121,7 +148,9 @@ class AnthropicReassembler(Reassembler):
     def finish(self) -> list[StreamEvent]:
         if not self.ended:
             raise self.truncated(
-                "eof", "the stream ended before message_stop", list(self._blocks.values())
+                "eof",
+                "the stream ended before message_stop",
+                self._held + list(self._blocks.values()),
             )
         out, self.out = self.out, []
         return out
