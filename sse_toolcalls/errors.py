@@ -95,6 +95,15 @@ class ProviderError(StreamError):
         )
 
 
+class StreamTimeoutError(ProviderError):
+    """The provider did not answer, or stopped sending, within the time allowed."""
+
+    def __init__(self, message: str, *, provider: str | None, **kwargs: Any) -> None:
+        kwargs.setdefault("code", "timeout")
+        kwargs.setdefault("retryable", True)
+        super().__init__(message, provider=provider, **kwargs)
+
+
 class TruncatedStreamError(StreamError):
     """The stream ended before its dialect's end marker, or stopped at a token limit.
 

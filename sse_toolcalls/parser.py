@@ -62,9 +62,13 @@ class StreamParser:
         """
         self._check_open()
         try:
-            out: list[StreamEvent] = []
-            for event in self._framer.feed(data):
-                out.extend(self._route(event))
+            events = self._framer.feed(data)
+            if self._reassembler is not None:
+                out = self._reassembler.handle(events) if events else []
+            else:
+                out = []
+                for event in events:
+                    out.extend(self._route(event))
         except SSEToolCallsError:
             self._state = "failed"
             raise
@@ -113,7 +117,7 @@ class StreamParser:
     def _route(self, event: ServerSentEvent) -> list[StreamEvent]:
         reassembler = self._reassembler
         if reassembler is not None:
-            return reassembler.handle(event)
+            return reassembler.handle([event])
         dialect = detect_dialect(event)
         if dialect is None:
             self._held.append(event)
@@ -124,12 +128,9 @@ class StreamParser:
                 )
             return []
         reassembler = self._reassembler = reassembler_for(dialect, rich=self._rich)
-        out: list[StreamEvent] = []
-        for held in self._held:
-            out.extend(reassembler.handle(held))
-        self._held = []
-        out.extend(reassembler.handle(event))
-        return out
+        held, self._held = self._held, []
+        held.append(event)
+        return reassembler.handle(held)
 
 
 def _is_whole(data: str) -> bool:

@@ -255,3 +255,17 @@ def test_arbitrary_bytes_give_events_or_our_errors_and_never_depend_on_splits(
         small.finish()
     except EventTooLargeError:
         pass
+
+
+def test_every_two_cut_split_of_mixed_blocks_matches_whole() -> None:
+    # Blocks of every shape the fast paths special-case, next to ones they must not take.
+    raw = (
+        b": c\n\ndata: first\nid: 1\n\ndata:second\nid\n\ndata:  third\n\n"
+        b"event: a\ndata: x\n\nevent: b\ndata: y\n\ndata: p\ndata: q\n\n\n\ndata: z\n\n"
+    )
+    whole, _ = frame(raw)
+    assert [e.data for e in whole] == ["first", "second", " third", "x", "y", "p\nq", "z"]
+    for i in range(1, len(raw)):
+        for j in range(i, len(raw)):
+            split, _ = frame(raw[:i], raw[i:j], raw[j:])
+            assert split == whole, (i, j)

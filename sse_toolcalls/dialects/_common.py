@@ -6,7 +6,6 @@ Protocol knowledge does not live here; each wire format's rules are in its own p
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -80,7 +79,8 @@ def is_retryable(code: str | None, status: int | None) -> bool:
         return True
     if status is None:
         return False
-    return status in (408, 429, 529) or 500 <= status <= 599
+    # 409 is a lock or conflict on the provider's side; OpenAI's and Anthropic's SDKs retry it.
+    return status in (408, 409, 429, 529) or 500 <= status <= 599
 
 
 def provider_error(
@@ -129,12 +129,20 @@ def error_from_payload(provider: str | None, payload: Any, raw: str) -> Provider
 
 
 # orjson turns integers beyond 64 bits into floats, silently losing digits; JSON text with
-# a run of 19 or more digits is handed to the stdlib parser, which keeps them exact.
-_LONG_NUMBER = re.compile(r"\d{19}")
+# a run of 19 or more digits is handed to the stdlib parser, which keeps them exact. The
+# run is found by mapping digits to "0" and the rest to " " with bytes.translate and one
+# substring search: 7 us for 2 KB, against 70 us for re.search(r"\d{19}") (timeit, here).
+_DIGIT_MAP = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def has_long_number(text: str) -> bool:
+    """Whether the text holds 19 digits in a row (a number orjson may not keep exact)."""
+    return _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(_DIGIT_MAP)
 
 
 def _loads_exact(text: str) -> Any:
-    if _LONG_NUMBER.search(text) is None:
+    if not has_long_number(text):
         return orjson.loads(text)
     return json.loads(text, parse_constant=_reject_constant)
 
@@ -143,11 +151,13 @@ def load_json(event: ServerSentEvent, provider: str, *, exact: bool = False) -> 
     """Parse an event's data as JSON, or raise :class:`MalformedStreamError`.
 
     ``exact`` keeps integers beyond 64 bits exact: needed where the event carries
-    arguments as objects (Anthropic's start input, Gemini's args).
+    arguments as objects (Anthropic's start input, Gemini's args). Blank data is ``None``.
     """
     try:
         return _loads_exact(event.data) if exact else orjson.loads(event.data)
     except (ValueError, RecursionError) as exc:
+        if event.data.isspace():
+            return None
         raise MalformedStreamError(
             f"{provider}: event data is not JSON ({exc})", provider=provider, data=event.data
         ) from exc
@@ -265,23 +275,26 @@ class Reassembler:
 
     # -- the interface the parser uses ---------------------------------------------------
 
-    def handle(self, event: ServerSentEvent) -> list[StreamEvent]:
-        """Take one SSE event; return the stream events it produced.
+    def handle(self, events: list[ServerSentEvent]) -> list[StreamEvent]:
+        """Take SSE events (a chunk's worth, in order); return the stream events produced.
 
         Raises:
-            ProviderError: the event is an error report.
-            TruncatedStreamError: the event ends the turn early (a token limit).
-            MalformedStreamError: the event cannot be read in this dialect.
+            ProviderError: an event is an error report.
+            TruncatedStreamError: an event ends the turn early (a token limit).
+            MalformedStreamError: an event cannot be read in this dialect.
         """
+        dispatch = self.dispatch
+        event = None
         try:
-            self.dispatch(event)
+            for event in events:
+                dispatch(event)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             # Payloads are read with plain dict access; a payload of the wrong shape
             # (a list where an object belongs...) is a malformed stream, not our crash.
             raise MalformedStreamError(
                 f"{self.provider}: event has an unexpected shape ({type(exc).__name__}: {exc})",
                 provider=self.provider,
-                data=event.data,
+                data=event.data if event is not None else "",
             ) from exc
         out, self.out = self.out, []
         return out

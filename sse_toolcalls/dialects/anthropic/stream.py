@@ -22,6 +22,7 @@ from .._common import (
     Reassembler,
     dumps,
     error_from_payload,
+    has_long_number,
     load_json,
     parse_arguments,
 )
@@ -46,16 +47,21 @@ class AnthropicReassembler(Reassembler):
 
     def dispatch(self, event: ServerSentEvent) -> None:
         data = event.data
-        if not data or data.isspace():
+        if not data:
             return
-        payload = load_json(event, self.provider, exact=True)
-        if not isinstance(payload, dict):
+        payload = load_json(event, self.provider)
+        if type(payload) is not dict:
+            if payload is None:
+                return  # blank data: a keep-alive
             raise MalformedStreamError(
                 "anthropic: an event must be a JSON object", provider=self.provider, data=data
             )
         kind = payload.get("type")
         if not isinstance(kind, str):
             kind = event.event
+        if kind == "content_block_start" and has_long_number(data):
+            # The only event that carries arguments as an object: keep big integers exact.
+            payload = load_json(event, self.provider, exact=True)
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, payload)

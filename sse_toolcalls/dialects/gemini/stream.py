@@ -51,10 +51,12 @@ class GeminiReassembler(Reassembler):
 
     def dispatch(self, event: ServerSentEvent) -> None:
         data = event.data
-        if not data or data.isspace():
+        if not data:
             return
         payload = load_json(event, self.provider, exact=True)
-        if not isinstance(payload, dict):
+        if type(payload) is not dict:
+            if payload is None:
+                return  # blank data: a keep-alive
             raise MalformedStreamError(
                 "gemini: an event must be a JSON object", provider=self.provider, data=data
             )

@@ -75,10 +75,12 @@ class ChatReassembler(Reassembler):
             # Exact match only: "[DONE]" inside an argument string is data (litellm#31562).
             self._end_of_turn()
             return
-        if not data or data.isspace():
+        if not data:
             return
         payload = load_json(event, self.provider)
-        if not isinstance(payload, dict):
+        if type(payload) is not dict:
+            if payload is None:
+                return  # blank data: a keep-alive
             raise MalformedStreamError(
                 "openai_chat: a chunk must be a JSON object", provider=self.provider, data=data
             )

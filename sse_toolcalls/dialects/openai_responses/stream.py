@@ -35,11 +35,13 @@ class ResponsesReassembler(Reassembler):
 
     def dispatch(self, event: ServerSentEvent) -> None:
         data = event.data
-        if data == "[DONE]" or not data or data.isspace():
+        if not data or data == "[DONE]":
             # OpenRouter appends Chat's [DONE]; it is not part of this protocol.
             return
         payload = load_json(event, self.provider)
-        if not isinstance(payload, dict):
+        if type(payload) is not dict:
+            if payload is None:
+                return  # blank data: a keep-alive
             raise MalformedStreamError(
                 "openai_responses: an event must be a JSON object",
                 provider=self.provider,

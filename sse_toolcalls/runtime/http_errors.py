@@ -1,0 +1,164 @@
+"""HTTP error statuses and bodies to :class:`ProviderError`, in every provider's shape.
+
+Pure functions (the clock is a parameter), so the edge, the clients and the tests share
+them. The body shapes:
+
+- OpenAI and compatibles: ``{"error": {"message", "type", "param", "code"}}``
+- Anthropic: ``{"type": "error", "error": {"type", "message"}}``
+- Gemini: ``{"error": {"code", "message", "status"}}``, sometimes wrapped in a list
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from ..errors import ProviderError
+
+MAX_ERROR_BODY_BYTES = 64 * 1024
+"""How much of an error body is read, in bytes: real error bodies are well under 2 KiB;
+anything longer is not an error object, and we never buffer an unbounded body to report
+a failure."""
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+"""Non-5xx statuses worth retrying: timeout, conflict (OpenAI's and Anthropic's SDKs
+retry it: a lock held by a concurrent request), rate limit. Every 5xx, including
+Anthropic's 529 overloaded, is retryable too."""
+
+NOT_RETRYABLE_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+"""Error codes that arrive with a retryable status (429) but will not clear by waiting."""
+
+
+def header(headers: Mapping[str, str] | None, name: str) -> str | None:
+    """The value of header ``name``, looked up case-insensitively, or ``None``."""
+    if headers is None:
+        return None
+    value = headers.get(name)
+    if value is not None:
+        return value
+    lowered = name.lower()
+    for key, candidate in headers.items():
+        if key.lower() == lowered:
+            return candidate
+    return None
+
+
+def parse_retry_after(
+    headers: Mapping[str, str] | None, *, now: float | None = None
+) -> float | None:
+    """Seconds the server asked us to wait, or ``None`` when it did not say (validly).
+
+    ``retry-after-ms`` (OpenAI, Anthropic) wins over ``Retry-After``, which is either
+    delta-seconds or an HTTP-date (RFC 9110 section 10.2.3). A date in the past gives 0.
+    ``now`` is the current time in seconds since the epoch (default: the system clock).
+    """
+    millis = header(headers, "retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis)
+        except ValueError:
+            value = -1.0
+        if math.isfinite(value) and value >= 0:
+            return value / 1000.0
+    raw = header(headers, "retry-after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        seconds = float(raw)
+    except ValueError:
+        pass
+    else:
+        return seconds if math.isfinite(seconds) and seconds >= 0 else None
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def is_retryable_status(status: int) -> bool:
+    """True for statuses worth retrying after a wait (408, 409, 429, every 5xx incl. 529)."""
+    return status in RETRYABLE_STATUSES or 500 <= status <= 599
+
+
+def _error_object(parsed: Any) -> tuple[str | None, str | None]:
+    """``(code, message)`` from a parsed error body of any of the known shapes."""
+    if isinstance(parsed, list) and parsed:
+        # Gemini's streaming endpoint wraps its error object in a list.
+        parsed = parsed[0]
+    if not isinstance(parsed, dict):
+        return None, None
+    error = parsed.get("error")
+    if isinstance(error, str):
+        return None, error
+    if not isinstance(error, dict):
+        message = parsed.get("message") or parsed.get("detail")
+        return None, message if isinstance(message, str) else None
+    message = error.get("message")
+    code: Any = None
+    if isinstance(error.get("status"), str):
+        code = error["status"]  # Gemini: RESOURCE_EXHAUSTED, UNAVAILABLE...
+    elif error.get("code") not in (None, ""):
+        code = error["code"]  # OpenAI: rate_limit_exceeded, insufficient_quota...
+    elif isinstance(error.get("type"), str):
+        code = error["type"]  # Anthropic: overloaded_error; OpenAI without a code
+    return (None if code is None else str(code)), (message if isinstance(message, str) else None)
+
+
+def provider_error_from_http(
+    status: int,
+    body: bytes,
+    headers: Mapping[str, str] | None = None,
+    *,
+    provider: str | None,
+    now: float | None = None,
+) -> ProviderError:
+    """The :class:`ProviderError` for an HTTP error answer.
+
+    ``body`` is the (possibly truncated) response body; it is parsed as JSON when it can
+    be, else its text (at most 500 characters) becomes the message. ``x-should-retry``
+    (OpenAI, Anthropic) overrides the status-based classification.
+    """
+    text = body[:MAX_ERROR_BODY_BYTES]
+    parsed: Any = None
+    try:
+        parsed = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        parsed = None
+    code, message = _error_object(parsed)
+    if message is None:
+        snippet = text.decode("utf-8", "replace").strip()[:500]
+        message = snippet or f"HTTP {status}"
+    retryable = is_retryable_status(status) and code not in NOT_RETRYABLE_CODES
+    should_retry = header(headers, "x-should-retry")
+    if should_retry is not None and should_retry.strip().lower() in {"true", "false"}:
+        retryable = should_retry.strip().lower() == "true"
+    return ProviderError(
+        message,
+        provider=provider,
+        code=code,
+        status=status,
+        retryable=retryable,
+        retry_after=parse_retry_after(headers, now=now),
+        body=parsed if parsed is not None else text.decode("utf-8", "replace"),
+    )
+
+
+__all__ = [
+    "MAX_ERROR_BODY_BYTES",
+    "NOT_RETRYABLE_CODES",
+    "RETRYABLE_STATUSES",
+    "header",
+    "is_retryable_status",
+    "parse_retry_after",
+    "provider_error_from_http",
+]

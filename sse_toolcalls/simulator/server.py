@@ -1,0 +1,196 @@
+"""The simulator served for real: uvicorn on a loopback port, in a background thread.
+
+A thread (not a task) so the same object works from sync tests and from async tests on
+asyncio or trio: the server has its own asyncio loop whatever the caller runs.
+uvicorn is imported here only, when a server starts.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+import anyio.to_thread
+
+from ..errors import UsageError
+from .app import RecordedRequest, SimulatorApp
+from .script import Script, Turn
+
+STARTUP_TIMEOUT_S = 10.0
+"""How long to wait for the server to listen, in seconds: it takes ~50 ms on the project
+machine; ten seconds absorbs a loaded CI runner."""
+
+SHUTDOWN_GRACE_S = 1
+"""Seconds a stopping server lets open streams finish before cancelling them: a stall
+fault would otherwise hold the test's teardown for its whole length."""
+
+_DIALECT_PREFIX = {"openai_chat": "/v1", "openai_responses": "/v1", "anthropic": "", "gemini": ""}
+
+
+class Simulator:
+    """A scripted provider on ``http://127.0.0.1:<port>``, speaking every dialect.
+
+    Use it as a context manager (sync or async)::
+
+        with Simulator(Script(turns=(Turn(text="hi"),))) as sim:
+            client = OpenAIChatClient(base_url=sim.base_url_for("openai_chat"), api_key="x")
+            ...
+            assert sim.problems == ()
+
+    Requests are answered by the script's turns in arrival order, whatever the path; a
+    failed check answers 400 (in the dialect's error shape, the problem in the message)
+    and is listed in :attr:`problems`.
+    """
+
+    def __init__(
+        self, script: Script | Sequence[Turn] = (), *, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
+        self._app = SimulatorApp(_as_script(script))
+        self._host = host
+        self._port = port
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._socket: socket.socket | None = None
+
+    # -- what tests read ---------------------------------------------------------
+
+    @property
+    def app(self) -> SimulatorApp:
+        """The ASGI application (to host it under another server)."""
+        return self._app
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on.
+
+        Raises:
+            UsageError: the server is not running.
+        """
+        if self._socket is None:
+            raise UsageError("the simulator is not running; use it as a context manager")
+        port: int = self._socket.getsockname()[1]
+        return port
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>``, without a path."""
+        return f"http://{self._host}:{self.port}"
+
+    def base_url_for(self, dialect: str) -> str:
+        """The base URL a client of ``dialect`` expects: with ``/v1`` for the OpenAI
+        dialects (as their SDKs and compatible servers use), the bare root otherwise."""
+        try:
+            return self.base_url + _DIALECT_PREFIX[dialect]
+        except KeyError:
+            raise UsageError(f"unknown dialect {dialect!r}") from None
+
+    @property
+    def requests(self) -> tuple[RecordedRequest, ...]:
+        """Every request received, parsed, in arrival order."""
+        return self._app.requests
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """Every failed check on the requests, as readable sentences."""
+        return self._app.problems
+
+    def play(self, script: Script | Sequence[Turn]) -> None:
+        """Start playing ``script`` from its first turn, forgetting earlier requests."""
+        self._app.reset(_as_script(script))
+
+    def assert_no_problems(self) -> None:
+        """Raises:
+        AssertionError: a request failed a check; the message lists every problem."""
+        problems = self.problems
+        if problems:
+            raise AssertionError("the simulator found problems:\n- " + "\n- ".join(problems))
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Bind the port and start serving; returns once the server listens.
+
+        Raises:
+            UsageError: already running, or the server did not start in time.
+        """
+        if self._thread is not None:
+            raise UsageError("the simulator is already running")
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self._host, self._port))
+        except OSError as exc:
+            sock.close()
+            raise UsageError(f"cannot bind {self._host}:{self._port}: {exc}") from exc
+        config = uvicorn.Config(
+            self._app,
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            http="h11",
+            ws="none",
+            loop="asyncio",
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        )
+        server = uvicorn.Server(config)
+        thread = threading.Thread(
+            target=server.run,
+            kwargs={"sockets": [sock]},
+            name="sse-toolcalls-simulator",
+            daemon=True,
+        )
+        self._socket, self._server, self._thread = sock, server, thread
+        thread.start()
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise UsageError("the simulator's server did not start")
+            time.sleep(0.005)
+
+    def stop(self) -> None:
+        """Stop serving and release the port (open streams get ``SHUTDOWN_GRACE_S``)."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(SHUTDOWN_GRACE_S + 5.0)
+        if self._socket is not None:
+            self._socket.close()
+        self._server = self._thread = self._socket = None
+
+    def __enter__(self) -> Simulator:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Simulator:
+        await anyio.to_thread.run_sync(self.start)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await anyio.to_thread.run_sync(self.stop)
+
+
+def _as_script(script: Script | Sequence[Turn]) -> Script:
+    return script if isinstance(script, Script) else Script(turns=tuple(script))
+
+
+__all__ = ["SHUTDOWN_GRACE_S", "STARTUP_TIMEOUT_S", "Simulator"]

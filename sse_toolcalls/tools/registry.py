@@ -1,0 +1,686 @@
+"""The tool registry: tools by name, validated calls, results addressed to their call.
+
+A :class:`ToolRegistry` holds :class:`Tool` values built from Python functions
+(:meth:`ToolRegistry.register`, usable as a decorator) or from a raw JSON Schema
+(:meth:`ToolRegistry.add_schema_tool`). Each tool's schema is checked and compiled once, when
+it is added. A completed :class:`~sse_toolcalls.calls.ToolCall` then goes through two
+separable steps:
+
+1. **check** (:meth:`ToolRegistry.check`, or :meth:`ToolRegistry.validate` which returns an
+   error result instead of raising): the tool is looked up, arguments that were not a JSON
+   object are refused, the arguments are validated against the schema with narrow coercion
+   (see :mod:`sse_toolcalls.tools.coercion`), and decoded into the Python values a function
+   tool's hints ask for. Nothing runs before this step passes.
+2. **invoke** (:meth:`ToolRegistry.invoke`): the handler runs, an ``async`` one awaited, a
+   sync one in a worker thread (``anyio.to_thread``), and its return value becomes the
+   result's content.
+
+:meth:`ToolRegistry.run` does both, within the tool's timeout, and never raises for a
+refusal or a failure: every one becomes a :class:`~sse_toolcalls.calls.ToolResult` with
+``is_error=True`` under the same call, whose content is a JSON object the model can act on::
+
+    {"error": "invalid_arguments", "tool": "get_weather",
+     "message": "The arguments for 'get_weather' have 2 problems; fix each one and call the tool again.",
+     "problems": [
+        {"path": "$.unit", "problem": "not_in_enum",
+         "message": "must be one of 'celsius', 'fahrenheit'; got 'kelvin'",
+         "allowed": ["celsius", "fahrenheit"]},
+        {"path": "$.days", "problem": "missing_field",
+         "message": "required field 'days' (an integer) is missing"}]}
+
+``error`` is one of ``unknown_tool`` (with ``available_tools``), ``invalid_arguments``,
+``tool_failed``, ``tool_timeout`` and ``tool_unavailable`` (an open circuit). The
+exception text of a failing handler is kept out of the model's view unless the registry
+was made with ``show_error_details=True``; it is logged on the ``sse_toolcalls.tools``
+logger.
+
+:meth:`ToolRegistry.enable_no_tool_fits` adds a tool the model can call to say that no
+tool fits the request, so it need not force an unsuitable one.
+"""  # noqa: E501
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import difflib
+import enum
+import functools
+import inspect
+import json
+import logging
+import math
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, overload
+
+from ..calls import ToolCall, ToolResult, ToolSpec
+from ..errors import (
+    CircuitOpenError,
+    InvalidArgumentsError,
+    ToolError,
+    ToolExecutionError,
+    ToolTimeoutError,
+    UnknownToolError,
+    UsageError,
+)
+from .signature import DecodeError, function_schema
+from .validation import ArgumentValidator, Coercion, Problem, path_text, problem_json
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "NO_TOOL_FITS_NAME",
+    "Effect",
+    "Tool",
+    "ToolRegistry",
+    "ValidatedCall",
+]
+
+logger = logging.getLogger("sse_toolcalls.tools")
+
+Effect = Literal["read", "write"]
+"""``read``: no side effect, safe to retry. ``write``: changes something; never run twice."""
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds a tool may run by default: long for a lookup, short enough that a hung tool
+does not hold the turn (and the user) for minutes."""
+
+NO_TOOL_FITS_NAME = "no_suitable_tool"
+"""Default name of the built-in tool for saying that no tool fits."""
+
+_NO_TOOL_FITS_DESCRIPTION = (
+    "Call this when none of the other tools fits the user's request, instead of calling a "
+    "tool that does not fit. Say why in `reason`; then answer the user directly."
+)
+_NO_TOOL_FITS_REPLY = (
+    "Noted: no tool fits this request. Answer the user directly, without calling a tool."
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """A tool the model may call: its declaration, its handler and how it may be run."""
+
+    name: str
+    """The name the model calls it by."""
+
+    description: str
+    """What the tool does, for the model."""
+
+    parameters: dict[str, Any]
+    """JSON Schema (Draft 2020-12 unless its ``$schema`` says otherwise) of the arguments."""
+
+    handler: Callable[..., Any]
+    """Called with the arguments as keyword arguments; sync or ``async``."""
+
+    effect: Effect = "read"
+    """``read`` (may be retried) or ``write`` (must never run twice for one call)."""
+
+    parallel_safe: bool = True
+    """Whether it may run at the same time as other calls of the same turn."""
+
+    timeout: float | None = DEFAULT_TIMEOUT
+    """Seconds one run may take, or ``None`` for no limit."""
+
+    decode_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """Turns validated JSON arguments into the handler's keyword arguments (function tools:
+    enum members, dates, dataclass and model instances); ``None`` passes them unchanged."""
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ValidatedCall:
+    """A call that passed validation and may now run."""
+
+    call: ToolCall
+    """The call, as the provider sent it (its id is the result's address)."""
+
+    tool: Tool
+    """The tool it calls."""
+
+    arguments: dict[str, Any]
+    """The validated JSON arguments, after coercion (what an idempotency key is made of)."""
+
+    kwargs: dict[str, Any]
+    """The keyword arguments the handler receives (decoded for function tools)."""
+
+    coercions: tuple[Coercion, ...] = ()
+    """The values that were coerced to pass validation, for diagnostics."""
+
+
+_Handler = Callable[..., Any]
+
+
+class ToolRegistry:
+    """Tools by name; checks calls against their schemas and runs them.
+
+    Example::
+
+        registry = ToolRegistry()
+
+        @registry.register(effect="read")
+        def get_weather(city: str, unit: Literal["celsius", "fahrenheit"] = "celsius") -> str:
+            '''Current weather in a city.
+
+            Args:
+                city: The city name, such as "Paris".
+                unit: The temperature unit.
+            '''
+
+        result = await registry.run(call)   # a ToolResult, ok or error, for call
+    """
+
+    def __init__(self, *, show_error_details: bool = False) -> None:
+        """Make an empty registry.
+
+        Args:
+            show_error_details: Put a failing handler's exception message in the error
+                result the model sees (off by default: it may hold internals).
+        """
+        self._tools: dict[str, Tool] = {}
+        self._validators: dict[str, ArgumentValidator] = {}
+        self._no_tool_fits: str | None = None
+        self.show_error_details = show_error_details
+        """Whether handler exception messages reach the model."""
+
+    # ----------------------------------------------------------------------------------
+    # Adding tools
+
+    def add(self, tool: Tool) -> Tool:
+        """Add a tool, checking and compiling its schema.
+
+        Returns:
+            ``tool``.
+
+        Raises:
+            UsageError: the name is empty or taken, or the schema is not a valid JSON
+                Schema for an object.
+        """
+        if not tool.name:
+            raise UsageError("a tool needs a non-empty name")
+        if tool.name in self._tools:
+            raise UsageError(f"a tool named {tool.name!r} is already registered")
+        if tool.parameters.get("type", "object") != "object":
+            raise UsageError(f"{tool.name}: the parameters schema must describe an object")
+        if tool.timeout is not None and not tool.timeout > 0:
+            raise UsageError(f"{tool.name}: timeout must be positive seconds or None")
+        if tool.effect not in ("read", "write"):
+            raise UsageError(f"{tool.name}: effect must be 'read' or 'write'")
+        validator = ArgumentValidator(tool.parameters)
+        self._tools[tool.name] = tool
+        self._validators[tool.name] = validator
+        return tool
+
+    @overload
+    def register(self, fn: _Handler, /) -> _Handler: ...
+
+    @overload
+    def register(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effect: Effect = "read",
+        parallel_safe: bool = True,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> Callable[[_Handler], _Handler]: ...
+
+    def register(
+        self,
+        fn: _Handler | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effect: Effect = "read",
+        parallel_safe: bool = True,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> _Handler | Callable[[_Handler], _Handler]:
+        """Add a Python function as a tool; usable as ``@register`` or ``@register(...)``.
+
+        The schema comes from the type hints, the descriptions from the docstring (see
+        :mod:`sse_toolcalls.tools.signature`).
+
+        Args:
+            fn: The function (sync or ``async``).
+            name: The tool name; the function's ``__name__`` by default.
+            description: For the model; the docstring's description by default.
+            effect: ``read`` or ``write``.
+            parallel_safe: Whether it may run beside other calls of its turn.
+            timeout: Seconds per run, or ``None``.
+
+        Returns:
+            The function itself, unchanged (or a decorator that returns it).
+
+        Raises:
+            UsageError: the signature cannot be described as JSON Schema, or the name is
+                taken.
+        """
+
+        def decorate(func: _Handler) -> _Handler:
+            doc, parameters, decode = function_schema(func)
+            self.add(
+                Tool(
+                    name=name or str(getattr(func, "__name__", "")),
+                    description=description if description is not None else doc,
+                    parameters=parameters,
+                    handler=func,
+                    effect=effect,
+                    parallel_safe=parallel_safe,
+                    timeout=timeout,
+                    decode_arguments=decode,
+                )
+            )
+            return func
+
+        return decorate if fn is None else decorate(fn)
+
+    def add_schema_tool(
+        self,
+        name: str,
+        parameters: dict[str, Any],
+        handler: _Handler,
+        *,
+        description: str = "",
+        effect: Effect = "read",
+        parallel_safe: bool = True,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> Tool:
+        """Add a tool declared by a raw JSON Schema; the handler gets the JSON arguments.
+
+        Returns:
+            The new tool.
+
+        Raises:
+            UsageError: the schema is invalid, or the name is taken.
+        """
+        return self.add(
+            Tool(
+                name=name,
+                description=description,
+                parameters=parameters,
+                handler=handler,
+                effect=effect,
+                parallel_safe=parallel_safe,
+                timeout=timeout,
+            )
+        )
+
+    def enable_no_tool_fits(
+        self, name: str = NO_TOOL_FITS_NAME, *, description: str = _NO_TOOL_FITS_DESCRIPTION
+    ) -> Tool:
+        """Offer the model a tool to call when none of the others fits the request.
+
+        Its one argument is ``reason`` (a string); it does nothing and tells the model to
+        answer directly. Evaluations that count "the model made a call" should leave it
+        out: see :meth:`is_no_tool_fits`.
+
+        Returns:
+            The new tool.
+
+        Raises:
+            UsageError: it is already enabled, or the name is taken.
+        """
+        if self._no_tool_fits is not None:
+            raise UsageError(f"the no-tool-fits tool is already enabled as {self._no_tool_fits!r}")
+
+        def no_tool_fits(reason: str) -> str:
+            return _NO_TOOL_FITS_REPLY
+
+        tool = self.add_schema_tool(
+            name,
+            {
+                "type": "object",
+                "properties": {
+                    "reason": {
+                        "type": "string",
+                        "description": "Why none of the available tools fits the request.",
+                    }
+                },
+                "required": ["reason"],
+                "additionalProperties": False,
+            },
+            no_tool_fits,
+            description=description,
+            timeout=None,
+        )
+        self._no_tool_fits = name
+        return tool
+
+    def is_no_tool_fits(self, call: ToolCall) -> bool:
+        """Return whether ``call`` is the model saying that no tool fits."""
+        return self._no_tool_fits is not None and call.name == self._no_tool_fits
+
+    # ----------------------------------------------------------------------------------
+    # Looking up
+
+    def get(self, name: str) -> Tool | None:
+        """Return the tool named ``name``, or ``None``."""
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        """Return the tool names, in the order they were added."""
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        """Return every tool as the model sees it, in the order they were added."""
+        return [tool.spec for tool in self._tools.values()]
+
+    # ----------------------------------------------------------------------------------
+    # Checking
+
+    def check(self, call: ToolCall) -> ValidatedCall:
+        """Check ``call`` against its tool; nothing runs.
+
+        Returns:
+            The validated call, with coerced and decoded arguments.
+
+        Raises:
+            UnknownToolError: no tool has the call's name.
+            InvalidArgumentsError: the arguments were not a JSON object, or break the
+                schema; ``problems`` lists every problem with its path.
+        """
+        tool = self._tools.get(call.name)
+        if tool is None:
+            raise UnknownToolError(f"there is no tool named {call.name!r}", call=call)
+        if call.arguments_error is not None:
+            problem = Problem(
+                path="$",
+                kind="invalid_json",
+                message=(
+                    f"the arguments were not valid JSON ({call.arguments_error}); "
+                    "send them as one JSON object"
+                ),
+            )
+            raise InvalidArgumentsError(
+                f"the arguments for {tool.name!r} were not valid JSON",
+                call=call,
+                problems=(problem,),
+            )
+        arguments, coercions, problems = self._validators[tool.name].validate(call.args)
+        if problems:
+            raise InvalidArgumentsError(
+                f"the arguments for {tool.name!r} have {_count(len(problems), 'problem')}",
+                call=call,
+                problems=problems,
+            )
+        kwargs = arguments
+        if tool.decode_arguments is not None:
+            try:
+                kwargs = tool.decode_arguments(arguments)
+            except Exception as exc:
+                # A check the schema cannot express (a pydantic validator, say) refused it.
+                raise InvalidArgumentsError(
+                    f"the arguments for {tool.name!r} were refused by the tool's own checks",
+                    call=call,
+                    problems=_decode_problems(exc),
+                ) from exc
+        return ValidatedCall(
+            call=call, tool=tool, arguments=arguments, kwargs=kwargs, coercions=coercions
+        )
+
+    def validate(self, call: ToolCall) -> ValidatedCall | ToolResult:
+        """Check ``call``; a refusal comes back as an error result instead of raising.
+
+        Returns:
+            The validated call, or a :class:`ToolResult` with ``is_error=True`` addressed
+            to ``call`` that lists every problem.
+        """
+        try:
+            return self.check(call)
+        except (UnknownToolError, InvalidArgumentsError) as exc:
+            return self.error_result(exc)
+
+    # ----------------------------------------------------------------------------------
+    # Running
+
+    async def invoke(self, validated: ValidatedCall) -> Any:
+        """Run the handler of a validated call (no timeout here: see :meth:`run`).
+
+        A sync handler runs in a worker thread; if the caller is cancelled meanwhile the
+        thread is abandoned (Python cannot stop it) and the cancellation goes on.
+
+        Returns:
+            What the handler returned.
+
+        Raises:
+            ToolExecutionError: the handler raised (the original exception is its cause).
+        """
+        import anyio.to_thread
+
+        handler = validated.tool.handler
+        try:
+            if _is_async(handler):
+                value = await handler(**validated.kwargs)
+            else:
+                value = await anyio.to_thread.run_sync(
+                    functools.partial(handler, **validated.kwargs), abandon_on_cancel=True
+                )
+                if inspect.isawaitable(value):
+                    value = await value
+        except Exception as exc:
+            raise ToolExecutionError(
+                f"{validated.tool.name} raised {type(exc).__name__}: {exc}", call=validated.call
+            ) from exc
+        return value
+
+    def result(self, validated: ValidatedCall, value: Any) -> ToolResult:
+        """Make the ok result of a call from its handler's return value.
+
+        Strings are sent as they are; ``dict`` and ``list`` as JSON values; dataclasses,
+        pydantic models, enums, dates, UUIDs, tuples and sets are turned into JSON first;
+        numbers, booleans and ``None`` are sent as their JSON text.
+
+        Returns:
+            A :class:`ToolResult` addressed to the call.
+
+        Raises:
+            ToolExecutionError: the value cannot be represented as JSON.
+        """
+        try:
+            content = _content(value)
+        except (TypeError, ValueError) as exc:
+            raise ToolExecutionError(
+                f"{validated.tool.name} returned a value that is not JSON: {exc}",
+                call=validated.call,
+            ) from exc
+        return ToolResult(call=validated.call, content=content)
+
+    async def run(self, call: ToolCall) -> ToolResult:
+        """Check ``call``, run it within its tool's timeout, and answer it.
+
+        Returns:
+            The result addressed to ``call``: ok, or ``is_error=True`` for an unknown
+            tool, invalid arguments, a handler that raised or returned something that is
+            not JSON, or a timeout.
+        """
+        outcome = self.validate(call)
+        if isinstance(outcome, ToolResult):
+            return outcome
+        import anyio
+
+        timeout = outcome.tool.timeout
+        try:
+            try:
+                with anyio.fail_after(timeout):
+                    value = await self.invoke(outcome)
+            except TimeoutError as exc:
+                raise ToolTimeoutError(
+                    f"{outcome.tool.name} did not finish within {timeout:g} s", call=call
+                ) from exc
+            return self.result(outcome, value)
+        except ToolError as exc:
+            return self.error_result(exc)
+
+    # ----------------------------------------------------------------------------------
+    # Error results
+
+    def error_result(self, exc: ToolError) -> ToolResult:
+        """Turn a refusal or failure into the error result the model sees.
+
+        Returns:
+            A :class:`ToolResult` with ``is_error=True`` addressed to ``exc.call``, whose
+            content is the JSON object described in the module docstring.
+
+        Raises:
+            UsageError: ``exc`` carries no call.
+        """
+        call = exc.call
+        if call is None:
+            raise UsageError("an error result needs the call it answers (exc.call is None)")
+        name = call.name
+        content: dict[str, Any]
+        if isinstance(exc, UnknownToolError):
+            available = self.names()
+            close = difflib.get_close_matches(name, available, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            listed = ", ".join(repr(n) for n in available) or "none"
+            message = f"There is no tool named {name!r}.{hint} The available tools are: {listed}."
+            problem = Problem(
+                path="$", kind="unknown_tool", message=message, allowed=tuple(available)
+            )
+            content = {
+                "error": "unknown_tool",
+                "tool": name,
+                "message": message,
+                "available_tools": available,
+                "problems": [problem_json(problem)],
+            }
+        elif isinstance(exc, InvalidArgumentsError):
+            problems = [p for p in exc.problems if isinstance(p, Problem)]
+            content = {
+                "error": "invalid_arguments",
+                "tool": name,
+                "message": (
+                    f"The arguments for {name!r} have {_count(len(problems), 'problem')}; "
+                    "fix each one and call the tool again."
+                ),
+                "problems": [problem_json(p) for p in problems],
+            }
+        elif isinstance(exc, ToolTimeoutError):
+            content = {
+                "error": "tool_timeout",
+                "tool": name,
+                "message": f"The tool {name!r} did not finish in time; it may be retried later.",
+            }
+        elif isinstance(exc, CircuitOpenError):
+            content = {
+                "error": "tool_unavailable",
+                "tool": name,
+                "message": (
+                    f"The tool {name!r} is unavailable for now after repeated failures; "
+                    "do without it or try again later."
+                ),
+            }
+        else:
+            cause = exc.__cause__
+            detail = type(cause).__name__ if cause is not None else "error"
+            if self.show_error_details and cause is not None and str(cause):
+                detail += f": {_first_line(cause)}"
+            logger.warning("tool %r failed: %s", name, exc, exc_info=cause or exc)
+            content = {
+                "error": "tool_failed",
+                "tool": name,
+                "message": (
+                    f"The tool {name!r} failed while running ({detail}). Check the arguments; "
+                    "if they are right, tell the user the tool is failing."
+                ),
+            }
+        return ToolResult(call=call, content=content, is_error=True)
+
+
+def _decode_problems(exc: Exception) -> tuple[Problem, ...]:
+    """Problems from a decoder's refusal, per field where pydantic says which."""
+    prefix: list[str | int] = []
+    cause: Exception = exc
+    if isinstance(exc, DecodeError):
+        prefix, cause = [exc.parameter], exc.cause
+    errors = getattr(cause, "errors", None)
+    if callable(errors):
+        try:
+            details = list(errors())
+        except Exception:
+            details = []
+        problems = [
+            Problem(
+                path=path_text([*prefix, *d.get("loc", ())]),
+                kind="constraint",
+                message=str(d.get("msg", "is not accepted")),
+            )
+            for d in details
+            if isinstance(d, dict)
+        ]
+        if problems:
+            return tuple(problems)
+    return (Problem(path=path_text(prefix), kind="constraint", message=_first_line(cause)),)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def _is_async(handler: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(handler):
+        return True
+    call = getattr(handler, "__call__", None)  # noqa: B004 - async __call__ of an object
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _content(value: Any) -> str | dict[str, Any] | list[Any]:
+    if isinstance(value, str):
+        return value
+    data = _jsonable(value)
+    if isinstance(data, dict | list):
+        return data
+    return json.dumps(data, allow_nan=False)
+
+
+def _jsonable(value: Any) -> Any:
+    """The JSON value of a handler's return value (raises TypeError / ValueError)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} is not a JSON number")
+        return value
+    if isinstance(value, enum.Enum):
+        return _jsonable(value.value)
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"object key {key!r} is not a string")
+            out[key] = _jsonable(item)
+        return out
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(item) for item in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return _jsonable(dump(mode="json"))
+    raise TypeError(f"a {type(value).__name__} is not JSON")

@@ -1,0 +1,476 @@
+"""Validating one call's arguments against its tool's JSON Schema, and saying what is wrong.
+
+:class:`ArgumentValidator` compiles a schema once (``jsonschema``, Draft 2020-12 unless the
+schema's ``$schema`` names another draft, with the strict format checker of
+:mod:`sse_toolcalls.tools.formats`). :meth:`ArgumentValidator.validate` returns the arguments
+(coerced per :mod:`sse_toolcalls.tools.coercion` where that is unambiguous), the coercions
+made, and every :class:`Problem` found: each one has the JSON path of the offending value
+(``$.location.lat``, ``$.items[2]``), a problem kind, and a sentence the model can act on.
+
+Problem kinds: ``unknown_tool``, ``invalid_json``, ``missing_field``, ``unexpected_field``,
+``wrong_type``, ``not_in_enum``, ``bad_format``, ``out_of_range``, ``too_short``,
+``too_long``, ``pattern_mismatch``, ``not_unique``, ``no_matching_alternative`` and
+``constraint`` (any other keyword, with ``jsonschema``'s own wording).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+from .coercion import COERCIBLE_TYPES, coerce_string
+from .formats import FORMAT_HINTS, format_checker
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+
+__all__ = [
+    "ArgumentValidator",
+    "Coercion",
+    "Problem",
+    "path_text",
+    "problem_json",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """One thing wrong with a call, phrased for the model."""
+
+    path: str
+    """JSON path of the offending value: ``$`` for the arguments object, ``$.unit``,
+    ``$.items[2].name``; for a missing field, the path the field should have had."""
+
+    kind: str
+    """What is wrong: ``missing_field``, ``wrong_type``, ``not_in_enum``, ``bad_format``...
+    (see the module docstring for the full list)."""
+
+    message: str
+    """One sentence about the value at ``path``, such as ``must be one of 'celsius',
+    'fahrenheit'; got 'kelvin'``."""
+
+    allowed: tuple[Any, ...] | None = None
+    """The allowed values, for ``not_in_enum`` (and the tool names, for ``unknown_tool``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Coercion:
+    """A value the registry changed before validation passed (see ``coercion``)."""
+
+    path: str
+    """JSON path of the value."""
+
+    original: Any
+    """What the model sent (always a string)."""
+
+    value: Any
+    """What the tool receives."""
+
+
+def problem_json(problem: Problem) -> dict[str, Any]:
+    """Return ``problem`` as the JSON object sent to the model.
+
+    Returns:
+        ``{"path", "problem", "message"}``, plus ``"allowed"`` when the problem has it.
+    """
+    out: dict[str, Any] = {
+        "path": problem.path,
+        "problem": problem.kind,
+        "message": problem.message,
+    }
+    if problem.allowed is not None:
+        out["allowed"] = list(problem.allowed)
+    return out
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+
+
+def path_text(parts: Iterable[str | int]) -> str:
+    """Return the JSON path (``$.a[0]['odd key']``) of a sequence of keys and indexes."""
+    out = ["$"]
+    for part in parts:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif _IDENTIFIER.fullmatch(part):
+            out.append(f".{part}")
+        else:
+            out.append(f"[{json.dumps(part, ensure_ascii=False)}]")
+    return "".join(out)
+
+
+_SHOWN_CHARS = 80
+"""How much of an offending value a message quotes: enough to recognise it, no more."""
+
+_TYPE_PHRASES = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "true or false",
+    "array": "an array",
+    "object": "an object",
+    "null": "null",
+}
+
+
+def _show(value: Any) -> str:
+    """Render a value for a message: strings single-quoted, the rest as JSON."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= _SHOWN_CHARS else repr(value[:_SHOWN_CHARS]) + "..."
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "..."
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _describe(value: Any) -> str:
+    """Say what a value is, for ``got ...``: ``the string '5'``, ``the number 2.7``."""
+    kind = _json_type(value)
+    if kind in {"null", "boolean"}:
+        return _show(value)
+    if kind == "integer":
+        return f"the integer {_show(value)}"
+    if kind == "number":
+        return f"the number {_show(value)}"
+    if kind == "string":
+        return f"the string {_show(value)}"
+    if kind == "array":
+        return f"an array {_show(value)}"
+    if kind == "object":
+        return f"an object {_show(value)}"
+    return _show(value)
+
+
+def _types_phrase(types: Sequence[str]) -> str:
+    return " or ".join(_TYPE_PHRASES.get(t, t) for t in types)
+
+
+def _as_types(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(str(t) for t in value)
+    return ()
+
+
+def _only_type_alternatives(error: ValidationError) -> tuple[str, ...]:
+    """For an ``anyOf``/``oneOf`` that failed only because no alternative had the right
+    type, return the types the alternatives want; otherwise ``()``."""
+    if error.validator not in {"anyOf", "oneOf"} or not error.context:
+        return ()
+    wanted: list[str] = []
+    for sub in error.context:
+        if sub.validator != "type" or sub.relative_path:
+            return ()
+        for t in _as_types(sub.validator_value):
+            if t not in wanted:
+                wanted.append(t)
+    return tuple(wanted)
+
+
+def _wanted_types(error: ValidationError) -> tuple[str, ...]:
+    if error.validator == "type":
+        return _as_types(error.validator_value)
+    return _only_type_alternatives(error)
+
+
+def _json_container_hint(value: Any, wanted: Sequence[str]) -> str:
+    """Tell a model that stringified a structure to send the structure itself."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return ""
+    if isinstance(parsed, list) and "array" in wanted:
+        return "; send the array itself, not a string containing it"
+    if isinstance(parsed, dict) and "object" in wanted:
+        return "; send the object itself, not a string containing it"
+    return ""
+
+
+def _field_phrase(schema: Any, name: str) -> str:
+    """``'lon' (a number)`` when the schema says the field's type, else ``'lon'``."""
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    sub = props.get(name) if isinstance(props, dict) else None
+    types = _as_types(sub.get("type")) if isinstance(sub, dict) else ()
+    if types:
+        return f"{name!r} ({_types_phrase(types)})"
+    return repr(name)
+
+
+def _unexpected_fields(error: ValidationError) -> list[str]:
+    instance = error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if not isinstance(instance, dict):
+        return []
+    props = schema.get("properties", {})
+    patterns = schema.get("patternProperties", {})
+    return [
+        key for key in instance if key not in props and not any(re.search(p, key) for p in patterns)
+    ]
+
+
+_RANGE_WORDS = {
+    "minimum": "at least",
+    "maximum": "at most",
+    "exclusiveMinimum": "greater than",
+    "exclusiveMaximum": "less than",
+}
+_LENGTH_KEYWORDS = {
+    "minLength": ("too_short", "at least", "characters"),
+    "maxLength": ("too_long", "at most", "characters"),
+    "minItems": ("too_short", "at least", "items"),
+    "maxItems": ("too_long", "at most", "items"),
+    "minProperties": ("too_short", "at least", "fields"),
+    "maxProperties": ("too_long", "at most", "fields"),
+}
+
+
+def _problems_of(error: ValidationError) -> list[Problem]:
+    """Translate one ``jsonschema`` error into the problems the model is told about."""
+    parts = list(error.absolute_path)
+    path = path_text(parts)
+    keyword = error.validator
+    value = error.instance
+    rule: Any = error.validator_value
+    if keyword == "required":
+        missing = [n for n in rule if isinstance(value, dict) and n not in value]
+        return [
+            Problem(
+                path=path_text([*parts, name]),
+                kind="missing_field",
+                message=f"required field {_field_phrase(error.schema, name)} is missing",
+            )
+            for name in missing
+        ]
+    if keyword in {"additionalProperties", "unevaluatedProperties"}:
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        accepted = list(schema.get("properties", {}))
+        if accepted:
+            tail = "the accepted fields are " + ", ".join(repr(a) for a in accepted)
+        else:
+            tail = "this object takes no fields"
+        return [
+            Problem(
+                path=path_text([*parts, name]),
+                kind="unexpected_field",
+                message=f"{name!r} is not an accepted field; {tail}",
+            )
+            for name in _unexpected_fields(error)
+        ] or [Problem(path=path, kind="unexpected_field", message=error.message)]
+    wanted = _wanted_types(error)
+    if wanted:
+        hint = _json_container_hint(value, wanted)
+        return [
+            Problem(
+                path=path,
+                kind="wrong_type",
+                message=f"must be {_types_phrase(wanted)}; got {_describe(value)}{hint}",
+            )
+        ]
+    if keyword == "enum":
+        allowed = tuple(rule)
+        shown = ", ".join(_show(a) for a in allowed)
+        return [
+            Problem(
+                path=path,
+                kind="not_in_enum",
+                message=f"must be one of {shown}; got {_show(value)}",
+                allowed=allowed,
+            )
+        ]
+    if keyword == "const":
+        return [
+            Problem(
+                path=path,
+                kind="not_in_enum",
+                message=f"must be exactly {_show(rule)}; got {_show(value)}",
+                allowed=(rule,),
+            )
+        ]
+    if keyword == "format":
+        fmt = str(rule)
+        hint = FORMAT_HINTS.get(fmt, f"a valid {fmt}")
+        return [
+            Problem(path=path, kind="bad_format", message=f"must be {hint}; got {_show(value)}")
+        ]
+    if keyword in _RANGE_WORDS:
+        bound = _show(rule)
+        return [
+            Problem(
+                path=path,
+                kind="out_of_range",
+                message=f"must be {_RANGE_WORDS[keyword]} {bound}; got {_show(value)}",
+            )
+        ]
+    if keyword == "multipleOf":
+        return [
+            Problem(
+                path=path,
+                kind="out_of_range",
+                message=f"must be a multiple of {_show(rule)}; got {_show(value)}",
+            )
+        ]
+    if keyword in _LENGTH_KEYWORDS:
+        kind, word, unit = _LENGTH_KEYWORDS[keyword]
+        size = len(value) if isinstance(value, str | list | dict) else 0
+        return [
+            Problem(
+                path=path,
+                kind=kind,
+                message=f"must have {word} {rule} {unit}; it has {size}",
+            )
+        ]
+    if keyword == "pattern":
+        return [
+            Problem(
+                path=path,
+                kind="pattern_mismatch",
+                message=f"must match the pattern {rule!r}; got {_show(value)}",
+            )
+        ]
+    if keyword == "uniqueItems":
+        return [Problem(path=path, kind="not_unique", message="must not repeat an item")]
+    if keyword in {"anyOf", "oneOf"}:
+        return [_alternatives_problem(error, path)]
+    return [Problem(path=path, kind="constraint", message=error.message)]
+
+
+def _alternatives_problem(error: ValidationError, path: str) -> Problem:
+    from jsonschema.exceptions import best_match
+
+    if error.validator == "oneOf" and not error.context:
+        return Problem(
+            path=path,
+            kind="no_matching_alternative",
+            message=f"matches more than one of the allowed forms; got {_show(error.instance)}",
+        )
+    closest = best_match(error.context) if error.context else None
+    detail = ""
+    if closest is not None:
+        sub = _problems_of(closest)
+        if sub:
+            detail = f" (closest: {sub[0].path} {sub[0].message})"
+    return Problem(
+        path=path,
+        kind="no_matching_alternative",
+        message=f"does not match any of the allowed forms; got {_show(error.instance)}{detail}",
+    )
+
+
+def _set_at(root: Any, parts: Sequence[str | int], value: Any) -> None:
+    target = root
+    for part in parts[:-1]:
+        target = target[part]
+    target[parts[-1]] = value
+
+
+class ArgumentValidator:
+    """One tool's compiled schema: validates argument objects, coercing narrowly.
+
+    Compiling is the costly step; do it once per tool and reuse the object (it holds no
+    per-call state, so it may be shared between threads).
+    """
+
+    __slots__ = ("_validator", "schema")
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        """Check and compile ``schema``.
+
+        Args:
+            schema: A JSON Schema for the arguments object (Draft 2020-12 unless its
+                ``$schema`` says otherwise).
+
+        Raises:
+            UsageError: the schema itself is not a valid JSON Schema.
+        """
+        from jsonschema import Draft202012Validator, validators
+        from jsonschema.exceptions import SchemaError
+
+        cls = validators.validator_for(schema, default=Draft202012Validator)
+        try:
+            cls.check_schema(schema)
+        except SchemaError as exc:
+            path = path_text(list(exc.absolute_path))
+            raise UsageError(f"invalid JSON Schema at {path}: {exc.message}") from exc
+        self.schema = schema
+        """The schema, as given."""
+        self._validator: Validator = cls(schema, format_checker=format_checker())
+
+    def validate(
+        self, args: dict[str, Any]
+    ) -> tuple[dict[str, Any], tuple[Coercion, ...], tuple[Problem, ...]]:
+        """Validate ``args``, coercing where the coercion table allows.
+
+        Args:
+            args: The arguments object the model sent (not modified).
+
+        Returns:
+            ``(arguments, coercions, problems)``: ``problems`` is empty when the call is
+            valid, and then ``arguments`` is what the tool should receive (a coerced copy
+            when ``coercions`` is not empty, else ``args`` itself).
+        """
+        errors = list(self._validator.iter_errors(args))
+        if not errors:
+            return args, (), ()
+        fixes: list[tuple[list[str | int], str, Any]] = []
+        for error in errors:
+            value = error.instance
+            if not isinstance(value, str) or not error.absolute_path:
+                continue
+            wanted = tuple(t for t in _wanted_types(error) if t in COERCIBLE_TYPES)
+            ok, coerced = coerce_string(value, wanted) if wanted else (False, None)
+            if ok:
+                fixes.append((list(error.absolute_path), value, coerced))
+        if fixes:
+            fixed = copy.deepcopy(args)
+            for parts, _, coerced in fixes:
+                _set_at(fixed, parts, coerced)
+            # Validate the coerced copy from the start: a coerced value must still meet
+            # every other rule (range, enum) at its place.
+            errors = list(self._validator.iter_errors(fixed))
+            if not errors:
+                coercions = tuple(
+                    Coercion(path=path_text(parts), original=original, value=coerced)
+                    for parts, original, coerced in fixes
+                )
+                return fixed, coercions, ()
+        return args, (), _collect(errors)
+
+
+def _collect(errors: Iterable[ValidationError]) -> tuple[Problem, ...]:
+    seen: set[tuple[str, str, str]] = set()
+    out: list[Problem] = []
+    for error in errors:
+        for problem in _problems_of(error):
+            key = (problem.path, problem.kind, problem.message)
+            if key not in seen:
+                seen.add(key)
+                out.append(problem)
+    return tuple(out)

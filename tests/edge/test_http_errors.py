@@ -1,0 +1,99 @@
+"""HTTP error answers become ProviderError with the provider's code, the right retry
+classification, and the wait the provider asked for."""
+
+from __future__ import annotations
+
+import email.utils
+
+import pytest
+
+from sse_toolcalls.runtime.http_errors import (
+    is_retryable_status,
+    parse_retry_after,
+    provider_error_from_http,
+)
+
+NOW = 1_750_000_000.0
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Retry-After": "7"}, 7.0),
+        ({"retry-after": "1.5"}, 1.5),
+        ({"Retry-After": email.utils.formatdate(NOW + 30, usegmt=True)}, 30.0),
+        ({"Retry-After": email.utils.formatdate(NOW - 30, usegmt=True)}, 0.0),
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+        ({"retry-after-ms": "soon", "retry-after": "9"}, 9.0),
+        ({"Retry-After": "-3"}, None),
+        ({"Retry-After": "nan"}, None),
+        ({"Retry-After": "tomorrow"}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after(headers: dict[str, str], expected: float | None) -> None:
+    assert parse_retry_after(headers, now=NOW) == expected
+
+
+@pytest.mark.parametrize(
+    ("status", "retryable"),
+    [
+        (400, False),
+        (401, False),
+        (404, False),
+        (408, True),
+        (409, True),
+        (429, True),
+        (500, True),
+        (502, True),
+        (503, True),
+        (529, True),
+    ],
+)
+def test_retryable_statuses(status: int, retryable: bool) -> None:
+    assert is_retryable_status(status) is retryable
+
+
+def test_openai_rate_limit() -> None:
+    body = b'{"error":{"message":"Slow down","type":"requests","param":null,"code":"rate_limit_exceeded"}}'
+    error = provider_error_from_http(429, body, {"retry-after": "2"}, provider="openai_chat")
+    assert (error.status, error.code, error.message) == (429, "rate_limit_exceeded", "Slow down")
+    assert error.retryable
+    assert error.retry_after == 2.0
+    assert error.provider == "openai_chat"
+
+
+def test_an_exhausted_quota_is_not_retryable_even_under_429() -> None:
+    body = b'{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}'
+    error = provider_error_from_http(429, body, provider="openai_responses")
+    assert error.code == "insufficient_quota"
+    assert not error.retryable
+
+
+def test_anthropic_overloaded_529() -> None:
+    body = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    error = provider_error_from_http(529, body, provider="anthropic")
+    assert (error.code, error.message, error.retryable) == ("overloaded_error", "Overloaded", True)
+
+
+def test_gemini_error_wrapped_in_a_list() -> None:
+    body = b'[{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}]'
+    error = provider_error_from_http(429, body, provider="gemini")
+    assert (error.code, error.message, error.retryable) == (
+        "RESOURCE_EXHAUSTED",
+        "Quota exceeded",
+        True,
+    )
+
+
+def test_a_non_json_body_becomes_the_message() -> None:
+    error = provider_error_from_http(502, b"<html>Bad Gateway</html>", provider=None)
+    assert error.code is None
+    assert "Bad Gateway" in error.message
+    assert error.retryable
+
+
+def test_x_should_retry_overrides_the_status() -> None:
+    no = provider_error_from_http(500, b"{}", {"x-should-retry": "false"}, provider="anthropic")
+    yes = provider_error_from_http(400, b"{}", {"X-Should-Retry": "true"}, provider="anthropic")
+    assert (no.retryable, yes.retryable) == (False, True)
