@@ -110,16 +110,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    args = build_parser().parse_args(argv)
+    try:
+        return _run(build_parser().parse_args(argv))
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, as Unix tools do.
+        sys.stderr.close()
+        return 0
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "replay":
         return replay(args.file, args.dialect, args.chunk_size)
     if args.command == "demo":
         from .demo import run_demo
 
         return run_demo(dialect=args.dialect, lang=args.lang, delay=args.delay)
-    from .simulator.server import serve_forever
+    from .simulator.cli import serve
 
-    return serve_forever(port=args.port, script_path=args.script)
+    return serve(port=args.port, script_file=args.script)
 
 
 if __name__ == "__main__":

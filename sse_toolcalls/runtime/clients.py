@@ -18,7 +18,7 @@ import httpx
 
 from ..calls import Dialect, StreamEvent, ToolCall, ToolSpec
 from ..conversation import Conversation
-from ..errors import ProviderError, UsageError
+from ..errors import ProviderError, StreamTimeoutError, UsageError
 from ..messages import build_request
 from .edge import TIMEOUT_CODE, aiter_events, aiter_tool_calls
 
@@ -132,11 +132,10 @@ class ProviderClient:
         try:
             return await self._http.send(request, stream=True)
         except httpx.TimeoutException as exc:
-            raise ProviderError(
+            raise StreamTimeoutError(
                 f"{self.dialect}: the request timed out: {exc!r}",
                 provider=self.dialect,
                 code=TIMEOUT_CODE,
-                retryable=True,
             ) from exc
         except httpx.HTTPError as exc:
             raise ProviderError(

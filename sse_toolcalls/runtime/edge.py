@@ -9,9 +9,10 @@ generator is finalised; use ``contextlib.aclosing`` to make that immediate), and
 consuming task is cancelled.
 
 Transport failures are translated into our exception tree: a read timeout (ours via
-``idle_timeout``, or httpx's) becomes a retryable ``ProviderError`` with code
-``"timeout"``; a dropped connection ends the stream, and the dialect decides whether what
-arrived is complete or truncated (:class:`TruncatedStreamError` with what arrived).
+``idle_timeout``, or httpx's) becomes a :class:`StreamTimeoutError` (a retryable
+``ProviderError`` with code ``"timeout"``); a dropped connection ends the stream, and the
+dialect decides whether what arrived is complete or truncated
+(:class:`TruncatedStreamError` with what arrived).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 
 from ..calls import StreamEvent, ToolCall
-from ..errors import ProviderError, SSEToolCallsError
+from ..errors import ProviderError, SSEToolCallsError, StreamTimeoutError
 from .http_errors import MAX_ERROR_BODY_BYTES, header, provider_error_from_http
 
 TIMEOUT_CODE = "timeout"
@@ -143,13 +144,10 @@ def _is_timeout(exc: BaseException) -> bool:
 
 def _timeout_error(
     provider: str | None, exc: BaseException | None, seconds: float | None
-) -> ProviderError:
+) -> StreamTimeoutError:
     detail = f"no data for {seconds} s" if seconds is not None else f"read timed out ({exc!r})"
-    return ProviderError(
-        f"the stream went silent: {detail}",
-        provider=provider,
-        code=TIMEOUT_CODE,
-        retryable=True,
+    return StreamTimeoutError(
+        f"the stream went silent: {detail}", provider=provider, code=TIMEOUT_CODE
     )
 
 

@@ -18,20 +18,13 @@ from typing import Any
 
 import orjson
 
+from ..dialects._common import is_retryable
 from ..errors import ProviderError
 
 MAX_ERROR_BODY_BYTES = 64 * 1024
 """How much of an error body is read, in bytes: real error bodies are well under 2 KiB;
 anything longer is not an error object, and we never buffer an unbounded body to report
 a failure."""
-
-RETRYABLE_STATUSES = frozenset({408, 409, 429})
-"""Non-5xx statuses worth retrying: timeout, conflict (OpenAI's and Anthropic's SDKs
-retry it: a lock held by a concurrent request), rate limit. Every 5xx, including
-Anthropic's 529 overloaded, is retryable too."""
-
-NOT_RETRYABLE_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
-"""Error codes that arrive with a retryable status (429) but will not clear by waiting."""
 
 
 def header(headers: Mapping[str, str] | None, name: str) -> str | None:
@@ -86,8 +79,12 @@ def parse_retry_after(
 
 
 def is_retryable_status(status: int) -> bool:
-    """True for statuses worth retrying after a wait (408, 409, 429, every 5xx incl. 529)."""
-    return status in RETRYABLE_STATUSES or 500 <= status <= 599
+    """True for statuses worth retrying after a wait (408, 409, 429, every 5xx incl. 529).
+
+    The rule is the dialects' own (:func:`sse_toolcalls.dialects._common.is_retryable`),
+    so an error event in a stream and an HTTP error status are classified alike.
+    """
+    return is_retryable(None, status)
 
 
 def _error_object(parsed: Any) -> tuple[str | None, str | None]:
@@ -138,7 +135,9 @@ def provider_error_from_http(
     if message is None:
         snippet = text.decode("utf-8", "replace").strip()[:500]
         message = snippet or f"HTTP {status}"
-    retryable = is_retryable_status(status) and code not in NOT_RETRYABLE_CODES
+    # One rule for in-stream and HTTP errors: the code decides when it is known
+    # (insufficient_quota under a 429 is permanent), the status otherwise.
+    retryable = is_retryable(code, status)
     should_retry = header(headers, "x-should-retry")
     if should_retry is not None and should_retry.strip().lower() in {"true", "false"}:
         retryable = should_retry.strip().lower() == "true"
@@ -155,8 +154,6 @@ def provider_error_from_http(
 
 __all__ = [
     "MAX_ERROR_BODY_BYTES",
-    "NOT_RETRYABLE_CODES",
-    "RETRYABLE_STATUSES",
     "header",
     "is_retryable_status",
     "parse_retry_after",

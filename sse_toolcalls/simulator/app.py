@@ -333,9 +333,13 @@ class SimulatorApp:
 
     def _issue(self, dialect: str, turn: Turn, turn_number: int) -> None:
         """Remember the calls this turn sends, so the next request can be checked."""
-        if isinstance(turn.fault, CutInArguments | ErrorEvent | HTTPError):
+        if isinstance(turn.fault, CutInArguments | ErrorEvent | HTTPError | Stall):
             # Nothing complete reaches the client: it will ask again with the same results.
+            # (A stall's calls are issued once the whole stream went out: see _answer.)
             return
+        self._record_issued(dialect, turn, turn_number)
+
+    def _record_issued(self, dialect: str, turn: Turn, turn_number: int) -> None:
         self._issued = []
         for i, call in enumerate(turn.calls):
             call_id = resolved_call_id(call, dialect=dialect, turn_number=turn_number, position=i)
@@ -457,7 +461,12 @@ class SimulatorApp:
             chunks = encode_error_event(dialect, turn, fault, model=model, turn_number=turn_number)
         else:
             chunks = encode_turn(dialect, turn, model=model, turn_number=turn_number)
-        await _stream(send, receive, chunks, fault)
+        completed = await _stream(send, receive, chunks, fault)
+        if isinstance(fault, Stall) and completed:
+            # A client that waited out the stall got the calls; one that timed out and
+            # hung up did not, and will ask again with the previous turn's results.
+            with self._lock:
+                self._record_issued(dialect, turn, turn_number)
 
 
 async def _read_body(receive: Receive) -> bytes | None:
@@ -484,12 +493,15 @@ async def _send_json(
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def _stream(send: Send, receive: Receive, chunks: list[bytes], fault: object) -> None:
+async def _stream(send: Send, receive: Receive, chunks: list[bytes], fault: object) -> bool:
+    """Send ``chunks`` as an event stream; return whether all of it went out (False when
+    the client hung up first)."""
     headers = [
         (b"content-type", b"text/event-stream; charset=utf-8"),
         (b"cache-control", b"no-cache"),
     ]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
+    completed = False
     async with anyio.create_task_group() as group:
 
         async def watch_disconnect() -> None:
@@ -513,7 +525,9 @@ async def _stream(send: Send, receive: Receive, chunks: list[bytes], fault: obje
             else:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+        completed = True
         group.cancel_scope.cancel()
+    return completed
 
 
 __all__ = [
