@@ -57,6 +57,16 @@ class AnthropicReassembler(Reassembler):
                 "anthropic: an event must be a JSON object", provider=self.provider, data=data
             )
         kind = payload.get("type")
+        if kind == "content_block_delta":
+            # The hot path, handled here without the table's extra call: nearly every
+            # event of a tool-calling turn is an input_json_delta (W2 in benchmarks/).
+            delta = payload["delta"]
+            if delta.get("type") == "input_json_delta":
+                call = self._blocks.get(payload["index"])
+                fragment = delta.get("partial_json")
+                if call is not None and type(fragment) is str:
+                    self.add_arguments(call, fragment)
+                return
         if not isinstance(kind, str):
             kind = event.event
         if kind == "content_block_start" and has_long_number(data):

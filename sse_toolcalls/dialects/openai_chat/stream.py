@@ -115,6 +115,18 @@ class ChatReassembler(Reassembler):
             self._finish_reason = reason
 
     def _tool_delta(self, entry: dict[str, Any]) -> None:
+        if len(entry) == 2:
+            # The hot path: a continuation fragment {"index", "function": {"arguments"}}
+            # (nearly every chunk of a tool-calling turn, W2 in benchmarks/) goes straight
+            # to the open call at its index; anything else takes the general rules below.
+            index = entry.get("index")
+            function = entry.get("function")
+            if type(index) is int and type(function) is dict and len(function) == 1:
+                call = self._by_index.get(index)
+                arguments = function.get("arguments")
+                if call is not None and call.index >= self._released and type(arguments) is str:
+                    self.add_arguments(call, arguments)
+                    return
         call_id = entry.get("id")
         if not isinstance(call_id, str):
             call_id = None

@@ -48,6 +48,16 @@ class ResponsesReassembler(Reassembler):
                 data=data,
             )
         kind = payload.get("type")
+        if kind == "response.function_call_arguments.delta":
+            # The hot path, handled here without the table's extra calls: nearly every
+            # event of a function-calling turn is an argument delta (W2 in benchmarks/).
+            call = self._by_item.get(payload.get("item_id"))  # type: ignore[arg-type]
+            if call is None:
+                call = self._find(payload)
+            delta = payload.get("delta")
+            if call is not None and type(delta) is str and call in self._open:
+                self.add_arguments(call, delta)
+            return
         if not isinstance(kind, str):
             kind = event.event
         handler = _HANDLERS.get(kind)

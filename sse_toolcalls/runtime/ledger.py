@@ -1,0 +1,396 @@
+"""The idempotency ledger: which writes have run, and what they answered.
+
+Every call to a ``write`` tool runs under an idempotency key (see :func:`idempotency_key`).
+Before its handler starts, the dispatcher *reserves* the key; when the handler has
+answered (ok or error), it *records* the result under the key. So each key is in one of
+three states:
+
+- absent: the write never started; it may run.
+- ``in_flight``: it started and was never confirmed (the process crashed, or the turn
+  was cancelled, mid-write). The action may or may not have happened. **Policy: it is
+  never run again automatically**; the model gets an error result saying that the action
+  may have run and is not being repeated (``write_unconfirmed``), and a person or the
+  application decides (:meth:`IdempotencyLedger.forget` clears the key once they have).
+- ``done``: it ran; a retried or replayed call gets the recorded result, re-addressed to
+  its own call id, and the handler does not run again.
+
+Two implementations: :class:`SQLiteLedger` (a file in WAL mode, safe across processes and
+restarts: the embedded default) and :class:`InMemoryLedger` (one process, for tests).
+Anything with the methods of :class:`IdempotencyLedger` can be plugged in (Redis, a SQL
+server...): ``reserve`` must be atomic, as a compare-and-set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import orjson
+
+from ..errors import SSEToolCallsError
+
+__all__ = [
+    "KEY_VERSION",
+    "InMemoryLedger",
+    "LedgerEntry",
+    "LedgerError",
+    "LedgerState",
+    "IdempotencyLedger",
+    "SQLiteLedger",
+    "canonical_arguments",
+    "idempotency_key",
+]
+
+LedgerState = Literal["in_flight", "done"]
+"""``in_flight``: started, never confirmed; ``done``: ran, result recorded."""
+
+KEY_VERSION = "v1"
+"""Part of every derived key: a change to the derivation changes the version, so old
+ledger rows can never be mistaken for new ones."""
+
+
+class LedgerError(SSEToolCallsError):
+    """The ledger could not be read or written (a locked or corrupt database file...).
+    A write whose key cannot be reserved is not run."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerEntry:
+    """What the ledger knows about one idempotency key."""
+
+    key: str
+    """The idempotency key."""
+
+    state: LedgerState
+    """``in_flight`` or ``done``."""
+
+    tool: str
+    """The tool the key belongs to (for people reading the ledger)."""
+
+    content: str | dict[str, Any] | list[Any] | None = None
+    """The recorded result content (``None`` while in flight)."""
+
+    is_error: bool = False
+    """Whether the recorded result is an error result."""
+
+    started_at: float = 0.0
+    """When the key was reserved, in seconds since the epoch."""
+
+    finished_at: float | None = None
+    """When the result was recorded, or ``None`` while in flight."""
+
+
+@runtime_checkable
+class IdempotencyLedger(Protocol):
+    """What the dispatcher needs from a ledger. Methods are synchronous and short: an
+    embedded store answers in well under a millisecond, so they run on the event loop."""
+
+    def get(self, key: str) -> LedgerEntry | None:
+        """The entry for ``key``, or ``None`` when the key was never reserved.
+
+        Raises:
+            LedgerError: the store cannot be read.
+        """
+        ...
+
+    def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
+        """Atomically mark ``key`` in flight, unless it already has an entry.
+
+        Returns:
+            ``None`` when this caller now holds the reservation (the write may run), or
+            the existing entry (the write must not run).
+
+        Raises:
+            LedgerError: the store cannot be written; the write must not run.
+        """
+        ...
+
+    def record(
+        self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
+    ) -> None:
+        """Mark ``key`` done with its result (creating the entry if it has none).
+
+        Raises:
+            LedgerError: the store cannot be written.
+        """
+        ...
+
+    def forget(self, key: str) -> None:
+        """Remove ``key`` (after a person checked an unconfirmed write, say).
+
+        Raises:
+            LedgerError: the store cannot be written.
+        """
+        ...
+
+
+# --------------------------------------------------------------------------------------
+# Keys.
+
+
+def canonical_arguments(arguments: dict[str, Any]) -> str:
+    """The canonical JSON text of validated arguments: keys sorted at every depth, no
+    insignificant whitespace, UTF-8 kept as is. Equal arguments give equal text whatever
+    order the model wrote them in."""
+    return _dumps(arguments, sort_keys=True)
+
+
+def _dumps(value: Any, *, sort_keys: bool = False) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else 0).decode()
+    except TypeError:
+        # orjson stops at 64-bit integers; the stdlib writes any integer exactly.
+        return json.dumps(value, sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False)
+
+
+def idempotency_key(
+    *,
+    tool: str,
+    arguments: dict[str, Any],
+    conversation_id: str,
+    turn: int,
+    occurrence: int = 0,
+) -> str:
+    """The idempotency key of one write call, independent of the provider's call id.
+
+    The key is the SHA-256 (hex) of, joined by NUL bytes: :data:`KEY_VERSION`, the
+    conversation id, the turn number, the tool name, :func:`canonical_arguments` of the
+    *validated* arguments (after coercion, so ``"5"`` and ``5`` for an integer are one
+    call), and the occurrence number.
+
+    Why not the call id: providers re-issue a call with a new id when a turn is
+    regenerated (a retried request, a resumed conversation), and the write must still be
+    recognised. Why the turn: the same write asked for in a later turn is a new action
+    the model decided on after seeing the first result. Why the occurrence: two
+    identical writes in one turn (``add_item`` twice) are two actions; the k-th identical
+    call of a turn gets occurrence k.
+
+    Args:
+        tool: the tool name.
+        arguments: the validated arguments.
+        conversation_id: a stable id of the conversation (the caller's; keep it across
+            restarts to be protected across restarts).
+        turn: which assistant turn of the conversation asked for the call, from 0.
+        occurrence: how many identical calls came before it in the same turn.
+
+    Returns:
+        64 hexadecimal characters.
+    """
+    parts = (
+        KEY_VERSION,
+        conversation_id,
+        str(turn),
+        tool,
+        canonical_arguments(arguments),
+        str(occurrence),
+    )
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------------------
+# In memory.
+
+
+class InMemoryLedger:
+    """A ledger in a dict: one process, gone at exit. For tests and short scripts."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        """Args:
+        clock: seconds since the epoch, for the timestamps."""
+        self._entries: dict[str, LedgerEntry] = {}
+        self._lock = threading.Lock()
+        self._clock = clock
+
+    def get(self, key: str) -> LedgerEntry | None:
+        """See :meth:`IdempotencyLedger.get`."""
+        with self._lock:
+            return self._entries.get(key)
+
+    def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
+        """See :meth:`IdempotencyLedger.reserve`."""
+        with self._lock:
+            existing = self._entries.get(key)
+            if existing is not None:
+                return existing
+            self._entries[key] = LedgerEntry(
+                key=key, state="in_flight", tool=tool, started_at=self._clock()
+            )
+            return None
+
+    def record(
+        self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
+    ) -> None:
+        """See :meth:`IdempotencyLedger.record`."""
+        with self._lock:
+            now = self._clock()
+            entry = self._entries.get(key) or LedgerEntry(
+                key=key, state="in_flight", tool="", started_at=now
+            )
+            self._entries[key] = replace(
+                entry, state="done", content=content, is_error=is_error, finished_at=now
+            )
+
+    def forget(self, key: str) -> None:
+        """See :meth:`IdempotencyLedger.forget`."""
+        with self._lock:
+            self._entries.pop(key, None)
+
+    def entries(self) -> list[LedgerEntry]:
+        """Every entry, in reservation order."""
+        with self._lock:
+            return list(self._entries.values())
+
+
+# --------------------------------------------------------------------------------------
+# SQLite.
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS idempotency_ledger (
+    key TEXT PRIMARY KEY,
+    state TEXT NOT NULL CHECK (state IN ('in_flight', 'done')),
+    tool TEXT NOT NULL,
+    content TEXT,
+    is_error INTEGER NOT NULL DEFAULT 0,
+    started_at REAL NOT NULL,
+    finished_at REAL
+)
+"""
+
+BUSY_TIMEOUT_S = 5.0
+"""How long a statement waits for another process's write lock, in seconds: ledger
+writes hold it for about a millisecond, so five seconds only runs out when something is
+badly stuck, and then the write is refused rather than run unguarded."""
+
+
+class SQLiteLedger:
+    """The embedded default: one SQLite file, one table, WAL journal.
+
+    Safe across processes (SQLite's file locks make ``reserve`` an atomic insert-if-absent;
+    WAL lets readers go on while one process writes) and across restarts (each
+    ``reserve`` and ``record`` is committed with ``synchronous=FULL`` before the method
+    returns, so a reservation is on disk before the handler starts). One connection per
+    object, guarded by a lock, usable from worker threads.
+    """
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
+        """Open (creating if needed) the ledger file at ``path``.
+
+        Args:
+            path: the database file (``":memory:"`` works but defeats the purpose).
+            clock: seconds since the epoch, for the timestamps.
+
+        Raises:
+            LedgerError: the file cannot be opened or is not a ledger database.
+        """
+        self.path = str(path)
+        """The database file."""
+        self._clock = clock
+        self._lock = threading.Lock()
+        try:
+            # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so the check and
+            # the insert of a reservation are one transaction under the write lock.
+            self._db = sqlite3.connect(
+                self.path,
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot open the ledger at {self.path}: {exc}") from exc
+
+    def _row(self, key: str) -> LedgerEntry | None:
+        row = self._db.execute(
+            "SELECT key, state, tool, content, is_error, started_at, finished_at "
+            "FROM idempotency_ledger WHERE key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        content = None if row[3] is None else json.loads(row[3])
+        return LedgerEntry(
+            key=row[0],
+            state=row[1],
+            tool=row[2],
+            content=content,
+            is_error=bool(row[4]),
+            started_at=row[5],
+            finished_at=row[6],
+        )
+
+    def get(self, key: str) -> LedgerEntry | None:
+        """See :meth:`IdempotencyLedger.get`."""
+        with self._lock:
+            try:
+                return self._row(key)
+            except (sqlite3.Error, ValueError) as exc:
+                raise LedgerError(f"cannot read the ledger at {self.path}: {exc}") from exc
+
+    def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
+        """See :meth:`IdempotencyLedger.reserve`."""
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    existing = self._row(key)
+                    if existing is None:
+                        self._db.execute(
+                            "INSERT INTO idempotency_ledger (key, state, tool, started_at) "
+                            "VALUES (?, 'in_flight', ?, ?)",
+                            (key, tool, self._clock()),
+                        )
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+                return existing
+            except (sqlite3.Error, ValueError) as exc:
+                raise LedgerError(f"cannot reserve in the ledger at {self.path}: {exc}") from exc
+
+    def record(
+        self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
+    ) -> None:
+        """See :meth:`IdempotencyLedger.record`."""
+        now = self._clock()
+        text = _dumps(content)
+        with self._lock:
+            try:
+                self._db.execute(
+                    "INSERT INTO idempotency_ledger "
+                    "(key, state, tool, content, is_error, started_at, finished_at) "
+                    "VALUES (?, 'done', '', ?, ?, ?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET state = 'done', "
+                    "content = excluded.content, is_error = excluded.is_error, "
+                    "finished_at = excluded.finished_at",
+                    (key, text, int(is_error), now, now),
+                )
+            except sqlite3.Error as exc:
+                raise LedgerError(f"cannot record in the ledger at {self.path}: {exc}") from exc
+
+    def forget(self, key: str) -> None:
+        """See :meth:`IdempotencyLedger.forget`."""
+        with self._lock:
+            try:
+                self._db.execute("DELETE FROM idempotency_ledger WHERE key = ?", (key,))
+            except sqlite3.Error as exc:
+                raise LedgerError(f"cannot write the ledger at {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SQLiteLedger:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
