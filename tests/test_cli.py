@@ -35,9 +35,9 @@ def test_replay_prints_one_json_line_per_call(
 def test_replay_reports_truncation_as_json_and_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    raw = encode("openai_chat", [Call("f", {"text": "a long value"}, "c1")], fragment=100)
+    raw = encode("openai_chat", [Call("f", {"text": "a long value"}, "c1")], fragment=4)
     stream = tmp_path / "cut.sse"
-    stream.write_bytes(raw[: raw.index(b"long")])
+    stream.write_bytes(raw[: raw.index(b" val")])
     assert main(["replay", str(stream), "--dialect", "openai_chat"]) == 1
     error = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert error["error"] == "TruncatedStreamError"
