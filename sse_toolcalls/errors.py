@@ -177,3 +177,8 @@ class ToolTimeoutError(ToolError):
 
 class CircuitOpenError(ToolError):
     """The tool failed too often recently and is refused until its cool-down ends."""
+
+
+class LedgerError(SSEToolCallsError):
+    """The idempotency ledger could not be read or written (a locked or corrupt database
+    file...). A write whose key cannot be reserved is not run."""

@@ -1,10 +1,16 @@
-"""The async edge: HTTP streaming, provider error mapping, provider clients, the loop.
+"""The async edge and the runtime: HTTP streaming, provider error mapping, provider
+clients, dispatch of calls, policies (retry, circuit breaker, idempotency ledger),
+fallback messages and diagnostics, and the conversation loops.
 
 Depends on httpx and anyio; the core (``sse``, ``parser``, ``dialects``) never imports it.
 """
 
 from __future__ import annotations
 
+from .agent import DEFAULT_MAX_STEPS, Agent, AgentReply, StreamingClient
+from .breaker import CircuitBreaker, CircuitStatus
+from .diagnostics import Diagnostic
+from .dispatch import CallOutcome, CallReport, Dispatcher
 from .edge import (
     TIMEOUT_CODE,
     AsyncByteResponse,
@@ -17,18 +23,48 @@ from .edge import (
     iter_events,
     iter_tool_calls,
 )
+from .fallback import FallbackReason, fallback_message
 from .http_errors import is_retryable_status, parse_retry_after, provider_error_from_http
+from .ledger import (
+    IdempotencyLedger,
+    InMemoryLedger,
+    LedgerEntry,
+    LedgerError,
+    SQLiteLedger,
+    idempotency_key,
+)
+from .retry import RetryPolicy, is_transient
 
 __all__ = [
+    "DEFAULT_MAX_STEPS",
     "TIMEOUT_CODE",
+    "Agent",
+    "AgentReply",
     "AsyncByteResponse",
+    "CallOutcome",
+    "CallReport",
+    "CircuitBreaker",
+    "CircuitStatus",
+    "Diagnostic",
+    "Dispatcher",
+    "FallbackReason",
+    "IdempotencyLedger",
+    "InMemoryLedger",
+    "LedgerEntry",
+    "LedgerError",
+    "RetryPolicy",
+    "SQLiteLedger",
     "SSELike",
+    "StreamingClient",
     "SyncByteResponse",
     "aiter_events",
     "aiter_events_from_sse",
     "aiter_tool_calls",
     "aiter_tool_calls_from_sse",
+    "fallback_message",
+    "idempotency_key",
     "is_retryable_status",
+    "is_transient",
     "iter_events",
     "iter_tool_calls",
     "parse_retry_after",

@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import orjson
 
-from ..errors import SSEToolCallsError
+from ..errors import LedgerError
 
 __all__ = [
     "KEY_VERSION",
@@ -54,11 +54,6 @@ LedgerState = Literal["in_flight", "done"]
 KEY_VERSION = "v1"
 """Part of every derived key: a change to the derivation changes the version, so old
 ledger rows can never be mistaken for new ones."""
-
-
-class LedgerError(SSEToolCallsError):
-    """The ledger could not be read or written (a locked or corrupt database file...).
-    A write whose key cannot be reserved is not run."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

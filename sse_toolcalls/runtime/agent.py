@@ -1,0 +1,323 @@
+"""The hardened conversation loop: the user always gets a message.
+
+:class:`Agent` talks with the model until it answers without calling a tool, like
+:func:`~.loop.run_conversation`, and adds what a product needs when things fail:
+
+- **Provider or stream failures** (an HTTP error, an error event, a stall, a cut
+  stream): transient ones are retried per the :class:`~.retry.RetryPolicy`, re-sending
+  the same conversation; the calls of a turn run only once its stream has finished
+  cleanly, so a failed stream never runs anything, and the results of a turn that ran
+  are part of the conversation re-sent, so a retry never runs them again. When the
+  provider cannot answer, the reply is a pre-written message in the user's language
+  (:mod:`.fallback`) and the detail goes to diagnostics (:mod:`.diagnostics`).
+- **Calls** go through a :class:`~.dispatch.Dispatcher`: validation, concurrency, per-tool
+  timeouts, the circuit breaker, and the idempotency ledger for writes (keyed by the
+  conversation id and turn, so a turn regenerated with new call ids is still recognised).
+- **Invalid arguments**: the model gets an error result under the same id and may correct
+  itself once; if its next call to the same tool is refused again, the reply is the
+  ``tool_arguments`` fallback.
+- **Step limit**: the ``step_limit`` fallback.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
+
+from ..calls import StreamFinished, ToolCall, ToolResult, ToolSpec
+from ..conversation import (
+    AssistantMessage,
+    Conversation,
+    Message,
+    ToolResultsMessage,
+    UserMessage,
+)
+from ..errors import StreamError, StreamTimeoutError, TruncatedStreamError, UsageError
+from .breaker import CircuitBreaker
+from .diagnostics import Diagnostic, from_exception, report
+from .dispatch import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_READ_RETRIES,
+    CallReport,
+    Dispatcher,
+)
+from .fallback import FallbackReason, fallback_message
+from .ledger import IdempotencyLedger
+from .retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from ..calls import StreamEvent
+    from ..tools.registry import ToolRegistry
+
+__all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentReply", "StreamingClient"]
+
+DEFAULT_MAX_STEPS = 8
+"""Assistant turns one run may take: enough for a few rounds of parallel calls, and a
+bound on the cost of a model that keeps calling tools without ever answering."""
+
+
+class StreamingClient(Protocol):
+    """What the agent needs from a provider client (every :class:`~.clients.ProviderClient`)."""
+
+    def stream_events(
+        self, conversation: Conversation, tools: Sequence[ToolSpec] = (), **options: Any
+    ) -> AsyncIterator[StreamEvent]:
+        """Send the conversation; yield the rich stream events of the answer."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentReply:
+    """What one run produced: always a message for the user."""
+
+    text: str
+    """What to show the user: the model's final answer, or a fallback message."""
+
+    is_fallback: bool
+    """True when ``text`` is a pre-written fallback message, not the model's."""
+
+    reason: FallbackReason | None
+    """Why the fallback was shown, or ``None``."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    """Every failure handled on the way, for developers (never for the user)."""
+
+    calls: tuple[ToolCall, ...]
+    """Every call the model made that was dispatched, in order."""
+
+    results: tuple[ToolResult, ...]
+    """Their results, in the same order, each addressed to its call."""
+
+    reports: tuple[CallReport, ...]
+    """How each call went (ran, replayed, refused...), in the same order."""
+
+    conversation: tuple[Message, ...]
+    """The whole conversation, the new assistant turns and results included."""
+
+    steps: int
+    """Assistant turns received."""
+
+    requests: int
+    """Requests sent to the provider, retries included."""
+
+
+class Agent:
+    """A conversation loop that fails safely. Reusable across runs; one ledger and one
+    breaker serve them all."""
+
+    def __init__(
+        self,
+        client: StreamingClient,
+        registry: ToolRegistry,
+        *,
+        ledger: IdempotencyLedger | None = None,
+        breaker: CircuitBreaker | None = None,
+        retry: RetryPolicy | None = None,
+        lang: str = "en",
+        max_steps: int = DEFAULT_MAX_STEPS,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        read_retries: int = DEFAULT_READ_RETRIES,
+        request_timeout: float | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        """Args:
+            client: the provider client (its dialect decides every format).
+            registry: the tools the model may call.
+            ledger: the idempotency ledger for writes (in memory by default; use a
+                :class:`~.ledger.SQLiteLedger` to be safe across processes and restarts).
+            breaker: the circuit breaker (3 failures, 60 s by default).
+            retry: the provider retry policy (3 attempts by default).
+            lang: the user's language for fallback messages (BCP 47: ``en``, ``pt-BR``).
+            max_steps: assistant turns per run (at least 1).
+            max_concurrency: calls of one turn running at once.
+            read_retries: extra runs of a failed read tool.
+            request_timeout: seconds one request (its whole stream) may take, or
+                ``None``; a stream going silent is the client's ``idle_timeout``.
+            options: request options sent with every request (``temperature``...).
+
+        Raises:
+            UsageError: ``max_steps`` below 1, or a bad dispatcher setting.
+        """
+        if max_steps < 1:
+            raise UsageError("max_steps must be at least 1")
+        self.client = client
+        """The provider client."""
+        self.registry = registry
+        """The tools."""
+        self.dispatcher = Dispatcher(
+            registry,
+            ledger=ledger,
+            breaker=breaker,
+            max_concurrency=max_concurrency,
+            read_retries=read_retries,
+        )
+        """Runs each turn's calls."""
+        self.retry = retry if retry is not None else RetryPolicy()
+        """The provider retry policy."""
+        self.lang = lang
+        """The default language of fallback messages."""
+        self.max_steps = max_steps
+        """Assistant turns per run."""
+        self.request_timeout = request_timeout
+        """Seconds one request may take, or ``None``."""
+        self.options = dict(options or {})
+        """Request options."""
+
+    async def run(
+        self,
+        conversation: Conversation | str,
+        *,
+        conversation_id: str | None = None,
+        lang: str | None = None,
+    ) -> AgentReply:
+        """Talk with the model until it answers without calling a tool.
+
+        Args:
+            conversation: the conversation so far, or the user's message as text.
+            conversation_id: a stable id of the conversation: write keys are derived
+                from it, so give the same id when a conversation is resumed or retried
+                (after a restart, say) to keep its writes from running twice. A random
+                id by default (protection within this run only).
+            lang: the language of a fallback message, overriding the agent's.
+
+        Returns:
+            The reply: the final answer, or a fallback message, never empty.
+
+        Raises:
+            UsageError: the conversation cannot be encoded for the client's dialect.
+            Cancellation from the caller, unswallowed.
+        """
+        run = _Run(
+            self,
+            [UserMessage(text=conversation)]
+            if isinstance(conversation, str)
+            else list(conversation),
+            conversation_id or uuid.uuid4().hex,
+            lang or self.lang,
+        )
+        return await run.go()
+
+
+class _Run:
+    """The state of one :meth:`Agent.run`."""
+
+    def __init__(self, agent: Agent, messages: list[Message], conversation_id: str, lang: str):
+        self.agent = agent
+        self.messages = messages
+        self.conversation_id = conversation_id
+        self.lang = lang
+        self.diagnostics: list[Diagnostic] = []
+        self.reports: list[CallReport] = []
+        self.steps = 0
+        self.requests = 0
+
+    async def go(self) -> AgentReply:
+        agent = self.agent
+        tools = agent.registry.specs()
+        refused_before: set[str] = set()
+        for _ in range(agent.max_steps):
+            finished = await self._request(tools)
+            if finished is None:
+                return self._fallback("provider_unavailable")
+            self.steps += 1
+            turn = sum(isinstance(m, AssistantMessage) for m in self.messages)
+            self.messages.append(AssistantMessage(text=finished.text, calls=finished.calls))
+            if not finished.calls:
+                if not finished.text.strip():
+                    self._note(Diagnostic(kind="empty_answer", message="no text and no calls"))
+                    return self._fallback("provider_unavailable")
+                return self._reply(finished.text, None)
+            reports = await agent.dispatcher.dispatch(
+                finished.calls, conversation_id=self.conversation_id, turn=turn
+            )
+            self.reports += reports
+            self.diagnostics += [d for r in reports for d in r.diagnostics]
+            self.messages.append(ToolResultsMessage(results=tuple(r.result for r in reports)))
+            refused_now = {r.call.name for r in reports if r.outcome == "refused"}
+            if refused_now & refused_before:
+                self._note(
+                    Diagnostic(
+                        kind="tool_arguments",
+                        message="the model's corrected call was refused again: "
+                        + ", ".join(sorted(refused_now & refused_before)),
+                    )
+                )
+                return self._fallback("tool_arguments")
+            refused_before = refused_now
+        self._note(Diagnostic(kind="step_limit", message=f"{agent.max_steps} steps taken"))
+        return self._fallback("step_limit")
+
+    async def _request(self, tools: Sequence[ToolSpec]) -> StreamFinished | None:
+        """One turn from the provider, with retries; ``None`` when it cannot answer."""
+        policy = self.agent.retry
+        for attempt in range(1, policy.attempts + 1):
+            self.requests += 1
+            try:
+                return await self._stream(tools)
+            except StreamError as error:
+                retry = policy.should_retry(error, attempt)
+                self._note(from_exception(error, attempt=attempt, retried=retry))
+                if not retry:
+                    return None
+                await policy.sleep(policy.delay(attempt, error))
+        return None  # pragma: no cover - the last attempt returns above
+
+    async def _stream(self, tools: Sequence[ToolSpec]) -> StreamFinished:
+        agent = self.agent
+        last: StreamFinished | None = None
+        timeout = agent.request_timeout
+        try:
+            with anyio.fail_after(timeout):
+                events = agent.client.stream_events(self.messages, tools, **agent.options)
+                try:
+                    async for event in events:
+                        if isinstance(event, StreamFinished):
+                            last = event
+                finally:
+                    closer = getattr(events, "aclose", None)
+                    if closer is not None:
+                        with anyio.CancelScope(shield=True):
+                            await closer()
+        except TimeoutError as exc:
+            raise StreamTimeoutError(
+                f"the request took longer than {timeout:g} s", provider=_dialect(agent.client)
+            ) from exc
+        if last is None:
+            # Our clients end every good stream with StreamFinished or raise; a client
+            # that simply stops has been cut off, as far as anyone can tell.
+            raise TruncatedStreamError(
+                "the stream ended without its end event",
+                reason="eof",
+                provider=_dialect(agent.client),
+            )
+        return last
+
+    def _note(self, diagnostic: Diagnostic) -> None:
+        self.diagnostics.append(report(diagnostic, level=logging.WARNING))
+
+    def _fallback(self, reason: FallbackReason) -> AgentReply:
+        return self._reply(fallback_message(reason, self.lang), reason)
+
+    def _reply(self, text: str, reason: FallbackReason | None) -> AgentReply:
+        return AgentReply(
+            text=text,
+            is_fallback=reason is not None,
+            reason=reason,
+            diagnostics=tuple(self.diagnostics),
+            calls=tuple(r.call for r in self.reports),
+            results=tuple(r.result for r in self.reports),
+            reports=tuple(self.reports),
+            conversation=tuple(self.messages),
+            steps=self.steps,
+            requests=self.requests,
+        )
+
+
+def _dialect(client: object) -> str | None:
+    dialect = getattr(client, "dialect", None)
+    return dialect if isinstance(dialect, str) else None

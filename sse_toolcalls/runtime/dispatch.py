@@ -1,0 +1,479 @@
+"""Running one turn's calls: concurrently where allowed, safely always.
+
+:meth:`Dispatcher.dispatch` takes the complete calls of one assistant turn and returns
+one :class:`CallReport` per call, in call order, each with its call and its result:
+
+- **Checked first.** Every call is validated by the registry before anything runs; an
+  unknown tool or invalid arguments give an error result under the call's own id, and
+  nothing runs for that call.
+- **Order.** Calls to ``parallel_safe`` tools run at the same time, up to
+  ``max_concurrency``; a call to a tool that is not parallel-safe is a barrier: it starts
+  after every earlier call of the turn has finished, and later calls start after it (a
+  file system must see ``cd`` before ``mkdir``). All of it in one anyio task group.
+- **Timeouts** per tool (``Tool.timeout``); a sync handler that overruns is abandoned in
+  its worker thread (Python cannot stop it) and answered as timed out.
+- **Failures stay local.** A handler that raises or times out gives an error result for
+  its own call; its siblings go on. Cancellation from outside propagates: the task group
+  cancels every call still running and ``dispatch`` raises, returning nothing partial.
+- **Reads** (``effect="read"``) that fail are retried ``read_retries`` times.
+- **Writes** (``effect="write"``) run at most once per idempotency key (see
+  :mod:`.ledger`): the key is reserved before the handler starts and the result
+  recorded when it answers (an error included). A write whose key is done returns the
+  recorded result; one whose key is still in flight (a crash or cancellation mid-write)
+  is not repeated, and the model is told it may have happened. A failed write is never
+  retried automatically.
+- **Circuit breaker** per tool (see :mod:`.breaker`): a refused call gets a
+  ``tool_unavailable`` error result and does not run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from ..calls import ToolCall, ToolResult
+from ..errors import (
+    CircuitOpenError,
+    ToolError,
+    ToolExecutionError,
+    ToolTimeoutError,
+    UsageError,
+)
+from .breaker import CircuitBreaker
+from .diagnostics import Diagnostic, report
+from .ledger import (
+    IdempotencyLedger,
+    InMemoryLedger,
+    LedgerEntry,
+    LedgerError,
+    canonical_arguments,
+    idempotency_key,
+)
+
+if TYPE_CHECKING:
+    from ..tools.registry import ToolRegistry, ValidatedCall
+
+__all__ = [
+    "DEFAULT_MAX_CONCURRENCY",
+    "DEFAULT_READ_RETRIES",
+    "CallOutcome",
+    "CallReport",
+    "Dispatcher",
+    "KeyFunction",
+]
+
+DEFAULT_MAX_CONCURRENCY = 8
+"""Calls of one turn running at once: models rarely ask for more than a handful in
+parallel, and a bound keeps a runaway turn from opening hundreds of connections."""
+
+DEFAULT_READ_RETRIES = 1
+"""Extra runs of a failed read: one absorbs a blip; a tool failing twice in a row is
+failing, and the model is better told so than kept waiting."""
+
+CallOutcome = Literal[
+    "ok",
+    "refused",
+    "failed",
+    "timeout",
+    "unavailable",
+    "replayed",
+    "unconfirmed",
+    "ledger_error",
+]
+"""How a call ended: ``ok``; ``refused`` (unknown tool or invalid arguments, nothing
+ran); ``failed`` / ``timeout`` (the handler raised or overran); ``unavailable`` (open
+circuit, nothing ran); ``replayed`` (a write already done: its recorded result, nothing
+ran); ``unconfirmed`` (a write that started earlier and was never confirmed: not
+repeated); ``ledger_error`` (a write whose key could not be reserved: not run)."""
+
+KeyFunction = Callable[["ValidatedCall", str, int, int], str]
+"""Makes a write's idempotency key from (validated call, conversation id, turn,
+occurrence); the default is :func:`~.ledger.idempotency_key`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallReport:
+    """What happened to one call of the turn."""
+
+    call: ToolCall
+    """The call, as the provider sent it."""
+
+    result: ToolResult
+    """Its result (ok or error), addressed to ``call``."""
+
+    outcome: CallOutcome
+    """How it ended."""
+
+    runs: int
+    """How many times its handler was started (0 when nothing ran)."""
+
+    key: str | None = None
+    """The idempotency key, for writes that passed validation."""
+
+    diagnostics: tuple[Diagnostic, ...] = ()
+    """What went wrong, for developers."""
+
+
+def _default_key(validated: ValidatedCall, conversation_id: str, turn: int, occurrence: int) -> str:
+    return idempotency_key(
+        tool=validated.tool.name,
+        arguments=validated.arguments,
+        conversation_id=conversation_id,
+        turn=turn,
+        occurrence=occurrence,
+    )
+
+
+class Dispatcher:
+    """Runs the calls of a turn with a registry, a ledger and a circuit breaker."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        ledger: IdempotencyLedger | None = None,
+        breaker: CircuitBreaker | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        read_retries: int = DEFAULT_READ_RETRIES,
+        key: KeyFunction = _default_key,
+    ) -> None:
+        """Args:
+            registry: the tools.
+            ledger: where writes are recorded; an :class:`InMemoryLedger` by default
+                (pass a :class:`~.ledger.SQLiteLedger` to be safe across restarts).
+            breaker: the circuit breaker; a default one (3 failures, 60 s) if omitted.
+            max_concurrency: calls of a turn running at once (at least 1).
+            read_retries: extra runs of a failed read (0 disables).
+            key: how a write's idempotency key is made.
+
+        Raises:
+            UsageError: a concurrency below 1 or negative retries.
+        """
+        if max_concurrency < 1:
+            raise UsageError("max_concurrency must be at least 1")
+        if read_retries < 0:
+            raise UsageError("read_retries cannot be negative")
+        self.registry = registry
+        """The tools."""
+        self.ledger: IdempotencyLedger = ledger if ledger is not None else InMemoryLedger()
+        """Where writes are recorded."""
+        self.breaker = breaker if breaker is not None else CircuitBreaker()
+        """The circuit breaker."""
+        self.max_concurrency = max_concurrency
+        """Calls of a turn running at once."""
+        self.read_retries = read_retries
+        """Extra runs of a failed read."""
+        self._key = key
+
+    async def dispatch(
+        self, calls: Sequence[ToolCall], *, conversation_id: str = "", turn: int = 0
+    ) -> list[CallReport]:
+        """Run the calls of one turn; see the module docstring for the rules.
+
+        Args:
+            calls: the turn's complete calls, in call order.
+            conversation_id: the conversation's stable id (part of write keys).
+            turn: which assistant turn of the conversation made the calls, from 0.
+
+        Returns:
+            One report per call, in call order.
+
+        Raises:
+            Whatever cancels the caller (cancellation is never swallowed).
+        """
+        checked = [self.registry.validate(call) for call in calls]
+        keys = self._keys(checked, conversation_id, turn)
+        reports: list[CallReport | None] = [None] * len(calls)
+        finished = [anyio.Event() for _ in calls]
+        limiter = anyio.CapacityLimiter(self.max_concurrency)
+
+        async def run(i: int, after: list[anyio.Event]) -> None:
+            for event in after:
+                await event.wait()
+            try:
+                async with limiter:
+                    reports[i] = await self._one(calls[i], checked[i], keys[i])
+            finally:
+                finished[i].set()
+
+        async with anyio.create_task_group() as group:
+            barrier: int | None = None  # the last call that is not parallel-safe
+            for i, outcome in enumerate(checked):
+                alone = not isinstance(outcome, ToolResult) and not outcome.tool.parallel_safe
+                if alone:
+                    after = finished[:i]
+                    barrier = i
+                else:
+                    after = [finished[barrier]] if barrier is not None else []
+                group.start_soon(run, i, after)
+        done = [r for r in reports if r is not None]
+        if len(done) != len(calls):  # pragma: no cover - every task fills its slot or raises
+            raise UsageError("a call of the turn was left without a report")
+        return done
+
+    # ----------------------------------------------------------------------------------
+
+    def _keys(
+        self, checked: list[ValidatedCall | ToolResult], conversation_id: str, turn: int
+    ) -> list[str | None]:
+        seen: dict[tuple[str, str], int] = {}
+        keys: list[str | None] = []
+        for outcome in checked:
+            if isinstance(outcome, ToolResult) or outcome.tool.effect != "write":
+                keys.append(None)
+                continue
+            identity = (outcome.tool.name, canonical_arguments(outcome.arguments))
+            occurrence = seen.get(identity, 0)
+            seen[identity] = occurrence + 1
+            keys.append(self._key(outcome, conversation_id, turn, occurrence))
+        return keys
+
+    async def _one(
+        self, call: ToolCall, checked: ValidatedCall | ToolResult, key: str | None
+    ) -> CallReport:
+        if isinstance(checked, ToolResult):
+            return CallReport(call=call, result=checked, outcome="refused", runs=0)
+        if checked.tool.effect == "write" and key is not None:
+            return await self._write(checked, key)
+        return await self._read(checked)
+
+    async def _read(self, validated: ValidatedCall) -> CallReport:
+        call, name = validated.call, validated.tool.name
+        diagnostics: list[Diagnostic] = []
+        runs = 0
+        result: ToolResult | None = None
+        outcome: CallOutcome = "ok"
+        for _ in range(1 + self.read_retries):
+            if not self.breaker.allow(name):
+                if result is not None:
+                    break  # keep the last failure: it says more than "unavailable"
+                return self._unavailable(validated)
+            runs += 1
+            result, outcome, problem = await self._attempt(validated)
+            if problem is None:
+                self.breaker.success(name)
+                break
+            self.breaker.failure(name)
+            diagnostics.append(problem)
+        assert result is not None  # the first attempt always runs or returns above
+        return CallReport(
+            call=call, result=result, outcome=outcome, runs=runs, diagnostics=tuple(diagnostics)
+        )
+
+    async def _write(self, validated: ValidatedCall, key: str) -> CallReport:
+        call, name = validated.call, validated.tool.name
+        try:
+            entry = self.ledger.get(key)
+            if entry is not None:
+                return self._from_ledger(validated, key, entry)
+            if not self.breaker.allow(name):
+                return self._unavailable(validated, key)
+            try:
+                entry = self.ledger.reserve(key, tool=name)
+            except BaseException:
+                self.breaker.release(name)
+                raise
+            if entry is not None:
+                # Another process reserved it between our look and our reservation.
+                self.breaker.release(name)
+                return self._from_ledger(validated, key, entry)
+        except LedgerError as exc:
+            return self._ledger_refusal(validated, key, exc)
+        # The reservation is on record: from here on, a crash or a cancellation leaves
+        # the key in flight, and the write is never silently run again.
+        result, outcome, problem = await self._attempt(validated, write=True)
+        diagnostics = [problem] if problem is not None else []
+        if problem is None:
+            self.breaker.success(name)
+        else:
+            self.breaker.failure(name)
+        try:
+            self.ledger.record(key, result.content, is_error=result.is_error)
+        except LedgerError as exc:
+            diagnostics.append(
+                report(
+                    Diagnostic(
+                        kind="ledger_error",
+                        message=f"the write ran but its result could not be recorded: {exc}",
+                        exception=repr(exc),
+                        tool=name,
+                        call_id=call.call_id,
+                    ),
+                    level=logging.ERROR,
+                )
+            )
+        return CallReport(
+            call=call,
+            result=result,
+            outcome=outcome,
+            runs=1,
+            key=key,
+            diagnostics=tuple(diagnostics),
+        )
+
+    async def _attempt(
+        self, validated: ValidatedCall, *, write: bool = False
+    ) -> tuple[ToolResult, CallOutcome, Diagnostic | None]:
+        """Run the handler once within the tool's timeout."""
+        call, tool = validated.call, validated.tool
+        try:
+            try:
+                with anyio.fail_after(tool.timeout):
+                    value = await self.registry.invoke(validated)
+            except TimeoutError as exc:
+                raise ToolTimeoutError(
+                    f"{tool.name} did not finish within {tool.timeout:g} s", call=call
+                ) from exc
+            return self.registry.result(validated, value), "ok", None
+        except ToolTimeoutError as exc:
+            result = self.registry.error_result(exc)
+            if write:
+                result = _write_timeout_result(call)
+            return result, "timeout", self._tool_problem("tool_timeout", exc, validated)
+        except ToolError as exc:
+            outcome: CallOutcome = "failed"
+            return (
+                self.registry.error_result(exc),
+                outcome,
+                self._tool_problem("tool_failed", exc, validated),
+            )
+
+    # ----------------------------------------------------------------------------------
+    # Results that did not come from running the handler.
+
+    @staticmethod
+    def _tool_problem(kind: str, exc: ToolError, validated: ValidatedCall) -> Diagnostic:
+        cause = exc.__cause__ if isinstance(exc, ToolExecutionError) else None
+        return report(
+            Diagnostic(
+                kind=kind,
+                message=str(exc),
+                exception=repr(cause if cause is not None else exc),
+                tool=validated.tool.name,
+                call_id=validated.call.call_id,
+            )
+        )
+
+    def _unavailable(self, validated: ValidatedCall, key: str | None = None) -> CallReport:
+        name = validated.tool.name
+        status = self.breaker.status(name)
+        exc = CircuitOpenError(
+            f"{name} is refused until its circuit closes ({status.failures} failures)",
+            call=validated.call,
+        )
+        problem = report(
+            Diagnostic(
+                kind="tool_unavailable",
+                message=str(exc),
+                tool=name,
+                call_id=validated.call.call_id,
+            )
+        )
+        return CallReport(
+            call=validated.call,
+            result=self.registry.error_result(exc),
+            outcome="unavailable",
+            runs=0,
+            key=key,
+            diagnostics=(problem,),
+        )
+
+    @staticmethod
+    def _from_ledger(validated: ValidatedCall, key: str, entry: LedgerEntry) -> CallReport:
+        call, name = validated.call, validated.tool.name
+        if entry.state == "done" and entry.content is not None:
+            # The recorded answer, re-addressed to the call that asks now.
+            result = ToolResult(call=call, content=entry.content, is_error=entry.is_error)
+            problem = report(
+                Diagnostic(
+                    kind="write_replayed",
+                    message=f"{name} already ran for this key; its recorded result is returned",
+                    tool=name,
+                    call_id=call.call_id,
+                ),
+                level=logging.INFO,
+            )
+            return CallReport(
+                call=call,
+                result=result,
+                outcome="replayed",
+                runs=0,
+                key=key,
+                diagnostics=(problem,),
+            )
+        content: dict[str, Any] = {
+            "error": "write_unconfirmed",
+            "tool": name,
+            "message": (
+                f"The action {name!r} was started earlier and never confirmed: it may have "
+                "run. It is not being repeated. Tell the user it is unconfirmed and that it "
+                "should be checked before trying again."
+            ),
+        }
+        problem = report(
+            Diagnostic(
+                kind="write_unconfirmed",
+                message=f"{name} has an in-flight reservation since {entry.started_at}",
+                tool=name,
+                call_id=call.call_id,
+            )
+        )
+        return CallReport(
+            call=call,
+            result=ToolResult(call=call, content=content, is_error=True),
+            outcome="unconfirmed",
+            runs=0,
+            key=key,
+            diagnostics=(problem,),
+        )
+
+    @staticmethod
+    def _ledger_refusal(validated: ValidatedCall, key: str, exc: LedgerError) -> CallReport:
+        call, name = validated.call, validated.tool.name
+        content: dict[str, Any] = {
+            "error": "tool_unavailable",
+            "tool": name,
+            "message": (
+                f"The action {name!r} could not be run safely right now and was not run. "
+                "Tell the user to try again later."
+            ),
+        }
+        problem = report(
+            Diagnostic(
+                kind="ledger_error",
+                message=f"the ledger refused a reservation, so the write did not run: {exc}",
+                exception=repr(exc),
+                tool=name,
+                call_id=call.call_id,
+            ),
+            level=logging.ERROR,
+        )
+        return CallReport(
+            call=call,
+            result=ToolResult(call=call, content=content, is_error=True),
+            outcome="ledger_error",
+            runs=0,
+            key=key,
+            diagnostics=(problem,),
+        )
+
+
+def _write_timeout_result(call: ToolCall) -> ToolResult:
+    # A write that overran may still finish in its abandoned thread or on the remote
+    # side: telling the model "retry later" would invite a second action.
+    return ToolResult(
+        call=call,
+        content={
+            "error": "tool_timeout",
+            "tool": call.name,
+            "message": (
+                f"The action {call.name!r} did not finish in time and may still have "
+                "happened. Do not repeat it; tell the user it is unconfirmed."
+            ),
+        },
+        is_error=True,
+    )
