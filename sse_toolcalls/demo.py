@@ -25,6 +25,7 @@ from .calls import (
 from .conversation import AssistantMessage, Message, ToolResultsMessage, UserMessage
 from .errors import SSEToolCallsError
 from .runtime.clients import client_for
+from .runtime.fallback import fallback_message
 from .simulator import Script, ScriptedCall, Simulator, Turn
 from .tools import ToolRegistry
 
@@ -40,7 +41,6 @@ class _Words:
     complete: str
     result: str
     done: str
-    failed: str
     height: str
     weight: str
     no_id: str
@@ -57,7 +57,6 @@ _WORDS = {
         complete="complete",
         result="result sent back for",
         done="Done: {calls} calls, each result sent back to the call it answers.",
-        failed="I couldn't get a response. Please try again.",
         height="170 cm",
         weight="70 kg",
         no_id="no id: answered by name, in call order",
@@ -72,7 +71,6 @@ _WORDS = {
         complete="completa",
         result="resultado devolvido para",
         done="Pronto: {calls} chamadas, cada resultado devolvido à chamada que responde.",
-        failed="Não consegui obter uma resposta. Tente novamente.",
         height="170 cm",
         weight="70 kg",
         no_id="sem id: respondida pelo nome, na ordem das chamadas",
@@ -172,8 +170,8 @@ async def run_demo_async(
                     calls_made += len(results)
                     messages.append(ToolResultsMessage(results=tuple(results)))
         except SSEToolCallsError as exc:
-            # The user sees a plain sentence; the technical detail goes to stderr.
-            show(f"\n{words.assistant}: {words.failed}\n")
+            # The user sees the pre-written sentence; the technical detail goes to stderr.
+            show(f"\n{words.assistant}: {fallback_message('provider_unavailable', lang)}\n")
             sys.stderr.write(f"diagnostics: {exc!r}\n")
             return 1
         problems = simulator.problems
