@@ -1,0 +1,183 @@
+"""The floor: the least work CPython can do for each workload, with no spec edge cases.
+
+Framing is ``bytes.split`` on the blank-line separator with the unfinished tail carried as
+a list of pieces (joined only when a separator arrives, so one huge event stays linear);
+each event's JSON goes through ``orjson.loads`` once; argument fragments are appended to
+lists and joined once per call. It ignores comments, multi-line data, CR line endings it was
+not told about, ``id`` and ``retry``: it is a bound, not a parser anyone should ship.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from orjson import loads
+
+from .model import Call, Impl
+
+__all__ = ["IMPLS", "frame"]
+
+
+def frame(chunks: Sequence[bytes], sep: bytes = b"\n\n") -> list[bytes]:
+    """Split a chunked body into raw event blocks (the text between separators)."""
+    blocks: list[bytes] = []
+    pending: list[bytes] = []
+    k = len(sep) - 1
+    last = b""  # the last k bytes held in pending, where a separator may begin
+    for chunk in chunks:
+        if sep in chunk or (pending and sep in last + chunk[:k]):
+            if pending:
+                pending.append(chunk)
+                buf = b"".join(pending)
+                pending.clear()
+            else:
+                buf = chunk
+            parts = buf.split(sep)
+            tail = parts.pop()
+            blocks += parts
+            if tail:
+                pending.append(tail)
+            last = tail[-k:]
+        else:
+            pending.append(chunk)
+            last = (last + chunk)[-k:]
+    return blocks
+
+
+def _frame_run(dialect: str, chunks: Sequence[bytes]) -> list[bytes]:
+    return frame(chunks)
+
+
+def _frame_normalize(blocks: list[bytes]) -> list[tuple[str, str]]:
+    # Only for the equality check, never timed.
+    events: list[tuple[str, str]] = []
+    for block in blocks:
+        kind = "message"
+        data: list[str] = []
+        for line in block.decode().split("\n"):
+            name, _, value = line.partition(": ")
+            if name == "event":
+                kind = value
+            elif name == "data":
+                data.append(value)
+        if data:
+            events.append((kind, "\n".join(data)))
+    return events
+
+
+def _chat(chunks: Sequence[bytes]) -> list[Call]:
+    frags: dict[int, list[str]] = {}
+    meta: dict[int, tuple[str, str]] = {}
+    text: list[str] = []
+    for block in frame(chunks):
+        data = block.partition(b"data: ")[2]
+        if data == b"[DONE]":
+            break
+        for choice in loads(data)["choices"]:
+            delta = choice["delta"]
+            content = delta.get("content")
+            if content:
+                text.append(content)
+            for tc in delta.get("tool_calls") or ():
+                i = tc["index"]
+                if "id" in tc:
+                    meta[i] = (tc["id"], tc["function"]["name"])
+                    frags[i] = []
+                frags[i].append(tc["function"]["arguments"])
+    return [(meta[i][0], meta[i][1], loads("".join(frags[i]))) for i in sorted(frags)]
+
+
+def _responses(chunks: Sequence[bytes]) -> list[Call]:
+    calls: list[Call] = []
+    frags: dict[int, list[str]] = {}
+    meta: dict[int, tuple[str, str]] = {}
+    for block in frame(chunks):
+        event = loads(block.partition(b"data: ")[2])
+        kind = event["type"]
+        if kind == "response.function_call_arguments.delta":
+            frags[event["output_index"]].append(event["delta"])
+        elif kind == "response.output_item.added":
+            item = event["item"]
+            if item["type"] == "function_call":
+                meta[event["output_index"]] = (item["call_id"], item["name"])
+                frags[event["output_index"]] = []
+        elif kind == "response.function_call_arguments.done":
+            i = event["output_index"]
+            calls.append((meta[i][0], meta[i][1], loads("".join(frags.pop(i)))))
+    return calls
+
+
+def _anthropic(chunks: Sequence[bytes]) -> list[Call]:
+    calls: list[Call] = []
+    frags: dict[int, list[str]] = {}
+    meta: dict[int, tuple[str, str]] = {}
+    text: list[str] = []
+    for block in frame(chunks):
+        event = loads(block.partition(b"data: ")[2])
+        kind = event["type"]
+        if kind == "content_block_delta":
+            delta = event["delta"]
+            if delta["type"] == "input_json_delta":
+                frags[event["index"]].append(delta["partial_json"])
+            elif delta["type"] == "text_delta":
+                text.append(delta["text"])
+        elif kind == "content_block_start":
+            cb = event["content_block"]
+            if cb["type"] == "tool_use":
+                meta[event["index"]] = (cb["id"], cb["name"])
+                frags[event["index"]] = []
+        elif kind == "content_block_stop":
+            i = event["index"]
+            if i in frags:
+                calls.append((meta[i][0], meta[i][1], loads("".join(frags.pop(i)) or "{}")))
+    return calls
+
+
+def _gemini(chunks: Sequence[bytes]) -> list[Call]:
+    calls: list[Call] = []
+    text: list[str] = []
+    for block in frame(chunks, b"\r\n\r\n"):
+        for candidate in loads(block.partition(b"data: ")[2])["candidates"]:
+            for part in candidate["content"]["parts"]:
+                if "functionCall" in part:
+                    fc = part["functionCall"]
+                    calls.append((fc.get("id"), fc["name"], fc.get("args", {})))
+                elif "text" in part:
+                    text.append(part["text"])
+    return calls
+
+
+_BY_DIALECT = {
+    "openai_chat": _chat,
+    "openai_responses": _responses,
+    "anthropic": _anthropic,
+    "gemini": _gemini,
+}
+
+
+def _calls_run(dialect: str, chunks: Sequence[bytes]) -> list[Call]:
+    return _BY_DIALECT[dialect](chunks)
+
+
+def _calls_normalize(calls: list[Call]) -> list[Call]:
+    return calls
+
+
+IMPLS = (
+    Impl(
+        name="floor",
+        kind="framer",
+        role="floor",
+        dialects=("openai_chat", "openai_responses", "anthropic"),
+        run=_frame_run,
+        normalize=_frame_normalize,
+    ),
+    Impl(
+        name="floor",
+        kind="calls",
+        role="floor",
+        dialects=tuple(_BY_DIALECT),
+        run=_calls_run,
+        normalize=_calls_normalize,
+    ),
+)
