@@ -64,7 +64,6 @@ class SSEFramer:
         "_id_buffer",
         "_last_event_id",
         "_pending",
-        "_pending_bytes",
         "_retry",
         "_skip_lf",
         "_state",
@@ -76,8 +75,8 @@ class SSEFramer:
             raise UsageError("max_event_bytes must be at least 1")
         self.max_event_bytes = max_event_bytes
         """Bound on one pending event, in bytes; past it :class:`EventTooLargeError`."""
-        self._pending: list[bytes] = []
-        self._pending_bytes = 0
+        self._pending = bytearray()
+        """The unfinished line's bytes."""
         self._block_bytes = 0
         self._data: list[str] = []
         self._event_type = ""
@@ -127,14 +126,20 @@ class SSEFramer:
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         end = data.rfind(b"\n") + 1
         if not end:
-            self._hold(data)
+            # No line ends here (most 64-byte chunks): keep the bytes and wait.
+            self._pending += data
+            if len(self._pending) + self._block_bytes > self.max_event_bytes:
+                self._fail(len(self._pending) + self._block_bytes)
             return []
-        head = data[:end] if end < len(data) else data
+        head: bytes | bytearray
         if self._pending:
-            self._pending.append(head)
-            head = b"".join(self._pending)
-            self._pending = []
-            self._pending_bytes = 0
+            # The unfinished line grew in one bytearray (amortised appends, no per-chunk
+            # objects); it is decoded in place below, without a copy to bytes.
+            self._pending += memoryview(data)[:end]
+            head = self._pending
+            self._pending = bytearray()
+        else:
+            head = data[:end] if end < len(data) else data
         if not self._bom_checked:
             self._bom_checked = True
             # The UTF-8 decode algorithm strips exactly one leading BOM, even when the
@@ -147,7 +152,9 @@ class SSEFramer:
         # run of complete lines equals decoding line by line, at a fraction of the calls.
         events = self._text(head.decode("utf-8", "replace"))
         if end < len(data):
-            self._hold(data[end:])
+            self._pending += memoryview(data)[end:]
+            if len(self._pending) + self._block_bytes > self.max_event_bytes:
+                self._fail(len(self._pending) + self._block_bytes)
         return events
 
     def _text(self, text: str) -> list[ServerSentEvent]:
@@ -249,20 +256,13 @@ class SSEFramer:
         if self._state != "open":
             raise UsageError(f"the framer has {self._state}; it takes no more input")
         self._state = "finished"
-        self._pending = []
+        self._pending = bytearray()
         self._data = []
         return []
 
     # ----------------------------------------------------------------------------------
 
-    def _hold(self, piece: bytes) -> None:
-        """Keep the unfinished line's piece, within the event size limit."""
-        self._pending.append(piece)
-        self._pending_bytes += len(piece)
-        if self._pending_bytes + self._block_bytes > self.max_event_bytes:
-            self._fail(self._pending_bytes + self._block_bytes)
-
-    def _check_sizes(self, head: bytes) -> None:
+    def _check_sizes(self, head: bytes | bytearray) -> None:
         """Raise if a block in ``head`` (the first one with what was pending) is too big."""
         parts = head.split(b"\n\n")
         sizes = [len(part) for part in parts]
@@ -272,7 +272,7 @@ class SSEFramer:
 
     def _fail(self, size: int) -> None:
         self._state = "failed"
-        self._pending = []
+        self._pending = bytearray()
         self._data = []
         raise EventTooLargeError(
             f"a pending event reached {size} bytes, over max_event_bytes={self.max_event_bytes}",

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from orjson import loads
+
 from ...calls import Dialect, StreamEvent
 from ...errors import MalformedStreamError
 from ...sse import ServerSentEvent
@@ -49,7 +51,10 @@ class AnthropicReassembler(Reassembler):
         data = event.data
         if not data:
             return
-        payload = load_json(event, self.provider)
+        try:
+            payload = loads(data)
+        except ValueError:
+            payload = load_json(event, self.provider)  # raises, or None for blank data
         if type(payload) is not dict:
             if payload is None:
                 return  # blank data: a keep-alive

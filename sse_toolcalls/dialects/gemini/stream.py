@@ -53,7 +53,9 @@ class GeminiReassembler(Reassembler):
         data = event.data
         if not data:
             return
-        payload = load_json(event, self.provider, exact=True)
+        # Only functionCall parts carry arguments as objects, whose big integers must stay
+        # exact; other events skip that check.
+        payload = load_json(event, self.provider, exact="functionCall" in data)
         if type(payload) is not dict:
             if payload is None:
                 return  # blank data: a keep-alive

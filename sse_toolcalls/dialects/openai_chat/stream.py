@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from orjson import loads
+
 from ...calls import Dialect, StreamEvent
 from ...errors import MalformedStreamError
 from ...sse import ServerSentEvent
@@ -77,7 +79,10 @@ class ChatReassembler(Reassembler):
             return
         if not data:
             return
-        payload = load_json(event, self.provider)
+        try:
+            payload = loads(data)
+        except ValueError:
+            payload = load_json(event, self.provider)  # raises, or None for blank data
         if type(payload) is not dict:
             if payload is None:
                 return  # blank data: a keep-alive

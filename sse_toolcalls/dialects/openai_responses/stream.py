@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from orjson import loads
+
 from ...calls import Dialect, StreamEvent
 from ...errors import MalformedStreamError
 from ...sse import ServerSentEvent
@@ -38,7 +40,10 @@ class ResponsesReassembler(Reassembler):
         if not data or data == "[DONE]":
             # OpenRouter appends Chat's [DONE]; it is not part of this protocol.
             return
-        payload = load_json(event, self.provider)
+        try:
+            payload = loads(data)
+        except ValueError:
+            payload = load_json(event, self.provider)  # raises, or None for blank data
         if type(payload) is not dict:
             if payload is None:
                 return  # blank data: a keep-alive
