@@ -8,6 +8,7 @@ simulator, can stand in). Request bodies come from ``sse_toolcalls.messages``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
@@ -16,10 +17,19 @@ from typing import Any, ClassVar
 import anyio
 import httpx
 
-from ..calls import Dialect, StreamEvent, ToolCall, ToolSpec
+from ..calls import (
+    Dialect,
+    StreamEvent,
+    StreamFinished,
+    ToolCall,
+    ToolCallCompleted,
+    ToolCallStarted,
+    ToolSpec,
+)
 from ..conversation import Conversation
 from ..errors import ProviderError, StreamTimeoutError, UsageError
 from ..messages import build_request
+from ..naming import ToolNameMap
 from .edge import TIMEOUT_CODE, aiter_events, aiter_tool_calls
 
 DEFAULT_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
@@ -38,6 +48,27 @@ async def _close(stream: AsyncIterator[Any], response: httpx.Response) -> None:
         if closer is not None:
             await closer()
         await response.aclose()
+
+
+def _name_map(dialect: str, tools: Sequence[ToolSpec]) -> ToolNameMap | None:
+    """The map between registry names and the legal names the request declared, or
+    ``None`` when every name is legal as it is (the common case: nothing to translate)."""
+    names = ToolNameMap(dialect, [tool.name for tool in tools])
+    return None if all(wire == name for name, wire in names.items()) else names
+
+
+def _event_from_wire(event: StreamEvent, names: ToolNameMap) -> StreamEvent:
+    """A stream event with its calls under their registry names, so the call reaches the
+    tool the registry knows (``build_request`` declared them under legal wire names)."""
+    if isinstance(event, ToolCallCompleted):
+        return ToolCallCompleted(call=names.call_from_wire(event.call))
+    if isinstance(event, ToolCallStarted):
+        return dataclasses.replace(event, name=names.from_wire(event.name))
+    if isinstance(event, StreamFinished):
+        return dataclasses.replace(
+            event, calls=tuple(names.call_from_wire(call) for call in event.calls)
+        )
+    return event
 
 
 class ProviderClient:
@@ -156,9 +187,10 @@ class ProviderClient:
         """
         response = await self._open(self.body(conversation, tools, **options))
         events = aiter_events(response, self.dialect, idle_timeout=self.idle_timeout)
+        names = _name_map(self.dialect, tools)
         try:
             async for event in events:
-                yield event
+                yield _event_from_wire(event, names) if names is not None else event
         finally:
             await _close(events, response)
 
@@ -169,9 +201,10 @@ class ProviderClient:
         :meth:`stream_events`."""
         response = await self._open(self.body(conversation, tools, **options))
         calls = aiter_tool_calls(response, self.dialect, idle_timeout=self.idle_timeout)
+        names = _name_map(self.dialect, tools)
         try:
             async for call in calls:
-                yield call
+                yield names.call_from_wire(call) if names is not None else call
         finally:
             await _close(calls, response)
 
