@@ -6,7 +6,6 @@ Protocol knowledge does not live here; each wire format's rules are in its own p
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import orjson
@@ -23,7 +22,7 @@ from ..calls import (
     ToolCallCompleted,
     ToolCallStarted,
 )
-from ..errors import MalformedStreamError, ProviderError, TruncatedStreamError, UsageError
+from ..errors import MalformedStreamError, ProviderError, TruncatedStreamError
 from ..sse import ServerSentEvent
 
 # Error types and codes that name a transient condition, across the four providers
@@ -163,6 +162,37 @@ def load_json(event: ServerSentEvent, provider: str, *, exact: bool = False) -> 
         ) from exc
 
 
+def event_object(
+    event: ServerSentEvent, provider: str, *, exact: bool = False
+) -> dict[str, Any] | None:
+    """The event's data as a JSON object, or ``None`` for empty or blank data (and JSON
+    ``null``): keep-alives with nothing to read.
+
+    ``exact`` as in :func:`load_json`.
+
+    Raises:
+        MalformedStreamError: the data is not JSON, or not a JSON object.
+    """
+    data = event.data
+    if not data:
+        return None
+    try:
+        payload = _loads_exact(data) if exact else orjson.loads(data)
+    except (ValueError, RecursionError) as exc:
+        if data.isspace():
+            return None
+        raise MalformedStreamError(
+            f"{provider}: event data is not JSON ({exc})", provider=provider, data=data
+        ) from exc
+    if type(payload) is dict:
+        return payload
+    if payload is None:
+        return None
+    raise MalformedStreamError(
+        f"{provider}: an event must be a JSON object", provider=provider, data=data
+    )
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -253,14 +283,13 @@ class PendingCall:
 class Reassembler:
     """Base of the per-dialect reassemblers: one instance per streamed response.
 
-    A subclass fills ``handlers`` (event type -> method) and implements ``_event_type``
-    and ``finish``. ``handle`` returns the rich stream events one SSE event produced;
+    A subclass implements ``dispatch`` (its own table maps event types to handlers) and
+    ``finish``. ``handle`` returns the rich stream events a batch of SSE events produced;
     with ``rich=False`` only completed calls and the finish are produced (the fast path
     the complete-calls API uses).
     """
 
     provider: ClassVar[Dialect]
-    handlers: ClassVar[dict[str, Callable[[Any, Any], None]]] = {}
 
     def __init__(self, *, rich: bool = True) -> None:
         self.rich = rich
@@ -407,7 +436,3 @@ class Reassembler:
             partial=[call.partial() for call in pending or ()],
             text="".join(self.text_parts),
         )
-
-    def usage_error(self, message: str) -> UsageError:
-        """Misuse of a reassembler (kept here so subclasses share the wording)."""
-        return UsageError(f"{self.provider}: {message}")

@@ -14,16 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from orjson import loads
-
 from ...calls import Dialect, StreamEvent
-from ...errors import MalformedStreamError
 from ...sse import ServerSentEvent
 from .._common import (
     PendingCall,
     Reassembler,
     dumps,
     error_from_payload,
+    event_object,
     has_long_number,
     load_json,
     parse_arguments,
@@ -51,16 +49,9 @@ class AnthropicReassembler(Reassembler):
         data = event.data
         if not data:
             return
-        try:
-            payload = loads(data)
-        except ValueError:
-            payload = load_json(event, self.provider)  # raises, or None for blank data
-        if type(payload) is not dict:
-            if payload is None:
-                return  # blank data: a keep-alive
-            raise MalformedStreamError(
-                "anthropic: an event must be a JSON object", provider=self.provider, data=data
-            )
+        payload = event_object(event, self.provider)
+        if payload is None:
+            return
         kind = payload.get("type")
         if kind == "content_block_delta":
             # The hot path, handled here without the table's extra call: nearly every

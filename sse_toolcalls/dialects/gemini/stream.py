@@ -22,7 +22,14 @@ from typing import Any, ClassVar
 from ...calls import Dialect, StreamEvent
 from ...errors import MalformedStreamError
 from ...sse import ServerSentEvent
-from .._common import PendingCall, Reassembler, dumps, error_from_payload, load_json, provider_error
+from .._common import (
+    PendingCall,
+    Reassembler,
+    dumps,
+    error_from_payload,
+    event_object,
+    provider_error,
+)
 
 # finishReason values after which the turn is whole. Anything else is a refusal or a
 # failure of generation, reported as a ProviderError with the reason as its code.
@@ -55,13 +62,9 @@ class GeminiReassembler(Reassembler):
             return
         # Only functionCall parts carry arguments as objects, whose big integers must stay
         # exact; other events skip that check.
-        payload = load_json(event, self.provider, exact="functionCall" in data)
-        if type(payload) is not dict:
-            if payload is None:
-                return  # blank data: a keep-alive
-            raise MalformedStreamError(
-                "gemini: an event must be a JSON object", provider=self.provider, data=data
-            )
+        payload = event_object(event, self.provider, exact="functionCall" in data)
+        if payload is None:
+            return
         if payload.get("error"):
             raise error_from_payload(self.provider, payload, data)
         feedback = payload.get("promptFeedback")

@@ -30,8 +30,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from orjson import loads
-
 from ...calls import Dialect, StreamEvent
 from ...errors import MalformedStreamError
 from ...sse import ServerSentEvent
@@ -40,6 +38,7 @@ from .._common import (
     Reassembler,
     dumps,
     error_from_payload,
+    event_object,
     load_json,
     parse_arguments,
 )
@@ -79,16 +78,9 @@ class ChatReassembler(Reassembler):
             return
         if not data:
             return
-        try:
-            payload = loads(data)
-        except ValueError:
-            payload = load_json(event, self.provider)  # raises, or None for blank data
-        if type(payload) is not dict:
-            if payload is None:
-                return  # blank data: a keep-alive
-            raise MalformedStreamError(
-                "openai_chat: a chunk must be a JSON object", provider=self.provider, data=data
-            )
+        payload = event_object(event, self.provider)
+        if payload is None:
+            return
         if payload.get("error"):
             raise error_from_payload(self.provider, payload, data)
         usage = payload.get("usage")

@@ -14,12 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from orjson import loads
-
 from ...calls import Dialect, StreamEvent
-from ...errors import MalformedStreamError
 from ...sse import ServerSentEvent
-from .._common import PendingCall, Reassembler, dumps, error_from_payload, load_json
+from .._common import PendingCall, Reassembler, dumps, error_from_payload, event_object
 
 _FUNCTION_CALL = "function_call"
 
@@ -40,18 +37,9 @@ class ResponsesReassembler(Reassembler):
         if not data or data == "[DONE]":
             # OpenRouter appends Chat's [DONE]; it is not part of this protocol.
             return
-        try:
-            payload = loads(data)
-        except ValueError:
-            payload = load_json(event, self.provider)  # raises, or None for blank data
-        if type(payload) is not dict:
-            if payload is None:
-                return  # blank data: a keep-alive
-            raise MalformedStreamError(
-                "openai_responses: an event must be a JSON object",
-                provider=self.provider,
-                data=data,
-            )
+        payload = event_object(event, self.provider)
+        if payload is None:
+            return
         kind = payload.get("type")
         if kind == "response.function_call_arguments.delta":
             # The hot path, handled here without the table's extra calls: nearly every
