@@ -269,3 +269,12 @@ def test_every_two_cut_split_of_mixed_blocks_matches_whole() -> None:
         for j in range(i, len(raw)):
             split, _ = frame(raw[:i], raw[i:j], raw[j:])
             assert split == whole, (i, j)
+
+
+def test_retry_in_an_unfinished_block_takes_effect_when_its_line_ends() -> None:
+    framer = SSEFramer()
+    assert [e.data for e in framer.feed(b"data: a\n\nretry: 250")] == ["a"]
+    assert framer.retry is None
+    assert framer.feed(b"\ndata: b") == []
+    assert framer.retry == 250  # before the block is dispatched, as the spec says
+    assert [e.retry for e in framer.feed(b"\n\n")] == [250]
