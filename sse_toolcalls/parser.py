@@ -7,8 +7,7 @@ calls, the finish); :class:`ToolCallParser` yields only the complete calls.
 
 from __future__ import annotations
 
-import orjson
-
+from . import _json
 from .calls import Dialect, StreamEvent, ToolCall, ToolCallCompleted
 from .dialects import detect_dialect, reassembler_for
 from .dialects._common import Reassembler
@@ -137,8 +136,8 @@ def _is_whole(data: str) -> bool:
     if data == "[DONE]":
         return True
     try:
-        orjson.loads(data)
-    except orjson.JSONDecodeError:
+        _json.loads(data)
+    except ValueError:
         return False
     return True
 

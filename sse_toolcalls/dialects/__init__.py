@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from .. import _json
 from ..calls import DIALECTS, Dialect
 from ..errors import UsageError
 from ..sse import ServerSentEvent
@@ -67,8 +66,8 @@ def detect_dialect(event: ServerSentEvent) -> Dialect | None:
     if not data or data.isspace() or data == "[DONE]":
         return None
     try:
-        payload: Any = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        payload: Any = _json.loads(data)
+    except ValueError:
         return None
     if not isinstance(payload, dict):
         return None

@@ -5,11 +5,9 @@ Protocol knowledge does not live here; each wire format's rules are in its own p
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar
 
-import orjson
-
+from .. import _json
 from ..calls import (
     Dialect,
     PartialToolCall,
@@ -142,7 +140,9 @@ def has_long_number(text: str) -> bool:
 
 def _loads_exact(text: str) -> Any:
     if not has_long_number(text):
-        return orjson.loads(text)
+        return _json.loads(text)
+    import json  # the rare exact path; kept out of the import of the core
+
     return json.loads(text, parse_constant=_reject_constant)
 
 
@@ -153,7 +153,7 @@ def load_json(event: ServerSentEvent, provider: str, *, exact: bool = False) -> 
     arguments as objects (Anthropic's start input, Gemini's args). Blank data is ``None``.
     """
     try:
-        return _loads_exact(event.data) if exact else orjson.loads(event.data)
+        return _loads_exact(event.data) if exact else _json.loads(event.data)
     except (ValueError, RecursionError) as exc:
         if event.data.isspace():
             return None
@@ -177,7 +177,7 @@ def event_object(
     if not data:
         return None
     try:
-        payload = _loads_exact(data) if exact else orjson.loads(data)
+        payload = _loads_exact(data) if exact else _json.loads(data)
     except (ValueError, RecursionError) as exc:
         if data.isspace():
             return None
@@ -229,9 +229,11 @@ def _json_kind(value: Any) -> str:
 def dumps(value: Any) -> str:
     """Compact JSON text of a value (argument objects sent as objects by the provider)."""
     try:
-        return orjson.dumps(value).decode()
+        return _json.dumps(value).decode()
     except TypeError:
         # Integers beyond 64 bits, which orjson refuses and JSON allows.
+        import json
+
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
