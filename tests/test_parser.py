@@ -731,3 +731,24 @@ def test_core_import_stays_sans_io() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_responses_call_id_arriving_only_with_the_finished_item() -> None:
+    added = {"type": "function_call", "id": "fc_9", "name": "f", "arguments": ""}
+    raw = responses(
+        {"type": "response.output_item.added", "output_index": 0, "item": added},
+        {"type": "response.function_call_arguments.delta", "item_id": "fc_9", "output_index": 0, "delta": '{"a": 1}'},
+        {"type": "response.function_call_arguments.done", "item_id": "fc_9", "output_index": 0, "arguments": '{"a": 1}'},
+        {"type": "response.output_item.done", "output_index": 0, "item": added | {"call_id": "call_9", "arguments": '{"a": 1}'}},
+        {"type": "response.completed", "response": {"status": "completed"}},
+    )  # fmt: skip
+    [call] = parse_all_ways(raw, "openai_responses")
+    assert (call.call_id, call.item_id, call.args) == ("call_9", "fc_9", {"a": 1})
+
+
+def test_chat_legacy_function_call_deltas() -> None:
+    def fc(**function: Any) -> dict[str, Any]:
+        return {"choices": [{"index": 0, "delta": {"function_call": function}}]}
+
+    raw = chat(fc(name="get_weather", arguments=""), fc(arguments='{"city":'), fc(arguments=' "Oslo"}'), fin("function_call"))  # fmt: skip
+    assert brief(parse_all_ways(raw, "openai_chat")) == [("get_weather", {"city": "Oslo"}, None)]

@@ -107,6 +107,10 @@ class ChatReassembler(Reassembler):
             if tool_calls:
                 for entry in tool_calls:
                     self._tool_delta(entry)
+            legacy = delta.get("function_call")
+            if isinstance(legacy, dict):
+                # The deprecated functions API: one call, no id (finish_reason "function_call").
+                self._tool_delta({"index": -1, "function": legacy})
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason:
             self._finish_reason = reason

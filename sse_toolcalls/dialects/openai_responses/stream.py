@@ -103,6 +103,12 @@ class ResponsesReassembler(Reassembler):
         if isinstance(name, str) and name and not call.name:
             call.name = name
         arguments = payload.get("arguments")
+        if call.call_id is None:
+            # The result's address is still missing: output_item.done (or the completed
+            # response) carries the whole item, call_id included; release it there.
+            if isinstance(arguments, str):
+                call.fragments = [arguments]
+            return
         self._release(call, arguments if isinstance(arguments, str) else None)
 
     def _item_done(self, payload: dict[str, Any]) -> None:
