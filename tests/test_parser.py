@@ -752,3 +752,26 @@ def test_chat_legacy_function_call_deltas() -> None:
 
     raw = chat(fc(name="get_weather", arguments=""), fc(arguments='{"city":'), fc(arguments=' "Oslo"}'), fin("function_call"))  # fmt: skip
     assert brief(parse_all_ways(raw, "openai_chat")) == [("get_weather", {"city": "Oslo"}, None)]
+
+
+def test_rich_and_plain_parsers_agree_on_every_recorded_stream() -> None:
+    # StreamParser builds delta events; ToolCallParser skips them: the calls must match.
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "recorded_streams"
+    manifest = json.loads((root / "MANIFEST.json").read_text())
+    assert len(manifest) >= 40
+    for entry in manifest:
+        raw = (root / entry["file"]).read_bytes()
+        dialect = entry["provider"]
+        outcomes = []
+        for rich in (True, False):
+            parser: Any = StreamParser(dialect) if rich else ToolCallParser(dialect)
+            try:
+                out = [*parser.feed(raw), *parser.finish()]
+            except SSEToolCallsError as exc:
+                outcomes.append(type(exc).__name__)
+                continue
+            calls = [e.call for e in out if isinstance(e, ToolCallCompleted)] if rich else out
+            outcomes.append(brief(calls))
+        assert outcomes[0] == outcomes[1], entry["file"]
