@@ -775,3 +775,11 @@ def test_rich_and_plain_parsers_agree_on_every_recorded_stream() -> None:
             calls = [e.call for e in out if isinstance(e, ToolCallCompleted)] if rich else out
             outcomes.append(brief(calls))
         assert outcomes[0] == outcomes[1], entry["file"]
+
+
+@pytest.mark.parametrize("reason", ["length", "model_length", "max_tokens", "content_filter"])
+def test_chat_finish_reasons_that_cut_the_turn(reason: str) -> None:
+    raw = chat(tc(index=0, id="c", function={"name": "f", "arguments": '{"a": 1}'}), fin(reason))
+    with pytest.raises(TruncatedStreamError) as info:
+        parse(raw, "openai_chat")
+    assert info.value.partial[0].call_id == "c"

@@ -46,7 +46,14 @@ from .._common import (
 _DONE = "[DONE]"
 
 # finish_reason values that mean generation stopped before the turn was whole.
-_TRUNCATING = {"length": "max_tokens", "content_filter": "content_filter"}
+# "model_length" is Mistral's (the context ran out); "max_tokens" is passed through by
+# proxies that translate Anthropic's stop reason.
+_TRUNCATING = {
+    "length": "max_tokens",
+    "max_tokens": "max_tokens",
+    "model_length": "max_tokens",
+    "content_filter": "content_filter",
+}
 
 
 class ChatReassembler(Reassembler):
