@@ -5,37 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .model import Call, Impl, MissingPeer
+from .model import Call, Impl
 
 __all__ = ["impls"]
 
 
-def _framer_class() -> Any:
-    import sse_toolcalls
-
-    cls = getattr(sse_toolcalls, "SSEFramer", None)
-    if cls is None:
-        # The package root may not re-export it yet while the library is being written.
-        from sse_toolcalls.sse import SSEFramer as cls
-    return cls
-
-
-def _parser_class() -> Any:
-    import sse_toolcalls
-
-    cls = getattr(sse_toolcalls, "ToolCallParser", None)
-    if cls is None:
-        try:
-            from sse_toolcalls.parser import ToolCallParser as cls
-        except ImportError as exc:
-            raise MissingPeer(f"sse_toolcalls.ToolCallParser: {exc}") from exc
-    return cls
-
-
 def impls() -> list[Impl]:
-    """Our framer and parser, or :class:`MissingPeer` for a part not written yet."""
+    """Our framer and parser."""
+    from sse_toolcalls import SSEFramer as framer
+    from sse_toolcalls import ToolCallParser as parser
+
     out: list[Impl] = []
-    framer = _framer_class()
 
     def frame(dialect: str, chunks: Sequence[bytes]) -> list[Any]:
         f = framer()
@@ -58,7 +38,6 @@ def impls() -> list[Impl]:
             normalize=frame_normalize,
         )
     )
-    parser = _parser_class()
 
     def parse(dialect: str, chunks: Sequence[bytes]) -> list[Any]:
         p = parser(dialect)

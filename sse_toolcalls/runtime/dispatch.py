@@ -295,14 +295,12 @@ class Dispatcher:
             self.ledger.record(key, result.content, is_error=result.is_error)
         except LedgerError as exc:
             diagnostics.append(
-                report(
-                    Diagnostic(
-                        kind="ledger_error",
-                        message=f"the write ran but its result could not be recorded: {exc}",
-                        exception=repr(exc),
-                        tool=name,
-                        call_id=call.call_id,
-                    ),
+                _note(
+                    "ledger_error",
+                    f"the write ran but its result could not be recorded: {exc}",
+                    call,
+                    name,
+                    exc=exc,
                     level=logging.ERROR,
                 )
             )
@@ -348,15 +346,7 @@ class Dispatcher:
     @staticmethod
     def _tool_problem(kind: str, exc: ToolError, validated: ValidatedCall) -> Diagnostic:
         cause = exc.__cause__ if isinstance(exc, ToolExecutionError) else None
-        return report(
-            Diagnostic(
-                kind=kind,
-                message=str(exc),
-                exception=repr(cause if cause is not None else exc),
-                tool=validated.tool.name,
-                call_id=validated.call.call_id,
-            )
-        )
+        return _note(kind, str(exc), validated.call, validated.tool.name, exc=cause or exc)
 
     def _unavailable(self, validated: ValidatedCall, key: str | None = None) -> CallReport:
         name = validated.tool.name
@@ -365,14 +355,7 @@ class Dispatcher:
             f"{name} is refused until its circuit closes ({status.failures} failures)",
             call=validated.call,
         )
-        problem = report(
-            Diagnostic(
-                kind="tool_unavailable",
-                message=str(exc),
-                tool=name,
-                call_id=validated.call.call_id,
-            )
-        )
+        problem = _note("tool_unavailable", str(exc), validated.call, name)
         return CallReport(
             call=validated.call,
             result=self.registry.error_result(exc),
@@ -388,13 +371,11 @@ class Dispatcher:
         if entry.state == "done" and entry.content is not None:
             # The recorded answer, re-addressed to the call that asks now.
             result = ToolResult(call=call, content=entry.content, is_error=entry.is_error)
-            problem = report(
-                Diagnostic(
-                    kind="write_replayed",
-                    message=f"{name} already ran for this key; its recorded result is returned",
-                    tool=name,
-                    call_id=call.call_id,
-                ),
+            problem = _note(
+                "write_replayed",
+                f"{name} already ran for this key; its recorded result is returned",
+                call,
+                name,
                 level=logging.INFO,
             )
             return CallReport(
@@ -414,13 +395,11 @@ class Dispatcher:
                 "should be checked before trying again."
             ),
         }
-        problem = report(
-            Diagnostic(
-                kind="write_unconfirmed",
-                message=f"{name} has an in-flight reservation since {entry.started_at}",
-                tool=name,
-                call_id=call.call_id,
-            )
+        problem = _note(
+            "write_unconfirmed",
+            f"{name} has an in-flight reservation since {entry.started_at}",
+            call,
+            name,
         )
         return CallReport(
             call=call,
@@ -442,14 +421,12 @@ class Dispatcher:
                 "Tell the user to try again later."
             ),
         }
-        problem = report(
-            Diagnostic(
-                kind="ledger_error",
-                message=f"the ledger refused a reservation, so the write did not run: {exc}",
-                exception=repr(exc),
-                tool=name,
-                call_id=call.call_id,
-            ),
+        problem = _note(
+            "ledger_error",
+            f"the ledger refused a reservation, so the write did not run: {exc}",
+            call,
+            name,
+            exc=exc,
             level=logging.ERROR,
         )
         return CallReport(
@@ -476,4 +453,26 @@ def _write_timeout_result(call: ToolCall) -> ToolResult:
             ),
         },
         is_error=True,
+    )
+
+
+def _note(
+    kind: str,
+    message: str,
+    call: ToolCall,
+    tool: str,
+    *,
+    exc: BaseException | None = None,
+    level: int = logging.WARNING,
+) -> Diagnostic:
+    """Log and return one diagnostic about ``call`` of ``tool``."""
+    return report(
+        Diagnostic(
+            kind=kind,
+            message=message,
+            exception=repr(exc) if exc is not None else None,
+            tool=tool,
+            call_id=call.call_id,
+        ),
+        level=level,
     )

@@ -232,7 +232,7 @@ async def _apump(
 
 
 def _parsers() -> Any:
-    # The parser module is the lead's core; imported here so the edge module stays light.
+    # Imported on first use, so importing the edge does not import the parser's dialects.
     from .. import parser
 
     return parser
