@@ -1,235 +1,244 @@
 """sse_toolcalls: streamed LLM tool calls, reassembled exactly, run safely.
 
-The sans-I/O core (framer, parser, dialects) is imported here; result formatting, the
-tools layer (jsonschema), the async edge (httpx, anyio) and the simulator (uvicorn) are
-re-exported lazily, so ``import sse_toolcalls`` stays fast and light.
+The sans-I/O core (framer, parser, dialects) is loaded with the package; result
+formatting, the tools layer (jsonschema), the async edge (httpx, anyio) and the simulator
+(uvicorn) are loaded on first use, so ``import sse_toolcalls`` stays fast and light.
+
+``_EXPORTS`` below is the one list of public names: ``__all__``, ``__dir__`` and the lazy
+lookup are derived from it. Type checkers cannot run it, so the ``TYPE_CHECKING`` block
+repeats it as imports (``X as X`` marks a re-export under mypy's and pyright's strict
+rules); ``tests/test_public_api.py`` holds the two equal, name for name.
 """
 
-from typing import TYPE_CHECKING, Any
+import inspect as _inspect
+import typing as _typing
+from importlib import import_module as _import_module
 
-from .calls import (
-    DIALECTS,
-    Dialect,
-    PartialToolCall,
-    ReasoningDelta,
-    StreamEvent,
-    StreamFinished,
-    TextDelta,
-    ToolCall,
-    ToolCallArgumentsDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-    ToolResult,
-    ToolSpec,
-)
-from .errors import (
-    CircuitOpenError,
-    EventTooLargeError,
-    FramingError,
-    InvalidArgumentsError,
-    LedgerError,
-    MalformedStreamError,
-    ProviderError,
-    SSEToolCallsError,
-    StreamError,
-    StreamTimeoutError,
-    ToolError,
-    ToolExecutionError,
-    ToolTimeoutError,
-    TruncatedStreamError,
-    UnknownToolError,
-    UsageError,
-)
-from .parser import StreamParser, ToolCallParser
-from .sse import ServerSentEvent, SSEFramer
-
-if TYPE_CHECKING:
-    from .conversation import (
-        AssistantMessage,
-        Conversation,
-        Message,
-        SystemPrompt,
-        ToolResultsMessage,
-        UserMessage,
-    )
-    from .messages import assistant_turn, build_request, format_results, tool_declarations
-    from .naming import ToolNameMap, is_legal_name
-    from .runtime import (
-        Agent,
-        AgentReply,
-        CallReport,
-        CircuitBreaker,
-        Diagnostic,
-        Dispatcher,
-        IdempotencyLedger,
-        InMemoryLedger,
-        RetryPolicy,
-        SQLiteLedger,
-        aiter_events,
-        aiter_events_from_sse,
-        aiter_tool_calls,
-        aiter_tool_calls_from_sse,
-        fallback_message,
-        iter_events,
-        iter_tool_calls,
-        provider_error_from_http,
-    )
-    from .runtime.clients import (
-        AnthropicClient,
-        GeminiClient,
-        OpenAIChatClient,
-        OpenAIResponsesClient,
-        ProviderClient,
-        client_for,
-    )
-    from .runtime.loop import LoopOutcome, run_conversation
-    from .simulator import Script, ScriptedCall, Simulator, Turn
-    from .tools import Coercion, Effect, Problem, Tool, ToolRegistry, ValidatedCall
-
-_LAZY = {
-    "Agent": "runtime",
-    "AgentReply": "runtime",
-    "Dispatcher": "runtime",
-    "CallReport": "runtime",
-    "CircuitBreaker": "runtime",
-    "RetryPolicy": "runtime",
-    "SQLiteLedger": "runtime",
-    "InMemoryLedger": "runtime",
-    "IdempotencyLedger": "runtime",
-    "Diagnostic": "runtime",
-    "fallback_message": "runtime",
-    "AssistantMessage": "conversation",
-    "Conversation": "conversation",
-    "Message": "conversation",
-    "SystemPrompt": "conversation",
-    "ToolResultsMessage": "conversation",
-    "UserMessage": "conversation",
-    "assistant_turn": "messages",
-    "build_request": "messages",
-    "format_results": "messages",
-    "tool_declarations": "messages",
-    "ToolNameMap": "naming",
-    "is_legal_name": "naming",
-    "aiter_events": "runtime",
-    "aiter_events_from_sse": "runtime",
-    "aiter_tool_calls": "runtime",
-    "aiter_tool_calls_from_sse": "runtime",
-    "iter_events": "runtime",
-    "iter_tool_calls": "runtime",
-    "provider_error_from_http": "runtime",
-    "AnthropicClient": "runtime.clients",
-    "GeminiClient": "runtime.clients",
-    "OpenAIChatClient": "runtime.clients",
-    "OpenAIResponsesClient": "runtime.clients",
-    "ProviderClient": "runtime.clients",
-    "client_for": "runtime.clients",
-    "LoopOutcome": "runtime.loop",
-    "run_conversation": "runtime.loop",
-    "Script": "simulator",
-    "ScriptedCall": "simulator",
-    "Simulator": "simulator",
-    "Turn": "simulator",
-    "Coercion": "tools",
-    "Effect": "tools",
-    "Problem": "tools",
-    "Tool": "tools",
-    "ToolRegistry": "tools",
-    "ValidatedCall": "tools",
+# Each public name once, under the module that defines it; only these modules may hold
+# classes whose ``__module__`` says "sse_toolcalls".
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "calls": (
+        "DIALECTS",
+        "Dialect",
+        "PartialToolCall",
+        "ReasoningDelta",
+        "StreamEvent",
+        "StreamFinished",
+        "TextDelta",
+        "ToolCall",
+        "ToolCallArgumentsDelta",
+        "ToolCallCompleted",
+        "ToolCallStarted",
+        "ToolResult",
+        "ToolSpec",
+    ),
+    "errors": (
+        "CircuitOpenError",
+        "EventTooLargeError",
+        "FramingError",
+        "InvalidArgumentsError",
+        "LedgerError",
+        "MalformedStreamError",
+        "ProviderError",
+        "SSEToolCallsError",
+        "StreamError",
+        "StreamTimeoutError",
+        "ToolError",
+        "ToolExecutionError",
+        "ToolTimeoutError",
+        "TruncatedStreamError",
+        "UnknownToolError",
+        "UsageError",
+    ),
+    "parser": ("StreamParser", "ToolCallParser"),
+    "sse": ("SSEFramer", "ServerSentEvent"),
+    "conversation": (
+        "AssistantMessage",
+        "Conversation",
+        "Message",
+        "SystemPrompt",
+        "ToolResultsMessage",
+        "UserMessage",
+    ),
+    "messages": ("assistant_turn", "build_request", "format_results", "tool_declarations"),
+    "naming": ("ToolNameMap", "is_legal_name"),
+    "runtime": (
+        "Agent",
+        "AgentReply",
+        "CallReport",
+        "CircuitBreaker",
+        "Diagnostic",
+        "Dispatcher",
+        "IdempotencyLedger",
+        "InMemoryLedger",
+        "RetryPolicy",
+        "SQLiteLedger",
+        "aiter_events",
+        "aiter_events_from_sse",
+        "aiter_tool_calls",
+        "aiter_tool_calls_from_sse",
+        "fallback_message",
+        "iter_events",
+        "iter_tool_calls",
+        "provider_error_from_http",
+    ),
+    "runtime.clients": (
+        "AnthropicClient",
+        "GeminiClient",
+        "OpenAIChatClient",
+        "OpenAIResponsesClient",
+        "ProviderClient",
+        "client_for",
+    ),
+    "runtime.loop": ("LoopOutcome", "run_conversation"),
+    "simulator": ("Script", "ScriptedCall", "Simulator", "Turn"),
+    "tools": ("Coercion", "Effect", "Problem", "Tool", "ToolRegistry", "ValidatedCall"),
 }
-"""Names re-exported on first use, with the submodule that defines them."""
+
+# The sans-I/O core: stdlib only, wanted by every user, so loaded with the package.
+_EAGER = ("calls", "errors", "parser", "sse")
+
+_HOME = {name: module for module, names in _EXPORTS.items() for name in names}
+"""Each public name's defining module, for the lookup on first use."""
+
+if not _typing.TYPE_CHECKING:
+    # Hidden from type checkers: mypy gives "from sse_toolcalls import *" nothing for an
+    # __all__ it cannot read, and without one it takes the "X as X" names, the same list.
+    __all__ = sorted(_HOME)  # noqa: PLE0605
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sse_toolcalls' has no attribute {name!r}")
-    import importlib
+def _adopt(module: str) -> None:
+    """Load the public names of ``module`` (its full dotted name) into the package, and give
+    each of its public classes the import path users write, so that reprs, tracebacks and
+    pickles say ``sse_toolcalls.ToolCall``.
 
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    Called here for the core and on first use of a lazy name, and by each lazy module
+    itself when it finishes loading, so the path does not depend on what was imported
+    first.
+    """
+    source = _import_module(module)
+    namespace = globals()
+    for name in _EXPORTS[module.removeprefix(f"{__name__}.")]:
+        value = getattr(source, name)
+        if isinstance(value, type) and value.__module__ != __name__:
+            _resolve_annotations(value)
+            value.__module__ = __name__
+        namespace[name] = value
 
 
-__all__ = [
-    "Agent",
-    "AgentReply",
-    "AnthropicClient",
-    "AssistantMessage",
-    "CallReport",
-    "CircuitBreaker",
-    "CircuitOpenError",
-    "Coercion",
-    "Conversation",
-    "DIALECTS",
-    "Diagnostic",
-    "Dialect",
-    "Dispatcher",
-    "Effect",
-    "EventTooLargeError",
-    "FramingError",
-    "GeminiClient",
-    "IdempotencyLedger",
-    "InMemoryLedger",
-    "InvalidArgumentsError",
-    "LedgerError",
-    "LoopOutcome",
-    "MalformedStreamError",
-    "Message",
-    "OpenAIChatClient",
-    "OpenAIResponsesClient",
-    "PartialToolCall",
-    "Problem",
-    "ProviderClient",
-    "ProviderError",
-    "ReasoningDelta",
-    "RetryPolicy",
-    "SQLiteLedger",
-    "SSEFramer",
-    "SSEToolCallsError",
-    "Script",
-    "ScriptedCall",
-    "ServerSentEvent",
-    "Simulator",
-    "StreamError",
-    "StreamEvent",
-    "StreamFinished",
-    "StreamParser",
-    "StreamTimeoutError",
-    "SystemPrompt",
-    "TextDelta",
-    "Tool",
-    "ToolCall",
-    "ToolCallArgumentsDelta",
-    "ToolCallCompleted",
-    "ToolCallParser",
-    "ToolCallStarted",
-    "ToolError",
-    "ToolExecutionError",
-    "ToolNameMap",
-    "ToolRegistry",
-    "ToolResult",
-    "ToolResultsMessage",
-    "ToolSpec",
-    "ToolTimeoutError",
-    "TruncatedStreamError",
-    "Turn",
-    "UnknownToolError",
-    "UsageError",
-    "UserMessage",
-    "ValidatedCall",
-    "aiter_events",
-    "aiter_events_from_sse",
-    "aiter_tool_calls",
-    "aiter_tool_calls_from_sse",
-    "assistant_turn",
-    "build_request",
-    "client_for",
-    "fallback_message",
-    "format_results",
-    "is_legal_name",
-    "iter_events",
-    "iter_tool_calls",
-    "provider_error_from_http",
-    "run_conversation",
-    "tool_declarations",
-]
+def _resolve_annotations(cls: type) -> None:
+    # typing.get_type_hints (and pydantic, cattrs...) evaluate a class's string annotations
+    # in the module named by its __module__, where "Any" or "CallOutcome" are not defined:
+    # so they are evaluated here, in the defining module, before __module__ changes.
+    # A name only imported under TYPE_CHECKING cannot be evaluated: such a class keeps its
+    # strings (tests/test_public_api.py checks that no public class is left so).
+    own = _inspect.get_annotations(cls)
+    if own:
+        try:
+            hints = _typing.get_type_hints(cls, include_extras=True)
+        except NameError:
+            return
+        cls.__annotations__ = {name: hints[name] for name in own}
+
+
+if not _typing.TYPE_CHECKING:
+    # Hidden from type checkers, which see the names in the TYPE_CHECKING block below: a
+    # visible module __getattr__ would make them accept any misspelt name.
+    def __getattr__(name: str) -> object:
+        module = _HOME.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        _adopt(f"{__name__}.{module}")
+        return globals()[name]
+
+
+def __dir__() -> list[str]:
+    # The lazy names are listed before they are loaded, so completion and help() see them.
+    return sorted({*globals(), *_HOME})
+
+
+for _module in _EAGER:
+    _adopt(f"{__name__}.{_module}")
+
+if _typing.TYPE_CHECKING:
+    from .calls import DIALECTS as DIALECTS
+    from .calls import Dialect as Dialect
+    from .calls import PartialToolCall as PartialToolCall
+    from .calls import ReasoningDelta as ReasoningDelta
+    from .calls import StreamEvent as StreamEvent
+    from .calls import StreamFinished as StreamFinished
+    from .calls import TextDelta as TextDelta
+    from .calls import ToolCall as ToolCall
+    from .calls import ToolCallArgumentsDelta as ToolCallArgumentsDelta
+    from .calls import ToolCallCompleted as ToolCallCompleted
+    from .calls import ToolCallStarted as ToolCallStarted
+    from .calls import ToolResult as ToolResult
+    from .calls import ToolSpec as ToolSpec
+    from .conversation import AssistantMessage as AssistantMessage
+    from .conversation import Conversation as Conversation
+    from .conversation import Message as Message
+    from .conversation import SystemPrompt as SystemPrompt
+    from .conversation import ToolResultsMessage as ToolResultsMessage
+    from .conversation import UserMessage as UserMessage
+    from .errors import CircuitOpenError as CircuitOpenError
+    from .errors import EventTooLargeError as EventTooLargeError
+    from .errors import FramingError as FramingError
+    from .errors import InvalidArgumentsError as InvalidArgumentsError
+    from .errors import LedgerError as LedgerError
+    from .errors import MalformedStreamError as MalformedStreamError
+    from .errors import ProviderError as ProviderError
+    from .errors import SSEToolCallsError as SSEToolCallsError
+    from .errors import StreamError as StreamError
+    from .errors import StreamTimeoutError as StreamTimeoutError
+    from .errors import ToolError as ToolError
+    from .errors import ToolExecutionError as ToolExecutionError
+    from .errors import ToolTimeoutError as ToolTimeoutError
+    from .errors import TruncatedStreamError as TruncatedStreamError
+    from .errors import UnknownToolError as UnknownToolError
+    from .errors import UsageError as UsageError
+    from .messages import assistant_turn as assistant_turn
+    from .messages import build_request as build_request
+    from .messages import format_results as format_results
+    from .messages import tool_declarations as tool_declarations
+    from .naming import ToolNameMap as ToolNameMap
+    from .naming import is_legal_name as is_legal_name
+    from .parser import StreamParser as StreamParser
+    from .parser import ToolCallParser as ToolCallParser
+    from .runtime import Agent as Agent
+    from .runtime import AgentReply as AgentReply
+    from .runtime import CallReport as CallReport
+    from .runtime import CircuitBreaker as CircuitBreaker
+    from .runtime import Diagnostic as Diagnostic
+    from .runtime import Dispatcher as Dispatcher
+    from .runtime import IdempotencyLedger as IdempotencyLedger
+    from .runtime import InMemoryLedger as InMemoryLedger
+    from .runtime import RetryPolicy as RetryPolicy
+    from .runtime import SQLiteLedger as SQLiteLedger
+    from .runtime import aiter_events as aiter_events
+    from .runtime import aiter_events_from_sse as aiter_events_from_sse
+    from .runtime import aiter_tool_calls as aiter_tool_calls
+    from .runtime import aiter_tool_calls_from_sse as aiter_tool_calls_from_sse
+    from .runtime import fallback_message as fallback_message
+    from .runtime import iter_events as iter_events
+    from .runtime import iter_tool_calls as iter_tool_calls
+    from .runtime import provider_error_from_http as provider_error_from_http
+    from .runtime.clients import AnthropicClient as AnthropicClient
+    from .runtime.clients import GeminiClient as GeminiClient
+    from .runtime.clients import OpenAIChatClient as OpenAIChatClient
+    from .runtime.clients import OpenAIResponsesClient as OpenAIResponsesClient
+    from .runtime.clients import ProviderClient as ProviderClient
+    from .runtime.clients import client_for as client_for
+    from .runtime.loop import LoopOutcome as LoopOutcome
+    from .runtime.loop import run_conversation as run_conversation
+    from .simulator import Script as Script
+    from .simulator import ScriptedCall as ScriptedCall
+    from .simulator import Simulator as Simulator
+    from .simulator import Turn as Turn
+    from .sse import ServerSentEvent as ServerSentEvent
+    from .sse import SSEFramer as SSEFramer
+    from .tools import Coercion as Coercion
+    from .tools import Effect as Effect
+    from .tools import Problem as Problem
+    from .tools import Tool as Tool
+    from .tools import ToolRegistry as ToolRegistry
+    from .tools import ValidatedCall as ValidatedCall

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from . import _adopt
 from .calls import DIALECTS, ToolCall, ToolResult
 from .errors import UsageError
 
@@ -195,3 +196,7 @@ def require_call_id(call: ToolCall, dialect: str) -> str:
             f"call {call.name!r} (index {call.index}) has no id; {dialect} results need one"
         )
     return call.call_id
+
+
+# Last, once the classes exist: they take the path users import them from (see the root).
+_adopt(__name__)

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from . import _adopt
 from .calls import DIALECTS, Dialect, ToolCall
 from .errors import UsageError
 
@@ -194,3 +195,7 @@ class ToolNameMap:
         """``call`` with its registry name mapped to the wire name, as the provider sent it."""
         name = self.to_wire(call.name)
         return call if name == call.name else dataclasses.replace(call, name=name)
+
+
+# Last, once the classes exist: they take the path users import them from (see the root).
+_adopt(__name__)

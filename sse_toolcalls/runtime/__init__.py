@@ -7,6 +7,7 @@ Depends on httpx and anyio; the core (``sse``, ``parser``, ``dialects``) never i
 
 from __future__ import annotations
 
+from .. import _adopt
 from .agent import DEFAULT_MAX_STEPS, Agent, AgentReply, StreamingClient
 from .breaker import CircuitBreaker, CircuitStatus
 from .diagnostics import Diagnostic
@@ -70,3 +71,6 @@ __all__ = [
     "parse_retry_after",
     "provider_error_from_http",
 ]
+
+# Last, once the classes exist: they take the path users import them from (see the root).
+_adopt(__name__)

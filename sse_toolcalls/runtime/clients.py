@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import anyio
 import httpx
 
+from .. import _adopt
 from ..calls import (
     Dialect,
     StreamEvent,
@@ -317,3 +318,6 @@ __all__ = [
     "ProviderClient",
     "client_for",
 ]
+
+# Last, once the classes exist: they take the path users import them from (see the root).
+_adopt(__name__)

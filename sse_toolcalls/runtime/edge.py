@@ -25,6 +25,7 @@ import anyio
 
 from ..calls import StreamEvent, ToolCall
 from ..errors import ProviderError, SSEToolCallsError, StreamTimeoutError
+from ..parser import StreamParser, ToolCallParser
 from .http_errors import MAX_ERROR_BODY_BYTES, header, provider_error_from_http
 
 TIMEOUT_CODE = "timeout"
@@ -231,13 +232,6 @@ async def _apump(
                 await response.aclose()
 
 
-def _parsers() -> Any:
-    # Imported on first use, so importing the edge does not import the parser's dialects.
-    from .. import parser
-
-    return parser
-
-
 def aiter_tool_calls(
     response: AsyncByteResponse,
     dialect: str | None = None,
@@ -261,7 +255,7 @@ def aiter_tool_calls(
         MalformedStreamError, FramingError: the stream cannot be understood.
         UsageError: an unknown dialect name.
     """
-    parser = _parsers().ToolCallParser(dialect)
+    parser = ToolCallParser(dialect)
     return _apump(response, parser, dialect, idle_timeout)
 
 
@@ -273,7 +267,7 @@ def aiter_events(
 ) -> AsyncIterator[StreamEvent]:
     """The rich stream events (text deltas, call progress, completed calls, the end) of a
     streamed response. Same arguments and errors as :func:`aiter_tool_calls`."""
-    parser = _parsers().StreamParser(dialect)
+    parser = StreamParser(dialect)
     return _apump(response, parser, dialect, idle_timeout)
 
 
@@ -340,12 +334,12 @@ def iter_tool_calls(response: SyncByteResponse, dialect: str | None = None) -> I
     retryable ``ProviderError`` with code ``"timeout"``. Other errors as in
     :func:`aiter_tool_calls`.
     """
-    return _pump(response, _parsers().ToolCallParser(dialect), dialect)
+    return _pump(response, ToolCallParser(dialect), dialect)
 
 
 def iter_events(response: SyncByteResponse, dialect: str | None = None) -> Iterator[StreamEvent]:
     """Sync :func:`aiter_events`. Errors as in :func:`iter_tool_calls`."""
-    return _pump(response, _parsers().StreamParser(dialect), dialect)
+    return _pump(response, StreamParser(dialect), dialect)
 
 
 # --------------------------------------------------------------------------------------
@@ -379,7 +373,7 @@ def aiter_tool_calls_from_sse(
     The caller owns (and closes) the response behind ``events``. Errors as in
     :func:`aiter_tool_calls`, except the HTTP checks, which the other library did.
     """
-    return _apump_events(events, _parsers().ToolCallParser(dialect), dialect)
+    return _apump_events(events, ToolCallParser(dialect), dialect)
 
 
 def aiter_events_from_sse(
@@ -387,7 +381,7 @@ def aiter_events_from_sse(
 ) -> AsyncIterator[StreamEvent]:
     """Rich stream events from events another SSE library framed. See
     :func:`aiter_tool_calls_from_sse`."""
-    return _apump_events(events, _parsers().StreamParser(dialect), dialect)
+    return _apump_events(events, StreamParser(dialect), dialect)
 
 
 __all__ = [

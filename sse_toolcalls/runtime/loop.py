@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import _adopt
 from ..calls import StreamFinished, ToolCall, ToolResult
 from ..conversation import (
     AssistantMessage,
@@ -137,3 +138,6 @@ def _outcome(
 
 
 __all__ = ["DEFAULT_MAX_STEPS", "LoopOutcome", "run_conversation"]
+
+# Last, once the classes exist: they take the path users import them from (see the root).
+_adopt(__name__)

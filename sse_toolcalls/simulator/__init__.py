@@ -7,6 +7,7 @@ starts. Users' tests can enable the ``simulator`` fixture with
 
 from __future__ import annotations
 
+from .. import _adopt
 from .app import ReceivedResult, RecordedRequest, SimulatorApp, tool_results_in
 from .encoders import encode_cut_in_arguments, encode_error_event, encode_turn, error_body
 from .script import (
@@ -50,3 +51,6 @@ __all__ = [
     "script_from_json",
     "tool_results_in",
 ]
+
+# Last, once the classes exist: they take the path users import them from (see the root).
+_adopt(__name__)

@@ -13,6 +13,7 @@ Importing this package does not import ``jsonschema``: that happens when the fir
 added (its schema is checked and compiled then), so ``import sse_toolcalls`` stays light.
 """
 
+from .. import _adopt
 from .coercion import coerce_string
 from .registry import (
     DEFAULT_TIMEOUT,
@@ -39,3 +40,6 @@ __all__ = [
     "function_schema",
     "problem_json",
 ]
+
+# Last, once the classes exist: they take the path users import them from (see the root).
+_adopt(__name__)
