@@ -1,7 +1,6 @@
-"""Async tests in this folder run on asyncio and on trio; the simulator fixture is the
-one users get from the plugin. The chaos suite's counts are written to
-``<pytest basetemp>/chaos_summary.json`` (and to ``$SSE_TOOLCALLS_CHAOS_SUMMARY`` when
-set) and printed at the end of the run."""
+"""The simulator fixture is the one users get from the plugin. The chaos suite's counts
+are written to ``<pytest basetemp>/chaos_summary.json`` (and to
+``$SSE_TOOLCALLS_CHAOS_SUMMARY`` when set) and printed at the end of the run."""
 
 from __future__ import annotations
 
@@ -19,12 +18,6 @@ from sse_toolcalls.simulator.pytest_plugin import simulator
 __all__ = ["ChaosCounts", "simulator"]
 
 _SUMMARY = pytest.StashKey[tuple[Path, dict[str, Any]]]()
-
-
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    backend: str = request.param
-    return backend
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Async tests in this folder run on asyncio and on trio."""
+"""Fixtures for the whole suite."""
 
 from __future__ import annotations
 
@@ -7,5 +7,6 @@ import pytest
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Every async test runs on asyncio and on trio (anyio's pytest plugin)."""
     backend: str = request.param
     return backend
