@@ -245,7 +245,7 @@ def run_w3(impls: list[Impl], settings: Settings, report: Report) -> None:
     plans.insert(1, ("event", "openai_chat", 64, framers))
     for mode, dialect, chunk_size, group in plans:
         kind = group[0].kind if group else "calls"
-        rows = {
+        rows: dict[int, dict[str, Any]] = {
             id(i): {
                 "mode": mode,
                 "dialect": dialect,

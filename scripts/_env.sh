@@ -1,6 +1,6 @@
-# Shared by scripts/demo and scripts/test: make (once) and enter the project's virtualenv.
+# Sourced by scripts/* and .ci/run: make (once) and enter the project's virtualenv.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv

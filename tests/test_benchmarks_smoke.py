@@ -16,6 +16,8 @@ from benchmarks import floor, inputs
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(330)  # the run itself is bounded at 300 s below
 def test_fast_mode_checks_everything_and_exits_zero(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -764,7 +764,7 @@ def test_rich_and_plain_parsers_agree_on_every_recorded_stream() -> None:
     for entry in manifest:
         raw = (root / entry["file"]).read_bytes()
         dialect = entry["provider"]
-        outcomes = []
+        outcomes: list[Any] = []
         for rich in (True, False):
             parser: Any = StreamParser(dialect) if rich else ToolCallParser(dialect)
             try:

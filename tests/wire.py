@@ -38,7 +38,7 @@ def encode(dialect: str, calls: Sequence[Call], text: str = "", fragment: int = 
             out.append(_sse({"choices": [{"index": 0, "delta": {"content": piece}}]}))
         for i, call in enumerate(calls):
             args = json.dumps(call.args, ensure_ascii=False)
-            head = {"index": i, "id": call.call_id, "type": "function"}
+            head: dict[str, Any] = {"index": i, "id": call.call_id, "type": "function"}
             head["function"] = {"name": call.name, "arguments": ""}
             out.append(_sse({"choices": [{"index": 0, "delta": {"tool_calls": [head]}}]}))
             for piece in _pieces(args, fragment):
@@ -51,7 +51,7 @@ def encode(dialect: str, calls: Sequence[Call], text: str = "", fragment: int = 
         out.append(_sse({"type": "response.created", "response": {}}, "response.created"))
         if text:
             for piece in _pieces(text, fragment):
-                ev = {"type": "response.output_text.delta", "delta": piece}
+                ev: dict[str, Any] = {"type": "response.output_text.delta", "delta": piece}
                 out.append(_sse(ev, "response.output_text.delta"))
         for i, call in enumerate(calls):
             args = json.dumps(call.args, ensure_ascii=False)
@@ -63,10 +63,13 @@ def encode(dialect: str, calls: Sequence[Call], text: str = "", fragment: int = 
                 ev = {"type": "response.function_call_arguments.delta", "item_id": f"fc_{i}"}
                 ev |= {"output_index": i, "delta": piece}
                 out.append(_sse(ev, ev["type"]))
-            done = {"type": "response.function_call_arguments.done", "item_id": f"fc_{i}"}
+            done: dict[str, Any] = {
+                "type": "response.function_call_arguments.done",
+                "item_id": f"fc_{i}",
+            }
             done |= {"output_index": i, "arguments": args}
             out.append(_sse(done, done["type"]))
-            item_done = {"type": "response.output_item.done", "output_index": i}
+            item_done: dict[str, Any] = {"type": "response.output_item.done", "output_index": i}
             item_done["item"] = item | {"arguments": args, "status": "completed"}
             out.append(_sse(item_done, item_done["type"]))
         completed = {"type": "response.completed", "response": {"status": "completed"}}

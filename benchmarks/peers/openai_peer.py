@@ -44,7 +44,7 @@ def impls() -> list[Impl]:
     def chat(input_tools: list[dict[str, Any]] | None) -> Any:
         def run(dialect: str, chunks: Sequence[bytes]) -> list[Any]:
             state: Any = (
-                ChatCompletionStreamState(input_tools=input_tools)  # type: ignore[arg-type]
+                ChatCompletionStreamState(input_tools=input_tools)
                 if input_tools is not None
                 else ChatCompletionStreamState()
             )
@@ -81,7 +81,7 @@ def impls() -> list[Impl]:
         return chat(tools)(dialect, chunks)  # type: ignore[no-any-return]
 
     def responses(dialect: str, chunks: Sequence[bytes]) -> list[Any]:
-        state: Any = ResponseStreamState(input_tools=[], text_format=None)  # type: ignore[arg-type]
+        state: Any = ResponseStreamState(input_tools=[], text_format=None)
         completed: Any = None
         for sse in _events(chunks):
             event = construct_type(type_=ResponseStreamEvent, value=json.loads(sse.data))

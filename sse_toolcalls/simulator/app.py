@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import anyio
+import anyio.lowlevel
 import orjson
 
 from .encoders import encode_cut_in_arguments, encode_error_event, encode_turn, error_body
@@ -521,7 +522,7 @@ async def _stream(send: Send, receive: Receive, chunks: list[bytes], fault: obje
                         {"type": "http.response.body", "body": chunk[i : i + 1], "more_body": True}
                     )
                     # Yield to the loop so each byte leaves as its own write.
-                    await anyio.sleep(0)
+                    await anyio.lowlevel.checkpoint()
             else:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})

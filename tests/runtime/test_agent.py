@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from sse_toolcalls.calls import StreamEvent, StreamFinished, ToolCall, ToolSpec
@@ -62,7 +63,7 @@ def calling(*calls: tuple[str, dict[str, Any]], turn: int = 0) -> StreamFinished
 
 def no_wait(**kwargs: Any) -> RetryPolicy:
     async def sleep(seconds: float) -> None:
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
 
     return RetryPolicy(sleep=sleep, **kwargs)
 

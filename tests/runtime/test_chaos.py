@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from sse_toolcalls.calls import DIALECTS
@@ -109,7 +110,7 @@ def first_call_completed_after(dialect: str, turn: Turn) -> int:
     """How many events of ``turn`` go out before its first call is complete (never the
     whole stream: the error must come before the end marker)."""
     events = encode_turn(dialect, turn)
-    parser = ToolCallParser(dialect)  # type: ignore[arg-type]
+    parser = ToolCallParser(dialect)
     for n, chunk in enumerate(events, 1):
         if parser.feed(chunk):
             return min(n, len(events) - 1)
@@ -251,7 +252,7 @@ class Sleeps:
 
     async def __call__(self, seconds: float) -> None:
         self.waits.append(seconds)
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
 
 
 async def play(

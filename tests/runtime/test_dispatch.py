@@ -168,9 +168,9 @@ async def test_one_failure_never_cancels_its_siblings() -> None:
     assert [r.outcome for r in reports] == ["failed", "timeout", "ok"]
     assert finished == ["slow_ok"]
     failed, timed_out, ok = (r.result for r in reports)
-    assert failed.is_error and failed.content["error"] == "tool_failed"  # type: ignore[index]
+    assert failed.is_error and failed.content["error"] == "tool_failed"  # type: ignore[call-overload, index]
     assert "secret internals" not in str(failed.content)
-    assert timed_out.is_error and timed_out.content["error"] == "tool_timeout"  # type: ignore[index]
+    assert timed_out.is_error and timed_out.content["error"] == "tool_timeout"  # type: ignore[call-overload, index]
     assert (ok.is_error, ok.content) == (False, "fine")
     assert [r.result.call.call_id for r in reports] == ["toolu_0", "toolu_1", "toolu_2"]
     assert "secret internals: db down" in (reports[0].diagnostics[0].exception or "")
@@ -205,7 +205,7 @@ async def test_invalid_and_unknown_calls_do_not_run() -> None:
     assert ledger.entries() == []
     assert [r.outcome for r in reports] == ["refused"] * 3
     assert [r.runs for r in reports] == [0, 0, 0]
-    assert [r.result.content["error"] for r in reports] == [  # type: ignore[index]
+    assert [r.result.content["error"] for r in reports] == [  # type: ignore[call-overload, index]
         "invalid_arguments",
         "unknown_tool",
         "invalid_arguments",
@@ -317,7 +317,7 @@ async def test_a_write_left_in_flight_is_never_run_again() -> None:
     assert executed == []
     assert reports[0].outcome == "unconfirmed"
     assert reports[0].result.is_error
-    assert reports[0].result.content["error"] == "write_unconfirmed"  # type: ignore[index]
+    assert reports[0].result.content["error"] == "write_unconfirmed"  # type: ignore[call-overload, index]
     entry = ledger.get(key)
     assert entry is not None and entry.state == "in_flight"
 
@@ -340,7 +340,7 @@ async def test_a_write_that_times_out_is_recorded_and_says_it_may_have_happened(
     again = await dispatcher.dispatch(turn, conversation_id="c")
     assert started == ["hello"]
     assert (first[0].outcome, again[0].outcome) == ("timeout", "replayed")
-    assert "may still have happened" in first[0].result.content["message"]  # type: ignore[index]
+    assert "may still have happened" in first[0].result.content["message"]  # type: ignore[call-overload, index]
     assert again[0].result.is_error
 
 
@@ -395,8 +395,8 @@ async def test_the_circuit_opens_refuses_and_probes_after_the_cooldown() -> None
     assert runs[0] == 3
     assert refused.outcome == "unavailable"
     assert refused.result.is_error
-    assert refused.result.content["error"] == "tool_unavailable"  # type: ignore[index]
-    assert "unavailable for now" in refused.result.content["message"]  # type: ignore[index]
+    assert refused.result.content["error"] == "tool_unavailable"  # type: ignore[call-overload, index]
+    assert "unavailable for now" in refused.result.content["message"]  # type: ignore[call-overload, index]
     now[0] = 60.0
     healthy[0] = True
     (probe,) = await dispatcher.dispatch(calls(("search", {"q": "x"})))

@@ -42,7 +42,7 @@ async def test_a_silent_stream_is_a_stream_timeout() -> None:
     ("failure", "timeout"),
     [(httpx.ConnectTimeout("slow"), True), (httpx.ConnectError("refused"), False)],
 )
-async def test_a_client_that_cannot_connect(failure: httpx.HTTPError, timeout: bool) -> None:
+async def test_a_client_that_cannot_connect(failure: httpx.HTTPError, timeout: bool) -> None:  # noqa: ASYNC109  (a flag: is the failure a timeout)
     def refuse(request: httpx.Request) -> httpx.Response:
         raise failure
 

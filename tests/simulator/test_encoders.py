@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from sse_toolcalls.calls import DIALECTS, StreamFinished, TextDelta
+from sse_toolcalls.calls import DIALECTS, StreamFinished, TextDelta, ToolCall
 from sse_toolcalls.errors import ProviderError, TruncatedStreamError, UsageError
 from sse_toolcalls.parser import StreamParser, ToolCallParser
 from sse_toolcalls.runtime.http_errors import provider_error_from_http
@@ -32,7 +32,7 @@ TWO_CALLS = Turn(
 )
 
 
-def parse_all(dialect: str, chunks: list[bytes], *, byte_by_byte: bool = False):
+def parse_all(dialect: str, chunks: list[bytes], *, byte_by_byte: bool = False) -> list[ToolCall]:
     parser = ToolCallParser(dialect)
     calls = []
     data = b"".join(chunks)

@@ -148,7 +148,8 @@ class Counting:
         self.chunks = 0
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        async with aclosing(self.response.aiter_bytes()) as chunks:
+        # httpx types aiter_bytes() as AsyncIterator, which has no aclose for aclosing().
+        async with aclosing(self.response.aiter_bytes()) as chunks:  # type: ignore[type-var]
             async for chunk in chunks:
                 self.chunks += 1
                 yield chunk

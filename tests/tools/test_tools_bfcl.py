@@ -89,7 +89,7 @@ def test_bfcl_sample_validates_refuses_mutations_and_round_trips() -> None:
 # --------------------------------------------------------------------------------------
 # The converter itself, on BFCL-shaped definitions written here.
 
-FUNCTION = {
+FUNCTION: dict[str, Any] = {
     "name": "math.hypot",
     "description": "Euclidean norm.",
     "parameters": {

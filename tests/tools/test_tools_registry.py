@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
+import anyio.lowlevel
 import pydantic
 import pytest
 
@@ -87,7 +88,7 @@ def weather_registry(counter: Counter) -> ToolRegistry:
     async def book(restaurant: str, guests: int = 2) -> str:
         """Book a table."""
         counter.runs.append({"restaurant": restaurant, "guests": guests})
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         return f"booked {restaurant} for {guests}"
 
     return registry
@@ -435,7 +436,7 @@ async def test_async_handler_exception_becomes_error_result() -> None:
 
     @registry.register
     async def fail() -> None:
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         raise KeyError("k")
 
     result = await registry.run(call("fail"))

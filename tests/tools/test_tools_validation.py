@@ -13,7 +13,7 @@ from sse_toolcalls.errors import UsageError
 from sse_toolcalls.tools import ArgumentValidator, Problem, coerce_string
 from sse_toolcalls.tools.validation import path_text
 
-WEATHER = {
+WEATHER: dict[str, Any] = {
     "type": "object",
     "properties": {
         "city": {"type": "string", "minLength": 1},
@@ -56,7 +56,7 @@ def problems(validator: ArgumentValidator, args: dict[str, Any]) -> dict[str, Pr
 
 
 def with_(**changes: Any) -> dict[str, Any]:
-    args = json.loads(json.dumps(VALID))
+    args: dict[str, Any] = json.loads(json.dumps(VALID))
     args.update(changes)
     return args
 
@@ -356,7 +356,7 @@ def test_coercion_inside_nested_objects_and_arrays() -> None:
             },
         }
     )
-    sent = {"items": [{"qty": 1}, {"qty": "2"}]}
+    sent: dict[str, Any] = {"items": [{"qty": 1}, {"qty": "2"}]}
     args, coercions, found = validator.validate(sent)
     assert found == ()
     assert args == {"items": [{"qty": 1}, {"qty": 2}]}
