@@ -159,6 +159,7 @@ def __dir__() -> list[str]:
 
 for _module in _EAGER:
     _adopt(f"{__name__}.{_module}")
+del _module
 
 if _typing.TYPE_CHECKING:
     from .calls import DIALECTS as DIALECTS
