@@ -5,6 +5,7 @@ Protocol knowledge does not live here; each wire format's rules are in its own p
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any, ClassVar
 
 from .. import _json
@@ -20,8 +21,30 @@ from ..calls import (
     ToolCallCompleted,
     ToolCallStarted,
 )
-from ..errors import MalformedStreamError, ProviderError, TruncatedStreamError
+from ..errors import (
+    LimitExceededError,
+    MalformedStreamError,
+    ProviderError,
+    SSEToolCallsError,
+    TruncatedStreamError,
+)
 from ..sse import ServerSentEvent
+
+MAX_ARGUMENTS_DEPTH = 100
+"""Bound on the nesting of a call's arguments, in levels of arrays and objects (the
+arguments object itself is level 1).
+
+Real tool arguments nest a handful of levels; 100 is far past any schema we have seen,
+and far below the depths where recursive code (ours, orjson's 255-level encoder,
+jsonschema, the stdlib's json at about 1,000) fails. Deeper arguments make the call
+invalid (``arguments_error``), not the stream."""
+
+MAX_EVENT_DEPTH = MAX_ARGUMENTS_DEPTH + 28
+"""Bound on the nesting of one event's JSON, in levels of arrays and objects.
+
+The arguments limit plus room for the deepest envelope around arguments (Gemini's
+``candidates[0].content.parts[0].functionCall.args`` is 6 levels), so arguments at their
+limit always arrive. Past it the event is refused: :class:`LimitExceededError`."""
 
 # Error types and codes that name a transient condition, across the four providers
 # (Anthropic error.type, OpenAI error.type/code, Google RPC status).
@@ -138,12 +161,102 @@ def has_long_number(text: str) -> bool:
     return _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(_DIGIT_MAP)
 
 
-def _loads_exact(text: str) -> Any:
+class _TooDeepError(ValueError):
+    def __init__(self, depth: int, limit: int) -> None:
+        super().__init__(f"JSON nested {depth} levels deep, over the limit of {limit}")
+        self.depth = depth
+        self.limit = limit
+
+
+# Brackets keep their weight, everything else none; strings are cut out first, so the
+# running sum of what is left is the nesting depth at each bracket.
+_BRACKET_WEIGHT = {"[": 1, "{": 1, "]": -1, "}": -1}
+_BRACKETS = str.maketrans({c: None for c in map(chr, range(128)) if c not in "[]{}"})
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON text (0 for a scalar).
+
+    Exact for valid JSON; for anything else a number that parsing will refuse anyway.
+    """
+    import re  # rare: only text with more brackets than a limit is measured
+
+    bare = re.sub(r'"(?:[^"\\]|\\.)*"', "", text).translate(_BRACKETS)
+    bare = "".join(c for c in bare if c in _BRACKET_WEIGHT) if not bare.isascii() else bare
+    return max(accumulate(map(_BRACKET_WEIGHT.__getitem__, bare)), default=0)
+
+
+def _check_depth(text: str, limit: int) -> None:
+    # Valid JSON this deep needs 2 * limit characters and more than limit brackets: two
+    # cheap tests that skip the measurement for nearly every event.
+    if (
+        len(text) > 2 * limit
+        and text.count("[") + text.count("{") > limit
+        and (depth := json_depth(text)) > limit
+    ):
+        raise _TooDeepError(depth, limit)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:40]} is out of range for a double")
+    return value
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is str:
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif type(node) is dict:
+            stack.extend(node)
+            stack.extend(node.values())
+        elif type(node) is list:
+            stack.extend(node)
+    return False
+
+
+def loads_strict(text: str, *, depth: int = MAX_EVENT_DEPTH) -> Any:
+    """Parse JSON text as strictly as orjson does, keeping integers past 64 bits exact.
+
+    One rule wherever the digits are (issue 9): no NaN or Infinity, no number that
+    overflows a double, no lone surrogate, no nesting past ``depth`` levels.
+
+    Raises:
+        ValueError: the text is not such JSON.
+    """
+    _check_depth(text, depth)
     if not has_long_number(text):
         return _json.loads(text)
     import json  # the rare exact path; kept out of the import of the core
 
-    return json.loads(text, parse_constant=_reject_constant)
+    value = json.loads(text, parse_float=_finite_float, parse_constant=_reject_constant)
+    # Only an escape can make a lone surrogate: the text itself came from UTF-8.
+    if "\\u" in text and _has_lone_surrogate(value):
+        raise ValueError("a string holds a lone surrogate escape (not Unicode text)")
+    if _has_infinite(value):
+        raise ValueError("a number is out of range for a double")
+    return value
+
+
+def _has_infinite(value: Any) -> bool:
+    # Integers are exact, floats were checked by _finite_float; what is left is an
+    # integer too large for any double (over 1e308), which orjson refuses too.
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is int and node.bit_length() > 1024:
+            return True
+        if type(node) is dict:
+            stack.extend(node.values())
+        elif type(node) is list:
+            stack.extend(node)
+    return False
 
 
 def load_json(event: ServerSentEvent, provider: str, *, exact: bool = False) -> Any:
@@ -153,8 +266,13 @@ def load_json(event: ServerSentEvent, provider: str, *, exact: bool = False) -> 
     arguments as objects (Anthropic's start input, Gemini's args). Blank data is ``None``.
     """
     try:
-        return _loads_exact(event.data) if exact else _json.loads(event.data)
-    except (ValueError, RecursionError) as exc:
+        if exact:
+            return loads_strict(event.data)
+        _check_depth(event.data, MAX_EVENT_DEPTH)
+        return _json.loads(event.data)
+    except _TooDeepError as exc:
+        raise _event_too_deep(exc, provider, event.data) from exc
+    except ValueError as exc:
         if event.data.isspace():
             return None
         raise MalformedStreamError(
@@ -177,8 +295,14 @@ def event_object(
     if not data:
         return None
     try:
-        payload = _loads_exact(data) if exact else _json.loads(data)
-    except (ValueError, RecursionError) as exc:
+        if exact:
+            payload = loads_strict(data)
+        else:
+            _check_depth(data, MAX_EVENT_DEPTH)
+            payload = _json.loads(data)
+    except _TooDeepError as exc:
+        raise _event_too_deep(exc, provider, data) from exc
+    except ValueError as exc:
         if data.isspace():
             return None
         raise MalformedStreamError(
@@ -193,6 +317,17 @@ def event_object(
     )
 
 
+def _event_too_deep(exc: _TooDeepError, provider: str, data: str) -> LimitExceededError:
+    return LimitExceededError(
+        f"{provider}: an event's JSON nests {exc.depth} levels, over MAX_EVENT_DEPTH={exc.limit}",
+        limit_name="MAX_EVENT_DEPTH",
+        limit=exc.limit,
+        size=exc.depth,
+        provider=provider,
+        data=data,
+    )
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -204,14 +339,20 @@ def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
     JSON object. Empty or blank text is ``{}``: a call without parameters.
     """
     try:
-        value = _loads_exact(text)
-    except (ValueError, RecursionError) as exc:
+        value = loads_strict(text, depth=MAX_ARGUMENTS_DEPTH)
+    except _TooDeepError as exc:
+        return {}, _too_deep_arguments(exc)
+    except ValueError as exc:
         if not text.strip():
             return {}, None
         return {}, f"arguments are not valid JSON: {exc}"
     if not isinstance(value, dict):
         return {}, f"arguments must be a JSON object, got {_json_kind(value)}"
     return value, None
+
+
+def _too_deep_arguments(exc: _TooDeepError) -> str:
+    return f"arguments nest {exc.depth} levels, over MAX_ARGUMENTS_DEPTH={exc.limit}"
 
 
 def _json_kind(value: Any) -> str:
@@ -242,6 +383,7 @@ class PendingCall:
 
     __slots__ = (
         "call_id",
+        "final",
         "fragments",
         "has_args",
         "index",
@@ -268,6 +410,8 @@ class PendingCall:
         """The dialect's own key for the call (Chat's wire ``index``), when it has one."""
         self.value: Any = None
         """Arguments given whole as an object (Anthropic start input, Gemini args)."""
+        self.final: str | None = None
+        """The authoritative final argument text, once a done event gave it (Responses)."""
 
     def text(self) -> str:
         """The argument text so far (joined once, then kept joined)."""
@@ -319,9 +463,13 @@ class Reassembler:
         try:
             for event in events:
                 dispatch(event)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        except SSEToolCallsError:
+            raise
+        except Exception as exc:
             # Payloads are read with plain dict access; a payload of the wrong shape
             # (a list where an object belongs...) is a malformed stream, not our crash.
+            # Any other exception is caught too: only our exceptions leave the core
+            # (STYLE 6), each root cause also being fixed where it arose.
             raise MalformedStreamError(
                 f"{self.provider}: event has an unexpected shape ({type(exc).__name__}: {exc})",
                 provider=self.provider,
@@ -347,15 +495,15 @@ class Reassembler:
         return call
 
     def add_text(self, text: str) -> None:
-        """Record visible text."""
-        if text:
+        """Record visible text (a payload's non-string "text" is not text: ignored)."""
+        if text and type(text) is str:
             self.text_parts.append(text)
             if self.rich:
                 self.out.append(TextDelta(text=text))
 
     def add_reasoning(self, text: str) -> None:
         """Record reasoning text (shown only in the rich stream)."""
-        if text and self.rich:
+        if text and self.rich and type(text) is str:
             self.out.append(ReasoningDelta(text=text))
 
     def add_arguments(self, call: PendingCall, fragment: str) -> None:
@@ -387,8 +535,12 @@ class Reassembler:
         if call.value is not None and text is None and not call.has_args:
             value = call.value
             if isinstance(value, dict):
-                args, error = value, None
                 raw = dumps(value)
+                try:
+                    _check_depth(raw, MAX_ARGUMENTS_DEPTH)
+                    args, error = value, None
+                except _TooDeepError as exc:
+                    args, error = {}, _too_deep_arguments(exc)
             elif isinstance(value, str):
                 raw = value
                 args, error = parse_arguments(value)
