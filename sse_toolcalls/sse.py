@@ -316,7 +316,10 @@ class SSEFramer:
     def _check_sizes(self, head: bytes | bytearray) -> None:
         """Raise if a block in ``head`` (the first one with what was pending) is too big."""
         parts = head.split(b"\n\n")
-        sizes = [len(part) for part in parts]
+        # Counted as the line-by-line path counts: every line with its line ending (the
+        # last line of a complete block ends at the first LF of its LF LF).
+        sizes = [len(part) + 1 for part in parts]
+        sizes[-1] -= 1  # the rest after the last LF LF already holds its line endings
         sizes[0] += self._block_bytes
         if max(sizes) > self.max_event_bytes:
             self._fail(max(sizes))
