@@ -85,26 +85,51 @@ def test_retry_digits_at_and_past_the_limit() -> None:
 # -- JSON depth ----------------------------------------------------------------------------
 
 
-def chat_event(extra: str) -> bytes:
-    return b'data: {"choices":[],"x":' + extra.encode() + b"}\n\n"
+def argument_events(field: str) -> dict[str, bytes]:
+    """An event of each dialect that carries arguments as objects, with a deep field."""
+    return {
+        "anthropic": (
+            b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+            b'"content_block":{"type":"tool_use","id":"t","name":"f","input":{},"x":'
+            + field.encode()
+            + b"}}\n\n"
+        ),
+        "gemini": (
+            b'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f"}}]}}],"x":'
+            + field.encode()
+            + b"}\n\n"
+        ),
+    }
 
 
 @pytest.mark.parametrize("long_number", [False, True])
 def test_event_depth_at_and_past_the_limit_on_the_fast_and_the_exact_path(
     long_number: bool,
 ) -> None:
-    # The event object is level 1, so its field holds MAX_EVENT_DEPTH - 1 levels.
-    inner = deep_array(MAX_EVENT_DEPTH - 1)
-    if long_number:
-        inner = inner.replace("[]", "[12345678901234567890]")
-    for dialect in ("openai_chat", "anthropic", "gemini", "openai_responses"):
-        ToolCallParser(dialect).feed(chat_event(inner))
-    deeper = "[" + inner + "]"
-    for dialect in ("openai_chat", "anthropic", "gemini", "openai_responses"):
+    # The field sits at level 3 (anthropic) or 2 (gemini) of its event.
+    for dialect, levels_above in (("anthropic", 2), ("gemini", 1)):
+        inner = deep_array(MAX_EVENT_DEPTH - levels_above)
+        if long_number:
+            inner = inner.replace("[]", "[12345678901234567890]")
+        ToolCallParser(dialect).feed(argument_events(inner)[dialect])
         with pytest.raises(LimitExceededError) as info:
-            ToolCallParser(dialect).feed(chat_event(deeper))
+            ToolCallParser(dialect).feed(argument_events("[" + inner + "]")[dialect])
         assert info.value.limit_name == "MAX_EVENT_DEPTH"
         assert info.value.size == MAX_EVENT_DEPTH + 1
+
+
+def test_chat_object_arguments_at_and_past_the_event_depth_limit() -> None:
+    for depth, refused in ((MAX_EVENT_DEPTH, False), (MAX_EVENT_DEPTH + 1, True)):
+        raw = object_argument_streams(deep_array(depth - 1).join(['{"a":', "}"]))["openai_chat"]
+        if refused:
+            with pytest.raises(LimitExceededError) as info:
+                parse("openai_chat", raw)
+            assert (info.value.limit_name, info.value.size) == ("MAX_EVENT_DEPTH", depth)
+        else:
+            [call] = parse("openai_chat", raw)
+            assert (
+                call.arguments_error is not None and "MAX_ARGUMENTS_DEPTH" in call.arguments_error
+            )
 
 
 @pytest.mark.parametrize("long_number", [False, True])

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from ...calls import Dialect, StreamEvent
 from ...sse import ServerSentEvent
 from .._common import (
+    MAX_EVENT_DEPTH,
     PendingCall,
     Reassembler,
     dumps,
@@ -67,8 +68,11 @@ class AnthropicReassembler(Reassembler):
                 return
         if not isinstance(kind, str):
             kind = event.event
-        if kind == "content_block_start" and has_long_number(data):
-            # The only event that carries arguments as an object: keep big integers exact.
+        if kind == "content_block_start" and (
+            has_long_number(data) or len(data) > 2 * MAX_EVENT_DEPTH
+        ):
+            # The only event that carries arguments as an object: keep big integers exact,
+            # and its depth within MAX_EVENT_DEPTH whatever its digits (read exact).
             payload = load_json(event, self.provider, exact=True)
         handler = _HANDLERS.get(kind)
         if handler is not None:

@@ -40,6 +40,7 @@ from ...sse import ServerSentEvent
 from .._common import (
     PendingCall,
     Reassembler,
+    check_nesting,
     dumps,
     error_from_payload,
     event_object,
@@ -166,7 +167,9 @@ class ChatReassembler(Reassembler):
             name = ""
         arguments = function.get("arguments")
         if arguments is not None and not isinstance(arguments, str):
-            # A few servers send the arguments as an object; keep them as JSON text.
+            # A few servers send the arguments as an object; keep them as JSON text. Held
+            # to the depth bound of every dialect's object arguments first.
+            check_nesting(arguments, self.provider)
             arguments = dumps(arguments)
         call = self._match(call_id, index, name, arguments)
         if call_id is not None and (call.call_id is None or (call_id and not call.call_id)):
