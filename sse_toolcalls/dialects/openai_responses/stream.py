@@ -36,7 +36,9 @@ class ResponsesReassembler(Reassembler):
         super().__init__(rich=rich)
         self._by_item: dict[str, PendingCall] = {}
         self._by_output: dict[int, PendingCall] = {}
-        self._open: list[PendingCall] = []
+        self._open: dict[PendingCall, None] = {}
+        """The open calls, in order: a dict, so the membership test of every delta is O(1)
+        (a list made many open calls quadratic)."""
 
     def dispatch(self, event: ServerSentEvent) -> None:
         data = event.data
@@ -77,7 +79,7 @@ class ResponsesReassembler(Reassembler):
         output_index = payload.get("output_index")
         if isinstance(output_index, int):
             self._by_output[output_index] = call
-        self._open.append(call)
+        self._open[call] = None
         self.announce(call)
         arguments = item.get("arguments")
         if isinstance(arguments, str):
@@ -143,7 +145,7 @@ class ResponsesReassembler(Reassembler):
             call.name = item["name"]
 
     def _release(self, call: PendingCall, arguments: Any) -> None:
-        self._open.remove(call)
+        del self._open[call]
         # The final text in a .done event is authoritative; the deltas are a preview.
         self.complete(call, arguments if isinstance(arguments, str) else call.final)
 
@@ -175,7 +177,7 @@ class ResponsesReassembler(Reassembler):
                 self._release(call, None)
         if self._open:
             raise self.truncated(
-                "eof", "response.completed arrived with function calls still open", self._open
+                "eof", "response.completed arrived with function calls still open", list(self._open)
             )
         self.ended = True
         self.stop_reason = response.get("status") or "completed"
@@ -190,7 +192,7 @@ class ResponsesReassembler(Reassembler):
         raise self.truncated(
             "max_tokens" if reason == "max_output_tokens" else str(reason or "incomplete"),
             f"the response is incomplete ({reason or 'no reason given'})",
-            self._open,
+            list(self._open),
         )
 
     def _failed(self, payload: dict[str, Any]) -> None:
@@ -208,7 +210,9 @@ class ResponsesReassembler(Reassembler):
 
     def finish(self) -> list[StreamEvent]:
         if not self.ended:
-            raise self.truncated("eof", "the stream ended before response.completed", self._open)
+            raise self.truncated(
+                "eof", "the stream ended before response.completed", list(self._open)
+            )
         out, self.out = self.out, []
         return out
 
