@@ -543,3 +543,55 @@ def test_gemini_long_string_in_many_pieces_is_joined_once() -> None:
     )
     [call] = ToolCallParser("gemini").feed(raw)
     assert call.args == {"s": "x" * 50000 + "!"}
+
+
+def test_gemini_streamed_call_closed_by_the_max_tokens_event_is_partial() -> None:
+    raw = sse(
+        {
+            "candidates": [
+                {"content": {"parts": [{"functionCall": {"name": "write", "willContinue": True}}]}}
+            ]
+        },
+        {
+            "candidates": [
+                {
+                    "content": {
+                        "parts": [
+                            {
+                                "functionCall": {
+                                    "partialArgs": [
+                                        {
+                                            "jsonPath": "$.path",
+                                            "stringValue": "/et",
+                                            "willContinue": True,
+                                        }
+                                    ],
+                                    "willContinue": True,
+                                }
+                            }
+                        ]
+                    }
+                }
+            ]
+        },
+        {
+            "candidates": [
+                {
+                    "content": {
+                        "parts": [
+                            {
+                                "functionCall": {
+                                    "partialArgs": [{"jsonPath": "$.path", "stringValue": "c"}]
+                                }
+                            }
+                        ]
+                    },
+                    "finishReason": "MAX_TOKENS",
+                }
+            ]
+        },
+    )
+    with pytest.raises(TruncatedStreamError) as info:
+        ToolCallParser("gemini").feed(raw)
+    assert info.value.completed == ()
+    assert [(p.name, p.raw_arguments) for p in info.value.partial] == [("write", '{"path":"/etc"}')]

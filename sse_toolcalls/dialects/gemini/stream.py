@@ -13,8 +13,9 @@ and a typed value, strings continued across parts while ``willContinue``) fill i
 a part without ``willContinue`` closes it.
 
 A whole ``functionCall`` part is a whole call, except the last part of the event whose
-``finishReason`` is ``MAX_TOKENS``: the limit may have cut it, nothing proves it whole,
-and it is a partial call of the truncation error. ``partialArgs`` build the arguments
+``finishReason`` is ``MAX_TOKENS`` (a whole part, or the one ending a streamed call): the
+limit may have cut it, nothing proves it whole, and it is a partial call of the
+truncation error. ``partialArgs`` build the arguments
 in work and memory linear in the bytes received: paths and array indexes are bounded
 (below), an index may skip only a few slots, and a string continued across parts is
 kept in pieces and joined once.
@@ -139,7 +140,12 @@ class GeminiReassembler(Reassembler):
                 streaming.thought_signature = signature
             self._partial_args(function_call.get("partialArgs") or ())
             if not function_call.get("willContinue"):
-                self._close_streaming()
+                if release:
+                    self._close_streaming()
+                else:
+                    # Its end came in the MAX_TOKENS event's last part: it stays the
+                    # streamed call, a partial call of the truncation, with what it has.
+                    streaming.fragments = [dumps(self._streamed_args)]
             return None
         if streaming is not None:
             raise MalformedStreamError(
