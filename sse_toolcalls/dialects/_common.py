@@ -185,7 +185,8 @@ _BRACKETS = str.maketrans({c: None for c in map(chr, range(128)) if c not in "[]
 def json_depth(text: str) -> int:
     """The deepest nesting of arrays and objects in JSON text (0 for a scalar).
 
-    Exact for valid JSON; for anything else a number that parsing will refuse anyway.
+    Call it on valid JSON only (text already parsed): there it is exact and linear; on
+    other text (an unterminated string of escaped quotes) its regex could backtrack.
     """
     import re  # rare: only text with more brackets than a limit is measured
 
@@ -204,70 +205,32 @@ def _check_depth(text: str, limit: int) -> None:
         raise _TooDeepError(depth, limit)
 
 
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"number {text[:40]} is out of range for a double")
-    return value
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if type(node) is str:
-            try:
-                node.encode("utf-8")
-            except UnicodeEncodeError:
-                return True
-        elif type(node) is dict:
-            stack.extend(node)
-            stack.extend(node.values())
-        elif type(node) is list:
-            stack.extend(node)
-    return False
-
-
 def loads_strict(text: str, *, depth: int = MAX_EVENT_DEPTH) -> Any:
     """Parse JSON text as strictly as orjson does, keeping integers past 64 bits exact.
 
-    One rule wherever the digits are (issue 9): no NaN or Infinity, no number that
-    overflows a double, no lone surrogate, no nesting past ``depth`` levels.
+    One rule wherever the digits are (issue 9): orjson decides what is JSON (no NaN or
+    Infinity, no number that overflows a double, no lone surrogate, at most 1,024
+    levels), and then no nesting past ``depth`` levels. Text with a run of 19 or more
+    digits is parsed again by the stdlib, which keeps big integers exact; orjson turns
+    them into floats.
 
     Raises:
         ValueError: the text is not such JSON.
     """
+    # orjson first, also on the exact path: the stdlib alone took 1e400 as inf and
+    # "\ud800" as a lone surrogate, and would recurse past its limit near 1,000 levels.
+    value = _json.loads(text)
     scan = text.encode("utf-8", "surrogatepass").translate(_SCAN_MAP)
     # Valid JSON deeper than ``depth`` needs 2 * depth characters and more than ``depth``
-    # opening brackets: two cheap tests that skip the measurement for nearly every text.
+    # opening brackets: two cheap tests that skip the measurement for nearly every text
+    # (which, the text being valid JSON, is linear in it).
     if len(scan) > 2 * depth and scan.count(b"[") > depth and (found := json_depth(text)) > depth:
         raise _TooDeepError(found, depth)
     if _LONG_RUN not in scan:
-        return _json.loads(text)
+        return value
     import json  # the rare exact path; kept out of the import of the core
 
-    value = json.loads(text, parse_float=_finite_float, parse_constant=_reject_constant)
-    # Only an escape can make a lone surrogate: the text itself came from UTF-8.
-    if "\\u" in text and _has_lone_surrogate(value):
-        raise ValueError("a string holds a lone surrogate escape (not Unicode text)")
-    if _has_infinite(value):
-        raise ValueError("a number is out of range for a double")
-    return value
-
-
-def _has_infinite(value: Any) -> bool:
-    # Integers are exact, floats were checked by _finite_float; what is left is an
-    # integer too large for any double (over 1e308), which orjson refuses too.
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if type(node) is int and node.bit_length() > 1024:
-            return True
-        if type(node) is dict:
-            stack.extend(node.values())
-        elif type(node) is list:
-            stack.extend(node)
-    return False
+    return json.loads(text)
 
 
 def load_json(event: ServerSentEvent, provider: str, *, exact: bool = False) -> Any:
@@ -333,10 +296,6 @@ def _event_too_deep(exc: _TooDeepError, provider: str, data: str) -> LimitExceed
         provider=provider,
         data=data,
     )
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
