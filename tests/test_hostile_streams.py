@@ -595,3 +595,14 @@ def test_gemini_streamed_call_closed_by_the_max_tokens_event_is_partial() -> Non
         ToolCallParser("gemini").feed(raw)
     assert info.value.completed == ()
     assert [(p.name, p.raw_arguments) for p in info.value.partial] == [("write", '{"path":"/etc"}')]
+
+
+def test_anthropic_block_started_over_an_open_one_is_malformed_not_a_lost_call() -> None:
+    events = anthropic_tool({})[:2]  # message_start, tool_use block 0 open
+    second = {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "tool_use", "id": "t2", "name": "g", "input": {}},
+    }
+    with pytest.raises(MalformedStreamError):
+        ToolCallParser("anthropic").feed(sse(*events, second, names=True))

@@ -15,6 +15,9 @@ from sse_toolcalls import SSEFramer
 
 from .reference_sse import ReferenceResult, reference_parse
 
+# Lines that are not valid UTF-8, or hold a BOM away from the start (a field name then).
+RAW_LINES = {"<ff>": b"data: \xff\xfe", "<cut>": b"data: \xe2\x82", "<bom>": b"\xef\xbb\xbfdata: b"}
+
 # Lines chosen to hit the fast paths and the edges around them.
 LINES = [
     "",
@@ -44,6 +47,7 @@ LINES = [
     "retry: -1",
     ": comment",
     ":",
+    *RAW_LINES,
     "foo: bar",
     "data : spaced name",
     " data: leading space",
@@ -81,7 +85,7 @@ def build(groups: list[list[str]], endings: list[bytes], bom: bytes, tail: bytes
     k = 0
     for group in groups:
         for line in group:
-            out.append(line.encode() + endings[k % len(endings)])
+            out.append(RAW_LINES.get(line, line.encode()) + endings[k % len(endings)])
             k += 1
     out.append(tail)
     return b"".join(out)

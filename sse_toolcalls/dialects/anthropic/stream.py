@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
+from ...errors import MalformedStreamError
 from ...sse import ServerSentEvent
 from .._common import (
     MAX_EVENT_DEPTH,
@@ -88,6 +89,12 @@ class AnthropicReassembler(Reassembler):
         index = payload["index"]
         block = payload["content_block"]
         kind = block.get("type")
+        if index in self._kinds:
+            # A second block over an open one would silently drop the first call.
+            raise MalformedStreamError(
+                f"anthropic: content block {index} started while it was still open",
+                provider=self.provider,
+            )
         # Generation went on past the closed blocks: the limit did not cut them.
         self._release_held()
         self._kinds[index] = kind
