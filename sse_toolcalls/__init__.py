@@ -38,6 +38,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "FramingError",
         "InvalidArgumentsError",
         "LedgerError",
+        "LimitExceededError",
         "MalformedStreamError",
         "ProviderError",
         "SSEToolCallsError",
@@ -186,6 +187,7 @@ if _typing.TYPE_CHECKING:
     from .errors import FramingError as FramingError
     from .errors import InvalidArgumentsError as InvalidArgumentsError
     from .errors import LedgerError as LedgerError
+    from .errors import LimitExceededError as LimitExceededError
     from .errors import MalformedStreamError as MalformedStreamError
     from .errors import ProviderError as ProviderError
     from .errors import SSEToolCallsError as SSEToolCallsError

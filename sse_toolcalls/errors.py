@@ -58,6 +58,34 @@ class MalformedStreamError(StreamError):
         """The offending event data (at most 2,000 characters)."""
 
 
+class LimitExceededError(MalformedStreamError):
+    """The stream crossed one of the core's named limits: JSON nesting depth, ``retry``
+    digits, data lines in one event, a ``partialArgs`` path's steps or array index.
+
+    Each limit is a module-level constant (listed in ``docs/design.md`` with its unit);
+    ``limit_name`` names it, so a caller can tell which one was crossed.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit_name: str,
+        limit: int,
+        size: int,
+        provider: str | None = None,
+        data: str = "",
+    ) -> None:
+        super().__init__(message, provider=provider, data=data)
+        self.limit_name = limit_name
+        """The name of the constant that holds the limit (``MAX_EVENT_DEPTH``...)."""
+        self.limit = limit
+        """The limit, in the unit its constant documents."""
+        self.size = size
+        """The size that crossed it, in the same unit (a lower bound where counting
+        further would cost work the limit exists to avoid)."""
+
+
 class ProviderError(StreamError):
     """The provider reported an error: inside the stream, or as an HTTP error status."""
 

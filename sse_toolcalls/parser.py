@@ -71,6 +71,8 @@ class StreamParser:
         except SSEToolCallsError:
             self._state = "failed"
             raise
+        except Exception as exc:
+            raise self._unexpected(exc) from exc
         return out
 
     def finish(self) -> list[StreamEvent]:
@@ -106,8 +108,21 @@ class StreamParser:
         except SSEToolCallsError:
             self._state = "failed"
             raise
+        except Exception as exc:
+            # The same net as feed(): finish() runs dialect code too (issue 9).
+            raise self._unexpected(exc) from exc
         self._state = "finished"
         return out
+
+    def _unexpected(self, exc: Exception) -> MalformedStreamError:
+        """Only our exceptions leave the core: anything else that escaped the framer or a
+        dialect (each known root cause is fixed where it arose) is a stream we could not
+        read, with the cause chained."""
+        self._state = "failed"
+        return MalformedStreamError(
+            f"the stream could not be read ({type(exc).__name__}: {exc})",
+            provider=self.dialect,
+        )
 
     def _check_open(self) -> None:
         if self._state != "open":

@@ -9,9 +9,21 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .errors import EventTooLargeError, UsageError
+from .errors import (
+    EventTooLargeError,
+    FramingError,
+    LimitExceededError,
+    SSEToolCallsError,
+    UsageError,
+)
 
-__all__ = ["DEFAULT_MAX_EVENT_BYTES", "SSEFramer", "ServerSentEvent"]
+__all__ = [
+    "DEFAULT_MAX_EVENT_BYTES",
+    "MAX_DATA_LINES_PER_EVENT",
+    "MAX_RETRY_DIGITS",
+    "SSEFramer",
+    "ServerSentEvent",
+]
 
 DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024
 """Default bound on one pending event, in bytes (its lines so far plus the unfinished one).
@@ -19,6 +31,21 @@ DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024
 The largest real tool-call event is a whole-arguments chunk of a few MB; 64 MiB leaves room
 for ten times the 10 MB arguments the benchmarks use, and still bounds what one hostile or
 broken stream can make us hold."""
+
+MAX_RETRY_DIGITS = 64
+"""Bound on a ``retry`` field's value, in ASCII digits.
+
+The spec sets no bound and the conformance vectors take 2**64 (20 digits) exactly; 64
+digits keeps ``int()`` cheap and far from CPython's 4,300-digit conversion limit, whose
+``ValueError`` escaped the framer (issue 9). Past it: :class:`LimitExceededError`."""
+
+MAX_DATA_LINES_PER_EVENT = 65_536
+"""Bound on the ``data`` lines of one pending event, in lines.
+
+Each line is kept as its own string (about 50 bytes of overhead each) until the blank
+line joins them, so ``max_event_bytes`` of ``data:`` lines alone could cost ten times
+their size. Real events have one data line, pretty-printed JSON a few hundred; 65,536
+lines cost at most about 3 MiB of overhead. Past it: :class:`LimitExceededError`."""
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -108,6 +135,23 @@ class SSEFramer:
         """
         if self._state != "open":
             raise UsageError(f"the framer has {self._state}; it takes no more input")
+        try:
+            return self._feed(data)
+        except SSEToolCallsError:
+            raise
+        except Exception as exc:
+            # Only our exceptions leave the core, whatever the bytes (STYLE 6); the limits
+            # above are the real defences, this is the net under them.
+            self._state = "failed"
+            self._pending = bytearray()
+            self._data = []
+            if not isinstance(data, bytes | bytearray | memoryview):
+                raise UsageError(f"feed() takes bytes, not {type(data).__name__}") from exc
+            raise FramingError(
+                f"the framer failed on its input ({type(exc).__name__}: {exc})"
+            ) from exc
+
+    def _feed(self, data: bytes) -> list[ServerSentEvent]:
         if not data:
             return []
         if self._skip_lf:
@@ -199,18 +243,25 @@ class SSEFramer:
                     events += self._lines(rest[:-1].split("\n"))
                 return events
         parts = body.split("\n\n")
+        triples = None
         if (
             not self._block_bytes
             and body.startswith("event: ")
             and body.count("\n") == 3 * len(parts) - 2
-            and body.count("\ndata: ") == len(parts)
             and body.count("\n\nevent: ") == len(parts) - 1
         ):
+            # The counts say the blocks hold one LF each on average; every block holding
+            # a "\ndata: " (so at least one LF) makes it exactly one each. Counts alone
+            # let a two-data-line block pair with an event-only one (issue 9).
+            triples = [part.partition("\ndata: ") for part in parts]
+            if not all(sep for _, sep, _ in triples):
+                triples = None
+        if triples is not None:
             # Every block is one event line then one data line (Anthropic, Responses).
             last_id = self._last_event_id
             events += [
                 _new_event(ServerSentEvent, (kind[7:] or "message", data, last_id, None))
-                for kind, _, data in [part.partition("\ndata: ") for part in parts]
+                for kind, _, data in triples
             ]
         else:
             for part in parts:
@@ -265,7 +316,10 @@ class SSEFramer:
     def _check_sizes(self, head: bytes | bytearray) -> None:
         """Raise if a block in ``head`` (the first one with what was pending) is too big."""
         parts = head.split(b"\n\n")
-        sizes = [len(part) for part in parts]
+        # Counted as the line-by-line path counts: every line with its line ending (the
+        # last line of a complete block ends at the first LF of its LF LF).
+        sizes = [len(part) + 1 for part in parts]
+        sizes[-1] -= 1  # the rest after the last LF LF already holds its line endings
         sizes[0] += self._block_bytes
         if max(sizes) > self.max_event_bytes:
             self._fail(max(sizes))
@@ -289,6 +343,9 @@ class SSEFramer:
                 # "If the line is empty (a blank line): Dispatch the event."
                 self._last_event_id = self._id_buffer
                 if data:
+                    if len(data) > MAX_DATA_LINES_PER_EVENT:
+                        # Checked here too, so a whole chunk fails as a split one does.
+                        self._too_many_lines(len(data))
                     events.append(
                         ServerSentEvent(
                             self._event_type or "message",
@@ -330,8 +387,26 @@ class SSEFramer:
                 # "If the field value consists of only ASCII digits, then interpret the
                 # field value as an integer in base ten" (no sign, no space, not empty).
                 if value and value.isascii() and value.isdigit():
+                    if len(value) > MAX_RETRY_DIGITS:
+                        self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
                     self._retry = self._block_retry = int(value)
             # "Otherwise: The field is ignored."
         if self._block_bytes > self.max_event_bytes:
             self._fail(self._block_bytes)
+        if len(data) > MAX_DATA_LINES_PER_EVENT:
+            self._too_many_lines(len(data))
         return events
+
+    def _too_many_lines(self, lines: int) -> None:
+        self._limit("MAX_DATA_LINES_PER_EVENT", MAX_DATA_LINES_PER_EVENT, lines, "lines")
+
+    def _limit(self, name: str, limit: int, size: int, unit: str) -> None:
+        self._state = "failed"
+        self._pending = bytearray()
+        self._data = []
+        raise LimitExceededError(
+            f"the stream crossed {name}: {size} {unit}, over {limit}",
+            limit_name=name,
+            limit=limit,
+            size=size,
+        )

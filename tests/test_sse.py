@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls import EventTooLargeError, ServerSentEvent, SSEFramer, UsageError
+from sse_toolcalls.sse import MAX_RETRY_DIGITS
 
 
 def frame(*chunks: bytes, **options: int) -> tuple[list[ServerSentEvent], SSEFramer]:
@@ -170,7 +171,7 @@ an_event = st.fixed_dictionaries(
         "event": st.sampled_from(["", "message", "add", "response.output_item.added"]),
         "data": st.lists(line_text, min_size=1, max_size=3),
         "id": st.one_of(st.none(), line_text.filter(lambda s: "\x00" not in s)),
-        "retry": st.one_of(st.none(), st.integers(0, 10**12)),
+        "retry": st.one_of(st.none(), st.integers(0, 10**MAX_RETRY_DIGITS - 1)),
         "comment": st.booleans(),
     }
 )

@@ -3,7 +3,10 @@
 ``message_start``, then content blocks (``content_block_start`` / ``_delta`` / ``_stop``,
 by block ``index``), then ``message_delta`` with the ``stop_reason`` and
 ``message_stop``. A client call is a ``tool_use`` block: its input streams as
-``input_json_delta.partial_json`` and is complete at ``content_block_stop``. Blocks run
+``input_json_delta.partial_json`` and closes at ``content_block_stop``; it is released once
+the stream proves the limit did not cut it: another block starts after it, or the
+``message_delta`` stop reason is not a token limit (Anthropic closes a block cut by
+``max_tokens`` before it sends the stop reason, even one with empty input). Blocks run
 by Anthropic itself (``server_tool_use``, ``mcp_tool_use`` and their results) are not
 client calls. ``ping`` keeps the connection alive; ``error`` is a provider error (an
 overload arrives this way inside an HTTP 200).
@@ -15,8 +18,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
+from ...errors import MalformedStreamError
 from ...sse import ServerSentEvent
 from .._common import (
+    MAX_EVENT_DEPTH,
     PendingCall,
     Reassembler,
     dumps,
@@ -24,7 +29,6 @@ from .._common import (
     event_object,
     has_long_number,
     load_json,
-    parse_arguments,
 )
 
 # stop_reason values that mean the turn was cut before it was whole.
@@ -43,7 +47,7 @@ class AnthropicReassembler(Reassembler):
         self._kinds: dict[int, str] = {}
         """The type of every open content block by index."""
         self._held: list[PendingCall] = []
-        """Closed blocks waiting for the stop reason (see ``_block_stop``), in order."""
+        """Closed tool_use blocks not yet proven whole (see ``_block_stop``), in order."""
 
     def dispatch(self, event: ServerSentEvent) -> None:
         data = event.data
@@ -65,8 +69,11 @@ class AnthropicReassembler(Reassembler):
                 return
         if not isinstance(kind, str):
             kind = event.event
-        if kind == "content_block_start" and has_long_number(data):
-            # The only event that carries arguments as an object: keep big integers exact.
+        if kind == "content_block_start" and (
+            has_long_number(data) or len(data) > 2 * MAX_EVENT_DEPTH
+        ):
+            # The only event that carries arguments as an object: keep big integers exact,
+            # and its depth within MAX_EVENT_DEPTH whatever its digits (read exact).
             payload = load_json(event, self.provider, exact=True)
         handler = _HANDLERS.get(kind)
         if handler is not None:
@@ -82,6 +89,14 @@ class AnthropicReassembler(Reassembler):
         index = payload["index"]
         block = payload["content_block"]
         kind = block.get("type")
+        if index in self._kinds:
+            # A second block over an open one would silently drop the first call.
+            raise MalformedStreamError(
+                f"anthropic: content block {index} started while it was still open",
+                provider=self.provider,
+            )
+        # Generation went on past the closed blocks: the limit did not cut them.
+        self._release_held()
         self._kinds[index] = kind
         if kind == "tool_use":
             call = self.new_call(call_id=block.get("id"), name=block.get("name") or "")
@@ -114,11 +129,13 @@ class AnthropicReassembler(Reassembler):
         if call is None:
             return
         # Anthropic closes a tool_use block cut by max_tokens before it sends the stop
-        # reason. Input that does not parse may be such a cut: it waits for the stop
-        # reason, and so do the calls after it, to keep the calls in order.
-        if self._held or (call.has_args and parse_arguments(call.text())[1] is not None):
-            self._held.append(call)
-        else:
+        # reason, whatever its input (empty input too, issue 9): the block waits until the
+        # next block starts or the stop reason comes.
+        self._held.append(call)
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for call in held:
             # Without input_json_delta the start's input is the whole input (vercel/ai#10747).
             self.complete(call)
 
@@ -126,6 +143,8 @@ class AnthropicReassembler(Reassembler):
         reason = (payload.get("delta") or {}).get("stop_reason")
         if isinstance(reason, str):
             self.stop_reason = reason
+            if reason not in _TRUNCATING:
+                self._release_held()
         usage = payload.get("usage")
         if isinstance(usage, dict):
             self.usage = {**(self.usage or {}), **usage}
@@ -134,10 +153,10 @@ class AnthropicReassembler(Reassembler):
         self.ended = True
         pending = list(self._blocks.values())
         if self.stop_reason in _TRUNCATING:
-            # Only the last block can have been cut by the limit; held calls before it
-            # were closed whole, and go out as they are (invalid ones marked so).
+            # Only the last block can have been cut by the limit, even when its input
+            # parses ("{}" is where a cut right after the start leaves it).
             held, self._held = self._held, []
-            cut = [held.pop()] if held and parse_arguments(held[-1].text())[1] else []
+            cut = [held.pop()] if held and not pending else []
             for call in held:
                 self.complete(call)
             pending = cut + pending
@@ -148,10 +167,9 @@ class AnthropicReassembler(Reassembler):
             )
         if pending:
             raise self.truncated("eof", "message_stop arrived with a tool_use block open", pending)
-        # A normal stop: held input is really invalid, and goes out as an invalid call.
-        for call in self._held:
-            self.complete(call)
-        self._held = []
+        # A normal stop (or none given): held input is whole; invalid input goes out as
+        # an invalid call.
+        self._release_held()
         self.finished()
 
     def _error(self, payload: dict[str, Any]) -> None:

@@ -11,6 +11,14 @@ Vertex can also stream arguments (``streamFunctionCallArguments``): a part
 ``{"name", "willContinue": true}`` opens a call, parts with ``partialArgs`` (a JSON path
 and a typed value, strings continued across parts while ``willContinue``) fill it, and
 a part without ``willContinue`` closes it.
+
+A whole ``functionCall`` part is a whole call, except the last part of the event whose
+``finishReason`` is ``MAX_TOKENS`` (a whole part, or the one ending a streamed call): the
+limit may have cut it, nothing proves it whole, and it is a partial call of the
+truncation error. ``partialArgs`` build the arguments
+in work and memory linear in the bytes received: paths and array indexes are bounded
+(below), an index may skip only a few slots, and a string continued across parts is
+kept in pieces and joined once.
 """
 
 from __future__ import annotations
@@ -20,9 +28,10 @@ import re
 from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
-from ...errors import MalformedStreamError
+from ...errors import LimitExceededError, MalformedStreamError
 from ...sse import ServerSentEvent
 from .._common import (
+    MAX_ARGUMENTS_DEPTH,
     PendingCall,
     Reassembler,
     dumps,
@@ -37,6 +46,22 @@ _NORMAL = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED"})
 _TRUNCATING = frozenset({"MAX_TOKENS"})
 # Reasons where asking again may well succeed (a malformed or unexpected call).
 _RETRYABLE_REASONS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "OTHER"})
+
+MAX_PARTIAL_PATH_STEPS = MAX_ARGUMENTS_DEPTH
+"""Bound on a ``partialArgs`` ``jsonPath``, in steps (keys and indexes after ``$``).
+
+Each step is a level of the arguments, so the arguments' own depth limit is the natural
+bound; a 2,000-step path built arguments that recursive code could not walk (issue 9)."""
+
+MAX_PARTIAL_ARRAY_INDEX = 100_000
+"""Bound on an array index in a ``partialArgs`` ``jsonPath``, in elements."""
+
+MAX_PARTIAL_ARRAY_GAP = 16
+"""How many slots past an array's end an index may land, in elements (the skipped ones
+are ``null``).
+
+Elements stream in order, so a real stream skips none; a bound keeps what one entry
+costs proportional to its bytes ($.a[10000] padded 10,000 slots per 20 bytes, issue 9)."""
 
 _PATH_STEP = re.compile(
     r"\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\[\"((?:[^\"\\]|\\.)*)\"\]"
@@ -53,8 +78,9 @@ class GeminiReassembler(Reassembler):
         self._streaming: PendingCall | None = None
         """The Vertex call whose arguments are being streamed, if any."""
         self._streamed_args: dict[str, Any] = {}
-        self._continuing: set[str] = set()
-        """JSON paths whose string value continues in the next partial argument."""
+        self._continuing: dict[str, list[str]] = {}
+        """JSON paths whose string value continues in the next partial argument, with
+        the pieces so far (joined once, when the string ends)."""
 
     def dispatch(self, event: ServerSentEvent) -> None:
         data = event.data
@@ -82,14 +108,21 @@ class GeminiReassembler(Reassembler):
 
     def _candidate(self, candidate: dict[str, Any]) -> None:
         content = candidate.get("content")
-        if isinstance(content, dict):
-            for part in content.get("parts") or ():
-                self._part(part)
         reason = candidate.get("finishReason")
+        cut: list[PendingCall] = []
+        if isinstance(content, dict):
+            parts = content.get("parts") or ()
+            last = len(parts) - 1
+            limited = reason in _TRUNCATING
+            for position, part in enumerate(parts):
+                call = self._part(part, release=not (limited and position == last))
+                if call is not None:
+                    cut.append(call)
         if isinstance(reason, str) and reason:
-            self._finish(reason, candidate)
+            self._finish(reason, candidate, cut)
 
-    def _part(self, part: dict[str, Any]) -> None:
+    def _part(self, part: dict[str, Any], *, release: bool = True) -> PendingCall | None:
+        """Handle one part; with ``release=False`` a whole call is returned, not released."""
         function_call = part.get("functionCall")
         if function_call is None:
             text = part.get("text")
@@ -98,7 +131,7 @@ class GeminiReassembler(Reassembler):
                     self.add_reasoning(text)
                 else:
                     self.add_text(text)
-            return
+            return None
         signature = part.get("thoughtSignature")
         streaming = self._streaming
         if streaming is not None and "name" not in function_call:
@@ -107,8 +140,13 @@ class GeminiReassembler(Reassembler):
                 streaming.thought_signature = signature
             self._partial_args(function_call.get("partialArgs") or ())
             if not function_call.get("willContinue"):
-                self._close_streaming()
-            return
+                if release:
+                    self._close_streaming()
+                else:
+                    # Its end came in the MAX_TOKENS event's last part: it stays the
+                    # streamed call, a partial call of the truncation, with what it has.
+                    streaming.fragments = [dumps(self._streamed_args)]
+            return None
         if streaming is not None:
             raise MalformedStreamError(
                 "gemini: a new functionCall began before the streamed one ended",
@@ -120,13 +158,17 @@ class GeminiReassembler(Reassembler):
         if function_call.get("willContinue"):
             self._streaming = call
             self._streamed_args = {}
-            self._continuing = set()
+            self._continuing = {}
             self.announce(call)
             self._partial_args(function_call.get("partialArgs") or ())
-            return
+            return None
         args = function_call.get("args")
         call.value = {} if args is None else args
+        if not release:
+            call.fragments = [dumps(call.value)]
+            return call
         self.complete(call)
+        return None
 
     def _partial_args(self, partial_args: Any) -> None:
         for partial in partial_args:
@@ -135,8 +177,17 @@ class GeminiReassembler(Reassembler):
                 raise ValueError("partialArgs entry without a jsonPath")
             if "stringValue" in partial:
                 value: Any = partial["stringValue"]
-                if path in self._continuing:
-                    value = _get_path(self._streamed_args, path) + value
+                if not isinstance(value, str):
+                    raise ValueError("partialArgs stringValue is not a string")
+                pieces = self._continuing.get(path)
+                if pieces is not None:
+                    pieces.append(value)
+                    if partial.get("willContinue"):
+                        continue
+                    del self._continuing[path]
+                    value = "".join(pieces)
+                elif partial.get("willContinue"):
+                    self._continuing[path] = [value]
             elif "numberValue" in partial:
                 value = partial["numberValue"]
             elif "boolValue" in partial:
@@ -145,11 +196,9 @@ class GeminiReassembler(Reassembler):
                 value = None
             else:
                 continue
+            if type(value) is not str:
+                self._continuing.pop(path, None)
             _set_path(self._streamed_args, path, value)
-            if partial.get("willContinue"):
-                self._continuing.add(path)
-            else:
-                self._continuing.discard(path)
             if self.rich and self._streaming is not None:
                 self.add_arguments(
                     self._streaming, dumps({path: partial.get("stringValue", value)})
@@ -159,15 +208,20 @@ class GeminiReassembler(Reassembler):
         call = self._streaming
         assert call is not None
         self._streaming = None
+        for path, pieces in self._continuing.items():
+            # A string still marked to continue ends with its call.
+            _set_path(self._streamed_args, path, "".join(pieces))
+        self._continuing = {}
         call.value = self._streamed_args
         call.fragments = []
         call.has_args = False
         self.complete(call)
 
-    def _finish(self, reason: str, candidate: dict[str, Any]) -> None:
+    def _finish(self, reason: str, candidate: dict[str, Any], cut: list[PendingCall]) -> None:
         self.ended = True
         self.stop_reason = reason
         pending = [self._streaming] if self._streaming is not None else []
+        pending += cut
         if reason in _TRUNCATING:
             raise self.truncated("max_tokens", "generation stopped at MAX_TOKENS", pending)
         if reason not in _NORMAL:
@@ -187,30 +241,48 @@ class GeminiReassembler(Reassembler):
         return out
 
 
+def _limit(name: str, limit: int, size: int, unit: str, path: str) -> LimitExceededError:
+    return LimitExceededError(
+        f"gemini: a partialArgs jsonPath crossed {name}: {size}{unit}, over {limit}",
+        limit_name=name,
+        limit=limit,
+        size=size,
+        provider="gemini",
+        data=path,
+    )
+
+
 def _steps(path: str) -> list[str | int]:
-    """Split a JSON path such as ``$.a.b[0]['c d']`` into keys and indexes."""
+    """Split a JSON path such as ``$.a.b[0]['c d']`` into keys and indexes.
+
+    Raises:
+        LimitExceededError: more than ``MAX_PARTIAL_PATH_STEPS`` steps, or an index past
+            ``MAX_PARTIAL_ARRAY_INDEX``.
+        ValueError: not a path this reader knows.
+    """
     if not path.startswith("$"):
-        raise ValueError(f"unsupported jsonPath {path!r}")
+        raise ValueError(f"unsupported jsonPath {path[:100]!r}")
     steps: list[str | int] = []
     position = 1
     while position < len(path):
+        if len(steps) == MAX_PARTIAL_PATH_STEPS:
+            raise _limit(
+                "MAX_PARTIAL_PATH_STEPS", MAX_PARTIAL_PATH_STEPS, len(steps) + 1, " steps", path
+            )
         match = _PATH_STEP.match(path, position)
         if match is None:
-            raise ValueError(f"unsupported jsonPath {path!r}")
+            raise ValueError(f"unsupported jsonPath {path[:100]!r}")
         key, number, single, double = match.groups()
         if number is not None:
+            # Compared as text first: int() of a 5,000-digit index would itself raise.
+            if len(number) > 18 or int(number) > MAX_PARTIAL_ARRAY_INDEX:
+                size = int(number) if len(number) <= 18 else 10**18
+                raise _limit("MAX_PARTIAL_ARRAY_INDEX", MAX_PARTIAL_ARRAY_INDEX, size, "", path)
             steps.append(int(number))
         else:
             steps.append(key if key is not None else (single if single is not None else double))
         position = match.end()
     return steps
-
-
-def _get_path(root: dict[str, Any], path: str) -> Any:
-    node: Any = root
-    for step in _steps(path):
-        node = node[step]
-    return node
 
 
 def _set_path(root: dict[str, Any], path: str, value: Any) -> None:
@@ -235,8 +307,15 @@ def _child(node: Any, step: str | int) -> Any:
 
 def _assign(node: Any, step: str | int, value: Any) -> None:
     if isinstance(step, int):
-        if step > len(node) + 10_000:
-            raise ValueError("partial argument index out of range")
-        while len(node) <= step:
-            node.append(None)
+        if step > len(node) + MAX_PARTIAL_ARRAY_GAP:
+            raise LimitExceededError(
+                f"gemini: a partialArgs index skips {step - len(node)} elements, over "
+                f"MAX_PARTIAL_ARRAY_GAP={MAX_PARTIAL_ARRAY_GAP}",
+                limit_name="MAX_PARTIAL_ARRAY_GAP",
+                limit=MAX_PARTIAL_ARRAY_GAP,
+                size=step - len(node),
+                provider="gemini",
+            )
+        if step >= len(node):
+            node.extend([None] * (step + 1 - len(node)))
     node[step] = value

@@ -4,9 +4,13 @@ A chunk is ``{"choices": [{"index", "delta": {"content", "tool_calls": [...]},
 "finish_reason"}], "usage"}``; the stream ends with ``data: [DONE]``. Only choice 0 is
 read: with ``n > 1`` the other choices are other answers, never parts of this one.
 
-Calls are released at the end of the turn: ``[DONE]``, or the end of the stream after a
-``finish_reason``. A ``finish_reason`` alone does not release them, because proxies put
-one on every chunk (one-api#1408) while arguments are still arriving.
+Calls are released at the end of the turn, when the stream proves it ended: ``[DONE]``;
+or, at the end of the stream without ``[DONE]``, a closing chunk (a ``finish_reason`` on
+a chunk of choice 0 that carries no text and no call fragment, and is not the first
+chunk) with nothing but usage after it, and every pending call's arguments a whole JSON
+object. A ``finish_reason`` alone proves nothing: proxies put one on every chunk
+(one-api#1408) while arguments are still arriving, so a stream cut anywhere would look
+finished; a call with its name and no arguments yet is exactly such a cut.
 
 Fragments are matched to calls by a hierarchy, each rule from a real server:
 
@@ -36,6 +40,7 @@ from ...sse import ServerSentEvent
 from .._common import (
     PendingCall,
     Reassembler,
+    check_nesting,
     dumps,
     error_from_payload,
     event_object,
@@ -69,6 +74,10 @@ class ChatReassembler(Reassembler):
         self._released = 0
         """How many of ``_calls`` were released."""
         self._finish_reason: str | None = None
+        self._choice_chunks = 0
+        """How many chunks of choice 0 arrived."""
+        self._closed = False
+        """True while the last chunk of choice 0 was a closing chunk (see the docstring)."""
 
     def dispatch(self, event: ServerSentEvent) -> None:
         data = event.data
@@ -100,27 +109,38 @@ class ChatReassembler(Reassembler):
 
     def _choice(self, choice: dict[str, Any]) -> None:
         delta = choice.get("delta")
+        carries = False
         if isinstance(delta, dict):
             content = delta.get("content")
-            if isinstance(content, str):
+            if isinstance(content, str) and content:
+                carries = True
                 self.add_text(content)
             refusal = delta.get("refusal")
-            if isinstance(refusal, str):
+            if isinstance(refusal, str) and refusal:
+                carries = True
                 self.add_text(refusal)
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str):
+            if isinstance(reasoning, str) and reasoning:
+                carries = True
                 self.add_reasoning(reasoning)
             tool_calls = delta.get("tool_calls")
             if tool_calls:
+                carries = True
                 for entry in tool_calls:
                     self._tool_delta(entry)
             legacy = delta.get("function_call")
             if isinstance(legacy, dict):
+                carries = True
                 # The deprecated functions API: one call, no id (finish_reason "function_call").
                 self._tool_delta({"index": -1, "function": legacy})
         reason = choice.get("finish_reason")
+        self._choice_chunks += 1
         if isinstance(reason, str) and reason:
             self._finish_reason = reason
+            # A first chunk may carry only the role, and a proxy's finish_reason with it.
+            self._closed = not carries and self._choice_chunks > 1
+        elif carries:
+            self._closed = False
 
     def _tool_delta(self, entry: dict[str, Any]) -> None:
         if len(entry) == 2:
@@ -147,7 +167,9 @@ class ChatReassembler(Reassembler):
             name = ""
         arguments = function.get("arguments")
         if arguments is not None and not isinstance(arguments, str):
-            # A few servers send the arguments as an object; keep them as JSON text.
+            # A few servers send the arguments as an object; keep them as JSON text. Held
+            # to the depth bound of every dialect's object arguments first.
+            check_nesting(arguments, self.provider)
             arguments = dumps(arguments)
         call = self._match(call_id, index, name, arguments)
         if call_id is not None and (call.call_id is None or (call_id and not call.call_id)):
@@ -237,18 +259,34 @@ class ChatReassembler(Reassembler):
         self.finished()
 
     @staticmethod
+    def _whole(call: PendingCall) -> bool:
+        # Without [DONE], "" is no proof of a call without parameters: it is also what a
+        # call cut right after its name holds.
+        return call.has_args and parse_arguments(call.text())[1] is None
+
+    @staticmethod
     def _is_real(call: PendingCall) -> bool:
         # An entry that carried nothing at all (no id, name or arguments) is not a call.
         return bool(call.call_id is not None or call.name or call.fragments)
 
     def finish(self) -> list[StreamEvent]:
         if not self.ended:
+            pending = [c for c in self._calls[self._released :] if self._is_real(c)]
             if self._finish_reason is None:
-                pending = [c for c in self._calls[self._released :] if self._is_real(c)]
                 raise self.truncated(
                     "eof", "the stream ended without finish_reason or [DONE]", pending
                 )
-            # Many compatible servers end after the finish_reason chunk with no [DONE].
+            if self._finish_reason not in _TRUNCATING:
+                # Many compatible servers end after the finish_reason chunk with no [DONE];
+                # without it, only a closing chunk and whole arguments prove the end.
+                if not self._closed:
+                    raise self.truncated(
+                        "eof", "the stream ended without [DONE] or a closing chunk", pending
+                    )
+                if not all(self._whole(call) for call in pending):
+                    raise self.truncated(
+                        "eof", "the stream ended without [DONE] inside a call's arguments", pending
+                    )
             self._end_of_turn()
         out, self.out = self.out, []
         return out

@@ -7,6 +7,12 @@ it, ``response.function_call_arguments.delta`` streams its arguments,
 it. The result goes back under the item's ``call_id``, not its item ``id``. The turn
 ends with ``response.completed``; ``response.incomplete`` means it was cut,
 ``response.failed`` and ``error`` are provider errors.
+
+A call is released when the stream proves it whole: ``response.output_item.done`` with
+the item's ``status`` ``"completed"`` (or none given), or ``response.completed``. The
+``arguments.done`` text is final but not proof: a call cut by ``max_output_tokens`` gets
+one too, and then an item of status ``"incomplete"``, which is a partial call of the
+``response.incomplete`` that follows.
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ class ResponsesReassembler(Reassembler):
         super().__init__(rich=rich)
         self._by_item: dict[str, PendingCall] = {}
         self._by_output: dict[int, PendingCall] = {}
-        self._open: list[PendingCall] = []
+        self._open: dict[PendingCall, None] = {}
+        """The open calls, in order: a dict, so the membership test of every delta is O(1)
+        (a list made many open calls quadratic)."""
 
     def dispatch(self, event: ServerSentEvent) -> None:
         data = event.data
@@ -71,7 +79,7 @@ class ResponsesReassembler(Reassembler):
         output_index = payload.get("output_index")
         if isinstance(output_index, int):
             self._by_output[output_index] = call
-        self._open.append(call)
+        self._open[call] = None
         self.announce(call)
         arguments = item.get("arguments")
         if isinstance(arguments, str):
@@ -103,13 +111,9 @@ class ResponsesReassembler(Reassembler):
         if isinstance(name, str) and name and not call.name:
             call.name = name
         arguments = payload.get("arguments")
-        if call.call_id is None:
-            # The result's address is still missing: output_item.done (or the completed
-            # response) carries the whole item, call_id included; release it there.
-            if isinstance(arguments, str):
-                call.fragments = [arguments]
-            return
-        self._release(call, arguments if isinstance(arguments, str) else None)
+        if isinstance(arguments, str):
+            # Final text, released with the finished item (or the completed response).
+            call.final = arguments
 
     def _item_done(self, payload: dict[str, Any]) -> None:
         item = payload["item"]
@@ -119,8 +123,20 @@ class ResponsesReassembler(Reassembler):
         if call is None:
             return
         self._fill_from_item(call, item)
+        if self._whole(call, item):
+            self._release(call, item.get("arguments"))
+
+    def _whole(self, call: PendingCall, item: dict[str, Any]) -> bool:
+        status = item.get("status")
+        if status is None or status == "completed":
+            return True
+        # "incomplete" (a token limit cut it) or "in_progress": a partial call, kept open
+        # with what it has for the truncation error.
         arguments = item.get("arguments")
-        self._release(call, arguments if isinstance(arguments, str) else None)
+        if isinstance(arguments, str):
+            call.fragments = [arguments]
+        call.key = status
+        return False
 
     def _fill_from_item(self, call: PendingCall, item: dict[str, Any]) -> None:
         if call.call_id is None and isinstance(item.get("call_id"), str):
@@ -128,10 +144,10 @@ class ResponsesReassembler(Reassembler):
         if not call.name and isinstance(item.get("name"), str):
             call.name = item["name"]
 
-    def _release(self, call: PendingCall, arguments: str | None) -> None:
-        self._open.remove(call)
+    def _release(self, call: PendingCall, arguments: Any) -> None:
+        del self._open[call]
         # The final text in a .done event is authoritative; the deltas are a preview.
-        self.complete(call, arguments)
+        self.complete(call, arguments if isinstance(arguments, str) else call.final)
 
     def _text_delta(self, payload: dict[str, Any]) -> None:
         delta = payload.get("delta")
@@ -150,13 +166,18 @@ class ResponsesReassembler(Reassembler):
         for item in response.get("output") or ():
             if isinstance(item, dict) and item.get("type") == _FUNCTION_CALL:
                 call = self._by_item.get(item.get("id"))  # type: ignore[arg-type]
-                if call is not None and call in self._open:
+                if call is not None and call in self._open and call.key is None:
                     self._fill_from_item(call, item)
-                    arguments = item.get("arguments")
-                    self._release(call, arguments if isinstance(arguments, str) else None)
+                    if self._whole(call, item):
+                        self._release(call, item.get("arguments"))
+        for call in list(self._open):
+            # The completed response proves the turn whole: a call whose final text came
+            # (arguments.done) and whose item was never said to be cut is whole too.
+            if call.final is not None and call.key is None:
+                self._release(call, None)
         if self._open:
             raise self.truncated(
-                "eof", "response.completed arrived with function calls still open", self._open
+                "eof", "response.completed arrived with function calls still open", list(self._open)
             )
         self.ended = True
         self.stop_reason = response.get("status") or "completed"
@@ -171,7 +192,7 @@ class ResponsesReassembler(Reassembler):
         raise self.truncated(
             "max_tokens" if reason == "max_output_tokens" else str(reason or "incomplete"),
             f"the response is incomplete ({reason or 'no reason given'})",
-            self._open,
+            list(self._open),
         )
 
     def _failed(self, payload: dict[str, Any]) -> None:
@@ -189,7 +210,9 @@ class ResponsesReassembler(Reassembler):
 
     def finish(self) -> list[StreamEvent]:
         if not self.ended:
-            raise self.truncated("eof", "the stream ended before response.completed", self._open)
+            raise self.truncated(
+                "eof", "the stream ended before response.completed", list(self._open)
+            )
         out, self.out = self.out, []
         return out
 
