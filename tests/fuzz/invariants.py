@@ -1,0 +1,372 @@
+"""The properties every fuzz input must keep, checked without atheris.
+
+The fuzz targets, the seed check and the regression replay all call :func:`check`, so a
+finding replays exactly as the fuzzer saw it. One input is a stream plus where to cut it:
+
+    bytes 0..5   three little-endian uint16 cut positions, each taken modulo len(stream)+1
+    bytes 6..    the stream, as the network would deliver it
+
+For a parser target (a dialect, or ``detect`` for ``ToolCallParser(None)``) the stream is
+fed whole, cut at those positions, and byte by byte when it is short; each feeding must
+give the same calls, or the same error class (and the same truncation reason). Only our
+exceptions (``SSEToolCallsError``) may escape, every released call must be well formed
+(str name, str or absent id, a dict of strict JSON values as arguments), and a finished
+or failed parser must refuse ``finish()`` and ``feed()`` with ``UsageError``. The framer
+target holds ``SSEFramer`` to the same rules, at the default limit and a small one.
+
+Anything but our exceptions is left to propagate with its own traceback (the finding);
+a broken property raises :class:`InvariantError`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import struct
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final
+
+from sse_toolcalls import (
+    PartialToolCall,
+    ServerSentEvent,
+    SSEFramer,
+    SSEToolCallsError,
+    ToolCall,
+    ToolCallParser,
+    TruncatedStreamError,
+    UsageError,
+)
+
+__all__ = [
+    "BYTE_AT_A_TIME_MAX",
+    "HEADER_BYTES",
+    "SMALL_EVENT_LIMIT",
+    "TARGETS",
+    "InvariantError",
+    "check",
+    "decode",
+    "encode",
+    "feedings",
+]
+
+TARGETS: Final = ("openai_chat", "openai_responses", "anthropic", "gemini", "detect", "framer")
+"""Every fuzz target: the four dialects, detection (``ToolCallParser(None)``), the framer."""
+
+HEADER_BYTES: Final = 6
+"""Bytes of cut positions in front of the stream (three uint16)."""
+
+BYTE_AT_A_TIME_MAX: Final = 512
+"""Streams up to this many bytes are also fed one byte per ``feed``, in bytes.
+
+Byte-at-a-time feeding reaches every split state of the framer, but costs one call per
+byte; past 512 bytes it would dominate the run and starve the mutations."""
+
+SMALL_EVENT_LIMIT: Final = 256
+"""The framer target's second ``max_event_bytes``, in bytes: small enough that the
+fuzzer crosses it often, so the limit's own accounting is held split-independent too."""
+
+_PROBE = b'data: {"x": 1}\n\n'
+"""Bytes fed to a finished or failed object, which must refuse them."""
+
+
+class InvariantError(AssertionError):
+    """A fuzz input broke a property of the library (not a crash: a wrong answer)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        """Which property broke, in a few words (it names the finding's file)."""
+
+
+def decode(data: bytes) -> tuple[bytes, list[int]]:
+    """Split one fuzz input into the stream and its sorted, distinct inner cut positions."""
+    if len(data) < HEADER_BYTES:
+        return data, []
+    stream = data[HEADER_BYTES:]
+    raw = struct.unpack("<3H", data[:HEADER_BYTES])
+    cuts = sorted({c % (len(stream) + 1) for c in raw} - {0, len(stream)})
+    return stream, cuts
+
+
+def encode(stream: bytes, cuts: Sequence[int] = ()) -> bytes:
+    """The fuzz input for ``stream`` cut at ``cuts`` (at most three, each below 65,536)."""
+    padded = [*cuts, 0, 0, 0][:3]
+    return struct.pack("<3H", *(c & 0xFFFF for c in padded)) + stream
+
+
+def feedings(stream: bytes, cuts: Sequence[int]) -> Iterator[tuple[str, list[bytes]]]:
+    """The ways one stream is fed: whole, at the cuts, byte by byte when short."""
+    yield "whole", [stream]
+    if cuts:
+        bounds = [0, *cuts, len(stream)]
+        yield f"cut at {list(cuts)}", [stream[a:b] for a, b in itertools.pairwise(bounds)]
+    if 1 < len(stream) <= BYTE_AT_A_TIME_MAX:
+        yield "byte at a time", [stream[i : i + 1] for i in range(len(stream))]
+
+
+def check(target: str, data: bytes) -> None:
+    """Hold one fuzz input to every property of ``target``.
+
+    Raises:
+        InvariantError: a property broke.
+        Exception: whatever non-library exception the code under test let out.
+    """
+    stream, cuts = decode(data)
+    if target == "framer":
+        for limit in (None, SMALL_EVENT_LIMIT):
+            _same_everywhere(stream, cuts, functools.partial(_run_framer, limit=limit))
+    elif target == "detect":
+        _same_everywhere(stream, cuts, lambda chunks: _run_parser(None, chunks))
+    elif target in TARGETS:
+        _same_everywhere(stream, cuts, lambda chunks: _run_parser(target, chunks))
+    else:
+        raise ValueError(f"unknown fuzz target {target!r}; expected one of {TARGETS}")
+
+
+# --------------------------------------------------------------------------------------
+
+
+Outcome = tuple[Any, ...]
+
+
+def _same_everywhere(
+    stream: bytes, cuts: Sequence[int], run: Callable[[list[bytes]], Outcome]
+) -> None:
+    first: tuple[str, Outcome] | None = None
+    for label, chunks in feedings(stream, cuts):
+        outcome = run(chunks)
+        if first is None:
+            first = (label, outcome)
+        elif outcome != first[1]:
+            raise InvariantError(
+                f"split-{_kind(first[1])}-vs-{_kind(outcome)}",
+                f"the result depends on the split: fed {first[0]} -> {_show(first[1])}; "
+                f"fed {label} -> {_show(outcome)}",
+            )
+
+
+def _kind(outcome: Outcome) -> str:
+    return "-".join(str(part) for part in outcome[1:]) if outcome[0] == "error" else outcome[0]
+
+
+def _show(outcome: Outcome) -> str:
+    text = repr(outcome)
+    return text if len(text) <= 600 else text[:600] + "..."
+
+
+def _run_parser(dialect: str | None, chunks: list[bytes]) -> Outcome:
+    parser = ToolCallParser(dialect)
+    calls: list[ToolCall] = []
+    try:
+        for chunk in chunks:
+            calls.extend(parser.feed(chunk))
+        calls.extend(parser.finish())
+    except SSEToolCallsError as exc:
+        _refuses_more(parser.finish, parser.feed, "parser that failed")
+        if isinstance(exc, TruncatedStreamError):
+            _check_calls(exc.completed, parser.dialect)
+            _check_partials(exc.partial)
+            return ("error", type(exc).__name__, exc.reason)
+        return ("error", type(exc).__name__)
+    _refuses_more(parser.finish, parser.feed, "parser that finished")
+    _check_calls(calls, parser.dialect)
+    return ("calls", tuple(_call_key(c) for c in calls))
+
+
+def _run_framer(chunks: list[bytes], limit: int | None) -> Outcome:
+    framer = SSEFramer() if limit is None else SSEFramer(max_event_bytes=limit)
+    events: list[ServerSentEvent] = []
+    try:
+        for chunk in chunks:
+            events.extend(framer.feed(chunk))
+    except SSEToolCallsError as exc:
+        _refuses_more(framer.finish, framer.feed, "framer that failed")
+        return ("error", type(exc).__name__)
+    tail = framer.finish()
+    if tail != []:
+        raise InvariantError(
+            "framer-finish-returned-events",
+            f"SSEFramer.finish() returned {tail!r}; the spec discards the rest",
+        )
+    _refuses_more(framer.finish, framer.feed, "framer that finished")
+    for event in events:
+        _check_event(event)
+    state = (framer.last_event_id, framer.retry)
+    return ("events", tuple(tuple(e) for e in events), state)
+
+
+def _refuses_more(finish: Callable[[], object], feed: Callable[[bytes], object], what: str) -> None:
+    for name, attempt in (("finish()", finish), ("feed()", lambda: feed(_PROBE))):
+        try:
+            attempt()
+        except UsageError:
+            continue
+        except SSEToolCallsError as exc:
+            raise InvariantError(
+                "refusal-wrong-error",
+                f"{name} on a {what} raised {type(exc).__name__}, not UsageError",
+            ) from exc
+        raise InvariantError("refusal-missing", f"{name} on a {what} did not raise UsageError")
+
+
+def _check_event(event: ServerSentEvent) -> None:
+    if not isinstance(event, ServerSentEvent):
+        raise InvariantError(
+            "event-field", f"the framer yielded {type(event).__name__}, not ServerSentEvent"
+        )
+    kind, data, last_id, retry = event
+    if not (isinstance(kind, str) and kind):
+        raise InvariantError("event-field", f"event type {kind!r} is not a non-empty str")
+    if not isinstance(data, str):
+        raise InvariantError("event-field", f"event data {data!r} is not a str")
+    if not isinstance(last_id, str) or "\x00" in last_id:
+        raise InvariantError("event-field", f"event id {last_id!r} is not a str without NUL")
+    if retry is not None and not (type(retry) is int and retry >= 0):
+        raise InvariantError(
+            "event-field", f"event retry {retry!r} is not None or a non-negative int"
+        )
+    for text in (kind, data, last_id):
+        _check_text(text, "event field")
+
+
+def _check_calls(calls: Sequence[ToolCall], dialect: str | None) -> None:
+    seen: set[int] = set()
+    for call in calls:
+        if not isinstance(call, ToolCall):
+            raise InvariantError("call-field", f"released {type(call).__name__}, not ToolCall")
+        where = f"call {call.index!r} ({call.name!r})"
+        if not isinstance(call.name, str):
+            raise InvariantError("call-field", f"{where}: name {call.name!r} is not a str")
+        if call.call_id is not None and not isinstance(call.call_id, str):
+            raise InvariantError(
+                "call-field", f"{where}: call_id {call.call_id!r} is not a str (or None)"
+            )
+        if not isinstance(call.args, dict):
+            raise InvariantError(
+                "call-field", f"{where}: args {type(call.args).__name__} is not a dict"
+            )
+        _check_json(call.args, where)
+        if call.provider != dialect:
+            raise InvariantError(
+                "call-provider", f"{where}: provider {call.provider!r}, parser says {dialect!r}"
+            )
+        if type(call.index) is not int or call.index < 0 or call.index in seen:
+            raise InvariantError("call-index", f"{where}: index is not a fresh non-negative int")
+        seen.add(call.index)
+        if not isinstance(call.raw_arguments, str):
+            raise InvariantError("call-field", f"{where}: raw_arguments is not a str")
+        if call.arguments_error is not None:
+            if not isinstance(call.arguments_error, str):
+                raise InvariantError("call-field", f"{where}: arguments_error is not a str")
+            if call.args:
+                raise InvariantError(
+                    "call-field", f"{where}: arguments_error set but args not empty"
+                )
+        for name in ("thought_signature", "item_id"):
+            value = getattr(call, name)
+            if value is not None and not isinstance(value, str):
+                raise InvariantError(
+                    "call-field", f"{where}: {name} {value!r} is not a str (or None)"
+                )
+        for text in (call.name, call.call_id or "", call.raw_arguments):
+            _check_text(text, where)
+
+
+def _check_partials(partials: Sequence[PartialToolCall]) -> None:
+    for partial in partials:
+        if not isinstance(partial, PartialToolCall):
+            raise InvariantError(
+                "partial-field", f"partial {type(partial).__name__} is not PartialToolCall"
+            )
+        if not (
+            isinstance(partial.name, str)
+            and (partial.call_id is None or isinstance(partial.call_id, str))
+            and type(partial.index) is int
+            and isinstance(partial.raw_arguments, str)
+        ):
+            raise InvariantError(
+                "partial-field", f"partial call {partial!r} has a field of the wrong type"
+            )
+
+
+def _check_text(text: str, where: str) -> None:
+    # A lone surrogate cannot be encoded back to UTF-8: a handler, a log or the next
+    # request would fail on it, far from the stream that carried it.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvariantError(
+            "lone-surrogate", f"{where}: {text[:80]!r} holds a lone surrogate"
+        ) from None
+
+
+def _check_json(args: dict[str, Any], where: str) -> None:
+    """The arguments hold only strict JSON values (walked without recursion, since a
+    hostile stream may nest deeper than the interpreter's recursion limit)."""
+    stack: list[Any] = [args]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise InvariantError(
+                        "args-not-strict-json", f"{where}: key {key!r} is not a str"
+                    )
+                _check_text(key, where)
+                stack.append(item)
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str):
+            _check_text(value, where)
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise InvariantError(
+                    "args-not-strict-json", f"{where}: {value!r} in the arguments is not JSON"
+                )
+        elif value is not None and not isinstance(value, int):  # bool is an int
+            raise InvariantError(
+                "args-not-strict-json", f"{where}: {type(value).__name__} in the arguments"
+            )
+
+
+def _call_key(call: ToolCall) -> tuple[Any, ...]:
+    """Everything a call says, comparable without recursion (see :func:`_check_json`)."""
+    return (
+        call.name,
+        call.call_id,
+        call.index,
+        call.provider,
+        call.raw_arguments,
+        call.arguments_error,
+        call.thought_signature,
+        call.item_id,
+        _flat(call.args),
+    )
+
+
+def _flat(value: Any) -> tuple[Any, ...]:
+    """A JSON value as a flat token tuple: equal exactly when the values are equal with
+    their types (``1``, ``1.0`` and ``True`` differ; key order counts)."""
+    out: list[Any] = []
+    stack: list[Any] = [value]
+    close = object()
+    while stack:
+        item = stack.pop()
+        if item is close:
+            out.append(")")
+        elif isinstance(item, dict):
+            out.append("{")
+            stack.append(close)
+            for key, sub in reversed(list(item.items())):
+                stack.append(sub)
+                stack.append(("key", key))
+        elif isinstance(item, list):
+            out.append("[")
+            stack.append(close)
+            stack.extend(reversed(item))
+        elif isinstance(item, tuple):
+            out.append(item)
+        else:
+            out.append((type(item).__name__, repr(item)))
+    return tuple(out)
