@@ -76,6 +76,7 @@ def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--corpus", type=Path, help="keep each target's grown corpus here")
     parser.add_argument("--timeout", type=int, default=20, help="seconds one input may take")
     parser.add_argument("--rss-limit-mb", type=int, default=2048, help="memory of one target")
+    parser.add_argument("--max-len", type=int, default=8192, help="largest input, in bytes")
     parser.add_argument("-v", "--verbose", action="store_true", help="show libFuzzer's output")
     return parser.parse_args(args), extra
 
@@ -107,6 +108,9 @@ def run_target(target: str, args: argparse.Namespace, extra: list[str], work: Pa
         f"-rss_limit_mb={args.rss_limit_mb}",
         f"-artifact_prefix={artifacts}/",
         "-print_final_stats=1",
+        # Room for the structure-aware mutations (tests/fuzz/mutators.py) on every target; by default
+        # libFuzzer caps inputs at the largest seed, a few KB for most dialects.
+        f"-max_len={args.max_len}",
         *([f"-seed={args.seed}"] if args.seed is not None else []),
         *extra,
         *map(str, corpus),

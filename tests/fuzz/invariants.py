@@ -169,8 +169,8 @@ def _run_parser(dialect: str | None, chunks: list[bytes]) -> Outcome:
             _check_partials(exc.partial)
             return ("error", type(exc).__name__, exc.reason)
         return ("error", type(exc).__name__)
-    _refuses_more(parser.finish, parser.feed, "parser that finished")
     _check_calls(calls, parser.dialect)
+    _refuses_more(parser.finish, parser.feed, "parser that finished")
     return ("calls", tuple(_call_key(c) for c in calls))
 
 
