@@ -5,6 +5,7 @@
     python -m tests.fuzz --runs 20000 --seed 1            # the CI smoke: fixed work, fixed seed
     python -m tests.fuzz --keep-going                     # record findings and go on
     python -m tests.fuzz --target framer -- -max_len=512  # anything after -- goes to libFuzzer
+    python -m tests.fuzz --replay                         # which findings still fail (no atheris)
 
 Each target is seeded from the stream corpora (``tests/fuzz/corpus.py``), written into a
 temporary folder, and given a dictionary of the words the parsers branch on. By default
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .corpus import ROOT, write_dictionary, write_seeds
-from .invariants import TARGETS, decode
+from .invariants import TARGETS, check, decode
 
 __all__ = ["main"]
 
@@ -77,6 +78,9 @@ def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--timeout", type=int, default=20, help="seconds one input may take")
     parser.add_argument("--rss-limit-mb", type=int, default=2048, help="memory of one target")
     parser.add_argument("--max-len", type=int, default=8192, help="largest input, in bytes")
+    parser.add_argument(
+        "--replay", action="store_true", help="replay findings/ and regressions/, no fuzzing"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="show libFuzzer's output")
     return parser.parse_args(args), extra
 
@@ -162,9 +166,29 @@ def run_target(target: str, args: argparse.Namespace, extra: list[str], work: Pa
     return result
 
 
+def replay(targets: list[str], findings: Path) -> int:
+    """Replay every kept input through the checker; return how many still fail."""
+    failing = 0
+    for folder in (findings, _HERE / "regressions"):
+        for target in targets:
+            for path in sorted((folder / target).glob("*.bin")):
+                try:
+                    check(target, path.read_bytes())
+                except Exception as exc:  # a finding: report it and go on to the next
+                    failing += 1
+                    line = str(exc).splitlines()[0][:160] if str(exc) else ""
+                    print(f"fails  {path.relative_to(ROOT)}: {type(exc).__name__}: {line}")
+                else:
+                    print(f"holds  {path.relative_to(ROOT)}")
+    print(f"replay: {failing} inputs still fail")
+    return 1 if failing else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args, extra = _parse(argv)
     targets = list(TARGETS) if not args.target or "all" in args.target else args.target
+    if args.replay:
+        return replay(targets, args.findings or _HERE / "findings")
     results: list[Result] = []
     work = Path(tempfile.mkdtemp(prefix="sse-toolcalls-fuzz-"))
     try:

@@ -187,7 +187,7 @@ def _run_framer(chunks: list[bytes], limit: int | None) -> Outcome:
     if tail != []:
         raise InvariantError(
             "framer-finish-returned-events",
-            f"SSEFramer.finish() returned {tail!r}; the spec discards the rest",
+            f"SSEFramer.finish() returned {_brief(tail)}; the spec discards the rest",
         )
     _refuses_more(framer.finish, framer.feed, "framer that finished")
     for event in events:
@@ -217,14 +217,14 @@ def _check_event(event: ServerSentEvent) -> None:
         )
     kind, data, last_id, retry = event
     if not (isinstance(kind, str) and kind):
-        raise InvariantError("event-field", f"event type {kind!r} is not a non-empty str")
+        raise InvariantError("event-field", f"event type {_brief(kind)} is not a non-empty str")
     if not isinstance(data, str):
-        raise InvariantError("event-field", f"event data {data!r} is not a str")
+        raise InvariantError("event-field", f"event data {_brief(data)} is not a str")
     if not isinstance(last_id, str) or "\x00" in last_id:
-        raise InvariantError("event-field", f"event id {last_id!r} is not a str without NUL")
+        raise InvariantError("event-field", f"event id {_brief(last_id)} is not a str without NUL")
     if retry is not None and not (type(retry) is int and retry >= 0):
         raise InvariantError(
-            "event-field", f"event retry {retry!r} is not None or a non-negative int"
+            "event-field", f"event retry {_brief(retry)} is not None or a non-negative int"
         )
     for text in (kind, data, last_id):
         _check_text(text, "event field")
@@ -234,40 +234,43 @@ def _check_calls(calls: Sequence[ToolCall], dialect: str | None) -> None:
     seen: set[int] = set()
     for call in calls:
         if not isinstance(call, ToolCall):
-            raise InvariantError("call-field", f"released {type(call).__name__}, not ToolCall")
-        where = f"call {call.index!r} ({call.name!r})"
+            raise InvariantError("call-type", f"released {type(call).__name__}, not ToolCall")
+        where = f"call {_brief(call.index)} ({_brief(call.name)})"
         if not isinstance(call.name, str):
-            raise InvariantError("call-field", f"{where}: name {call.name!r} is not a str")
+            raise InvariantError("call-name", f"{where}: name {_brief(call.name)} is not a str")
         if call.call_id is not None and not isinstance(call.call_id, str):
             raise InvariantError(
-                "call-field", f"{where}: call_id {call.call_id!r} is not a str (or None)"
+                "call-id", f"{where}: call_id {_brief(call.call_id)} is not a str (or None)"
             )
         if not isinstance(call.args, dict):
             raise InvariantError(
-                "call-field", f"{where}: args {type(call.args).__name__} is not a dict"
+                "call-args", f"{where}: args {type(call.args).__name__} is not a dict"
             )
         _check_json(call.args, where)
         if call.provider != dialect:
             raise InvariantError(
-                "call-provider", f"{where}: provider {call.provider!r}, parser says {dialect!r}"
+                "call-provider",
+                f"{where}: provider {_brief(call.provider)}, parser says {dialect!r}",
             )
         if type(call.index) is not int or call.index < 0 or call.index in seen:
             raise InvariantError("call-index", f"{where}: index is not a fresh non-negative int")
         seen.add(call.index)
         if not isinstance(call.raw_arguments, str):
-            raise InvariantError("call-field", f"{where}: raw_arguments is not a str")
+            raise InvariantError("call-raw-arguments", f"{where}: raw_arguments is not a str")
         if call.arguments_error is not None:
             if not isinstance(call.arguments_error, str):
-                raise InvariantError("call-field", f"{where}: arguments_error is not a str")
+                raise InvariantError(
+                    "call-arguments-error", f"{where}: arguments_error is not a str"
+                )
             if call.args:
                 raise InvariantError(
-                    "call-field", f"{where}: arguments_error set but args not empty"
+                    "call-arguments-error", f"{where}: arguments_error set but args not empty"
                 )
         for name in ("thought_signature", "item_id"):
             value = getattr(call, name)
             if value is not None and not isinstance(value, str):
                 raise InvariantError(
-                    "call-field", f"{where}: {name} {value!r} is not a str (or None)"
+                    f"call-{name}", f"{where}: {name} {_brief(value)} is not a str (or None)"
                 )
         for text in (call.name, call.call_id or "", call.raw_arguments):
             _check_text(text, where)
@@ -277,17 +280,33 @@ def _check_partials(partials: Sequence[PartialToolCall]) -> None:
     for partial in partials:
         if not isinstance(partial, PartialToolCall):
             raise InvariantError(
-                "partial-field", f"partial {type(partial).__name__} is not PartialToolCall"
+                "partial-type", f"partial {type(partial).__name__} is not PartialToolCall"
             )
-        if not (
-            isinstance(partial.name, str)
-            and (partial.call_id is None or isinstance(partial.call_id, str))
-            and type(partial.index) is int
-            and isinstance(partial.raw_arguments, str)
-        ):
-            raise InvariantError(
-                "partial-field", f"partial call {partial!r} has a field of the wrong type"
-            )
+        fields = {
+            "name": isinstance(partial.name, str),
+            "id": partial.call_id is None or isinstance(partial.call_id, str),
+            "index": type(partial.index) is int,
+            "raw-arguments": isinstance(partial.raw_arguments, str),
+        }
+        for field, ok in fields.items():
+            if not ok:
+                raise InvariantError(
+                    f"partial-{field}",
+                    f"partial call {_brief(getattr(partial, _FIELDS[field]))}: {field} has the wrong type",
+                )
+
+
+_FIELDS = {"name": "name", "id": "call_id", "index": "index", "raw-arguments": "raw_arguments"}
+
+
+def _brief(value: object) -> str:
+    """A short repr that cannot recurse: a hostile stream can nest a value deeper than
+    ``repr`` can go, and the message about it must still be built."""
+    if isinstance(value, str | bytes | int | float | bool) or value is None:
+        text = repr(value)
+        return text if len(text) <= 80 else text[:80] + "..."
+    size = len(value) if isinstance(value, list | dict | tuple) else "?"
+    return f"<{type(value).__name__} of {size}>"
 
 
 def _check_text(text: str, where: str) -> None:
@@ -311,7 +330,7 @@ def _check_json(args: dict[str, Any], where: str) -> None:
             for key, item in value.items():
                 if not isinstance(key, str):
                     raise InvariantError(
-                        "args-not-strict-json", f"{where}: key {key!r} is not a str"
+                        "args-not-strict-json", f"{where}: key {_brief(key)} is not a str"
                     )
                 _check_text(key, where)
                 stack.append(item)
@@ -322,7 +341,7 @@ def _check_json(args: dict[str, Any], where: str) -> None:
         elif isinstance(value, float):
             if not math.isfinite(value):
                 raise InvariantError(
-                    "args-not-strict-json", f"{where}: {value!r} in the arguments is not JSON"
+                    "args-not-strict-json", f"{where}: {_brief(value)} in the arguments is not JSON"
                 )
         elif value is not None and not isinstance(value, int):  # bool is an int
             raise InvariantError(

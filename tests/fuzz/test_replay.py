@@ -15,10 +15,12 @@ import pytest
 
 from sse_toolcalls import (
     MalformedStreamError,
+    PartialToolCall,
     ServerSentEvent,
     SSEFramer,
     ToolCall,
     ToolCallParser,
+    TruncatedStreamError,
     UsageError,
 )
 from tests.fuzz import invariants
@@ -263,3 +265,25 @@ def test_repeated_bytes_stay_within_the_size_limit() -> None:
     assert all(g is None or HEADER_BYTES < len(data) < len(g) <= 5000 for g in grown)
     assert any(g is not None and len(g) > 4000 for g in grown)
     assert repeat_bytes(data[:HEADER_BYTES], rng, 5000) is None
+
+
+def test_the_checker_describes_deep_hostile_fields_without_recursing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    deep: Any = "x"
+    for _ in range(5000):
+        deep = [deep]
+
+    class DeepIdParser(SplitDependentParser):
+        def finish(self) -> list[ToolCall]:
+            self.inner.finish()
+            partial = PartialToolCall(name="f", call_id=deep, index=0, raw_arguments="")
+            raise TruncatedStreamError(
+                "cut", reason="eof", provider="openai_chat", partial=[partial]
+            )
+
+    monkeypatch.setattr(invariants, "ToolCallParser", DeepIdParser)
+    with pytest.raises(InvariantError) as info:
+        check("openai_chat", encode(CHAT))
+    assert info.value.kind == "partial-id"
+    assert "<list of 1>" in str(info.value)
