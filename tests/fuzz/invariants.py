@@ -29,11 +29,19 @@ from typing import Any, Final
 
 from sse_toolcalls import (
     PartialToolCall,
+    ReasoningDelta,
     ServerSentEvent,
     SSEFramer,
     SSEToolCallsError,
+    StreamEvent,
+    StreamFinished,
+    StreamParser,
+    TextDelta,
     ToolCall,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
     ToolCallParser,
+    ToolCallStarted,
     TruncatedStreamError,
     UsageError,
 )
@@ -115,11 +123,13 @@ def check(target: str, data: bytes) -> None:
     stream, cuts = decode(data)
     if target == "framer":
         for limit in (None, SMALL_EVENT_LIMIT):
-            _same_everywhere(stream, cuts, functools.partial(_run_framer, limit=limit))
-    elif target == "detect":
-        _same_everywhere(stream, cuts, lambda chunks: _run_parser(None, chunks))
+            _same_everywhere(stream, cuts, [functools.partial(_run_framer, limit=limit)])
     elif target in TARGETS:
-        _same_everywhere(stream, cuts, lambda chunks: _run_parser(target, chunks))
+        # ToolCallParser skips the delta objects that StreamParser builds (the Agent's
+        # path): the two must agree on every input, not only on the recorded streams.
+        dialect = None if target == "detect" else target
+        runners = [functools.partial(_run_parser, dialect), functools.partial(_run_rich, dialect)]
+        _same_everywhere(stream, cuts, runners)
     else:
         raise ValueError(f"unknown fuzz target {target!r}; expected one of {TARGETS}")
 
@@ -130,20 +140,30 @@ def check(target: str, data: bytes) -> None:
 Outcome = tuple[Any, ...]
 
 
-def _same_everywhere(
-    stream: bytes, cuts: Sequence[int], run: Callable[[list[bytes]], Outcome]
-) -> None:
+Runner = Callable[[list[bytes]], Outcome]
+
+
+def _same_everywhere(stream: bytes, cuts: Sequence[int], runners: Sequence[Runner]) -> None:
+    """Every runner, on every feeding, gives the first one's outcome (the byte-at-a-time
+    feeding is given to the first runner only, the one it is cheapest for)."""
     first: tuple[str, Outcome] | None = None
     for label, chunks in feedings(stream, cuts):
-        outcome = run(chunks)
-        if first is None:
-            first = (label, outcome)
-        elif outcome != first[1]:
-            raise InvariantError(
-                f"split-{_kind(first[1])}-vs-{_kind(outcome)}",
-                f"the result depends on the split: fed {first[0]} -> {_show(first[1])}; "
-                f"fed {label} -> {_show(outcome)}",
-            )
+        for number, run in enumerate(runners):
+            if number and label == "byte at a time":
+                continue
+            outcome = run(chunks)
+            name = label if number == 0 else f"{label} ({_RUNNER_NAMES.get(number, number)})"
+            if first is None:
+                first = (name, outcome)
+            elif outcome != first[1]:
+                raise InvariantError(
+                    f"split-{_kind(first[1])}-vs-{_kind(outcome)}",
+                    f"the result depends on the split: fed {first[0]} -> {_show(first[1])}; "
+                    f"fed {name} -> {_show(outcome)}",
+                )
+
+
+_RUNNER_NAMES = {1: "StreamParser"}
 
 
 def _kind(outcome: Outcome) -> str:
@@ -163,15 +183,82 @@ def _run_parser(dialect: str | None, chunks: list[bytes]) -> Outcome:
             calls.extend(parser.feed(chunk))
         calls.extend(parser.finish())
     except SSEToolCallsError as exc:
-        _refuses_more(parser.finish, parser.feed, "parser that failed")
-        if isinstance(exc, TruncatedStreamError):
-            _check_calls(exc.completed, parser.dialect)
-            _check_partials(exc.partial)
-            return ("error", type(exc).__name__, exc.reason)
-        return ("error", type(exc).__name__)
+        return _failed(exc, parser.finish, parser.feed, parser.dialect)
     _check_calls(calls, parser.dialect)
     _refuses_more(parser.finish, parser.feed, "parser that finished")
     return ("calls", tuple(_call_key(c) for c in calls))
+
+
+def _run_rich(dialect: str | None, chunks: list[bytes]) -> Outcome:
+    parser = StreamParser(dialect)
+    events: list[StreamEvent] = []
+    try:
+        for chunk in chunks:
+            events.extend(parser.feed(chunk))
+        events.extend(parser.finish())
+    except SSEToolCallsError as exc:
+        return _failed(exc, parser.finish, parser.feed, parser.dialect)
+    calls = [e.call for e in events if isinstance(e, ToolCallCompleted)]
+    _check_calls(calls, parser.dialect)
+    _check_stream_events(events, calls)
+    _refuses_more(parser.finish, parser.feed, "parser that finished")
+    return ("calls", tuple(_call_key(c) for c in calls))
+
+
+def _failed(
+    exc: SSEToolCallsError,
+    finish: Callable[[], object],
+    feed: Callable[[bytes], object],
+    dialect: str | None,
+) -> Outcome:
+    _refuses_more(finish, feed, "parser that failed")
+    if isinstance(exc, TruncatedStreamError):
+        _check_calls(exc.completed, dialect)
+        _check_partials(exc.partial)
+        if not isinstance(exc.text, str):
+            raise InvariantError("truncated-text", f"the error's text is {_brief(exc.text)}")
+        return ("error", type(exc).__name__, exc.reason)
+    return ("error", type(exc).__name__)
+
+
+def _check_stream_events(events: Sequence[StreamEvent], calls: Sequence[ToolCall]) -> None:
+    finished = [e for e in events if isinstance(e, StreamFinished)]
+    if len(finished) != 1 or events[-1] is not finished[0]:
+        raise InvariantError("rich-finished", "a finished stream must end with one StreamFinished")
+    end = finished[0]
+    if [_call_key(c) for c in end.calls] != [_call_key(c) for c in calls]:
+        raise InvariantError(
+            "rich-finished", "StreamFinished.calls differ from the completed calls"
+        )
+    if not isinstance(end.text, str) or not (
+        end.stop_reason is None or isinstance(end.stop_reason, str)
+    ):
+        raise InvariantError(
+            "rich-finished",
+            f"StreamFinished text {_brief(end.text)}, stop_reason {_brief(end.stop_reason)}",
+        )
+    _check_text(end.text, "StreamFinished.text")
+    for event in events:
+        if isinstance(event, TextDelta | ReasoningDelta):
+            fields: dict[str, bool] = {"text": isinstance(event.text, str)}
+        elif isinstance(event, ToolCallStarted):
+            fields = {
+                "index": type(event.index) is int,
+                "name": isinstance(event.name, str),
+                "id": event.call_id is None or isinstance(event.call_id, str),
+            }
+        elif isinstance(event, ToolCallArgumentsDelta):
+            fields = {"index": type(event.index) is int, "delta": isinstance(event.delta, str)}
+        elif isinstance(event, ToolCallCompleted | StreamFinished):
+            continue
+        else:
+            raise InvariantError("rich-event-type", f"StreamParser yielded {type(event).__name__}")
+        for field, ok in fields.items():
+            if not ok:
+                raise InvariantError(
+                    f"rich-{type(event).__name__}-{field}",
+                    f"{type(event).__name__}.{field} has the wrong type",
+                )
 
 
 def _run_framer(chunks: list[bytes], limit: int | None) -> Outcome:
