@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from .._jsonsafe import safe_repr
 from ..calls import ToolCall, ToolResult
 from ..errors import (
     CircuitOpenError,
@@ -470,7 +471,7 @@ def _note(
         Diagnostic(
             kind=kind,
             message=message,
-            exception=repr(exc) if exc is not None else None,
+            exception=safe_repr(exc) if exc is not None else None,
             tool=tool,
             call_id=call.call_id,
         ),

@@ -34,6 +34,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import orjson
 
+from .._jsonsafe import dumps_safe
 from ..errors import LedgerError
 
 __all__ = [
@@ -356,7 +357,7 @@ class SQLiteLedger:
     ) -> None:
         """See :meth:`IdempotencyLedger.record`."""
         now = self._clock()
-        text = _dumps(content)
+        text = dumps_safe(content).decode("utf-8")
         with self._lock:
             try:
                 self._db.execute(
