@@ -51,8 +51,8 @@ from .ledger import (
     InMemoryLedger,
     LedgerEntry,
     LedgerError,
-    canonical_arguments,
     idempotency_key,
+    key_arguments,
 )
 
 if TYPE_CHECKING:
@@ -122,7 +122,8 @@ class CallReport:
 def _default_key(validated: ValidatedCall, conversation_id: str, turn: int, occurrence: int) -> str:
     return idempotency_key(
         tool=validated.tool.name,
-        arguments=validated.arguments,
+        arguments=validated.kwargs,
+        json_arguments=validated.arguments,
         conversation_id=conversation_id,
         turn=turn,
         occurrence=occurrence,
@@ -227,7 +228,9 @@ class Dispatcher:
             if isinstance(outcome, ToolResult) or outcome.tool.effect != "write":
                 keys.append(None)
                 continue
-            identity = (outcome.tool.name, canonical_arguments(outcome.arguments))
+            # The occurrence counts calls that are one request to the handler, by the
+            # same canonical form the key is made of.
+            identity = (outcome.tool.name, key_arguments(outcome.kwargs, outcome.arguments))
             occurrence = seen.get(identity, 0)
             seen[identity] = occurrence + 1
             keys.append(self._key(outcome, conversation_id, turn, occurrence))

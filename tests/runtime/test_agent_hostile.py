@@ -120,9 +120,9 @@ def test_a_file_name_that_is_not_utf8_reaches_the_model_and_the_user_gets_a_repl
 
 
 class _EchoesInfinity(AnthropicClient):
-    """The real Anthropic client, as if the stream had given the call ``inf`` in its
-    arguments (what a lax core let through): the next request echoes those arguments in
-    the assistant turn and must still be written."""
+    """The real Anthropic client, as if the stream had given the call ``inf`` and a lone
+    surrogate in its arguments (what a lax core let through): the next request echoes
+    those arguments in the assistant turn and must still be written."""
 
     async def stream_events(
         self, conversation: Conversation, tools: Sequence[ToolSpec] = (), **options: Any
@@ -133,11 +133,11 @@ class _EchoesInfinity(AnthropicClient):
                 calls = tuple(
                     ToolCall(
                         name=c.name,
-                        args={**c.args, "amount": math.inf},
+                        args={**c.args, "amount": math.inf, "memo": "\ud800"},
                         provider=c.provider,
                         call_id=c.call_id,
                         index=c.index,
-                        raw_arguments='{"amount": 1e400}',
+                        raw_arguments='{"amount": 1e400, "memo": "\\ud800"}',
                     )
                     for c in event.calls
                 )
@@ -175,7 +175,7 @@ def test_infinity_in_echoed_arguments_does_not_break_the_next_request(sim: Simul
     body = sim.requests[-1].body
     assert isinstance(body, dict)
     (tool_use,) = [b for b in body["messages"][1]["content"] if b["type"] == "tool_use"]
-    assert tool_use["input"] == {"amount": None}
+    assert tool_use["input"] == {"amount": None, "memo": "\ufffd"}
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

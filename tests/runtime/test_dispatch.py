@@ -439,3 +439,27 @@ async def test_outer_cancellation_propagates_and_leaves_no_half_recorded_state()
     assert started == ["slow", "quick"]
     assert [r.outcome for r in reports] == ["unconfirmed", "ok"]
     assert [e.state for e in ledger.entries()] == ["in_flight", "done"]
+
+
+async def test_a_reissued_write_spelled_differently_is_replayed_not_run_again() -> None:
+    """125 and 125.0 both reach the handler as 125: one write (issue 9, hole 8)."""
+    registry = ToolRegistry()
+    paid: list[int] = []
+
+    @registry.register(effect="write")
+    def pay(to: str, cents: int) -> str:
+        """Pay someone."""
+        paid.append(cents)
+        return f"paid {cents}"
+
+    dispatcher = Dispatcher(registry)
+    first = await dispatcher.dispatch(
+        [call("pay", {"to": "bob", "cents": 125}, 0, "a")], conversation_id="c", turn=0
+    )
+    again = await dispatcher.dispatch(
+        [call("pay", {"cents": 125.0, "to": "bob"}, 0, "b")], conversation_id="c", turn=0
+    )
+    assert paid == [125]
+    assert (first[0].outcome, again[0].outcome) == ("ok", "replayed")
+    assert first[0].key == again[0].key
+    assert again[0].result.content == "paid 125" and again[0].result.call.call_id == "b"
