@@ -47,6 +47,7 @@ from ..errors import StreamError, StreamTimeoutError, TruncatedStreamError, Usag
 from .breaker import CircuitBreaker
 from .diagnostics import MAX_BODY_CHARS, Diagnostic, from_exception, report
 from .dispatch import (
+    DEFAULT_MAX_CALLS_PER_TURN,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_READ_RETRIES,
     CallReport,
@@ -128,6 +129,7 @@ class Agent:
         max_steps: int = DEFAULT_MAX_STEPS,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         read_retries: int = DEFAULT_READ_RETRIES,
+        max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN,
         request_timeout: float | None = None,
         options: dict[str, Any] | None = None,
     ) -> None:
@@ -142,6 +144,8 @@ class Agent:
             max_steps: assistant turns per run (at least 1).
             max_concurrency: calls of one turn running at once.
             read_retries: extra runs of a failed read tool.
+            max_calls_per_turn: calls one assistant turn may ask for; a turn asking for
+                more is refused whole (every call gets a ``too_many_calls`` result).
             request_timeout: seconds one request (its whole stream) may take, or
                 ``None``; a stream going silent is the client's ``idle_timeout``.
             options: request options sent with every request (``temperature``...).
@@ -161,6 +165,7 @@ class Agent:
             breaker=breaker,
             max_concurrency=max_concurrency,
             read_retries=read_retries,
+            max_calls_per_turn=max_calls_per_turn,
         )
         """Runs each turn's calls."""
         self.retry = retry if retry is not None else RetryPolicy()
