@@ -27,6 +27,7 @@ from sse_toolcalls.calls import DIALECTS, StreamEvent, StreamFinished, ToolCall,
 from sse_toolcalls.conversation import (
     AssistantMessage,
     Conversation,
+    Message,
     ToolResultsMessage,
     UserMessage,
 )
@@ -147,11 +148,16 @@ class _EchoesInfinity(AnthropicClient):
 
 def test_infinity_in_echoed_arguments_does_not_break_the_next_request(sim: Simulator) -> None:
     paid: list[float] = []
+
+    def pay(amount: float, memo: object = None) -> str:
+        paid.append(amount)
+        return "paid"
+
     registry = ToolRegistry()
     registry.add_schema_tool(
         "pay",
         {"type": "object", "properties": {"amount": {"type": "number"}, "memo": {}}},
-        lambda amount, memo=None: paid.append(amount) or "paid",
+        pay,
         effect="write",
     )
     sim.play(
@@ -193,7 +199,7 @@ def test_every_dialect_body_with_hostile_values_encodes_strictly(dialect: str) -
     )
     from sse_toolcalls.calls import ToolResult
 
-    conversation = [
+    conversation: list[Message] = [
         UserMessage(text="hi \udcff"),
         AssistantMessage(text="ok \ud800", calls=(call,)),
         ToolResultsMessage(results=(ToolResult(call=call, content={"r": hostile}),)),

@@ -509,9 +509,11 @@ def test_barriers_order_any_mix_of_calls(pattern: list[bool]) -> None:
     and every later call starts after it ended."""
     log: list[tuple[str, int]] = []
     safe, alone = stepper(parallel_safe=True, log=log), stepper(parallel_safe=False, log=log)
+    free_tool, alone_tool = safe.get("step"), alone.get("step")
+    assert free_tool is not None and alone_tool is not None
     registry = ToolRegistry()
-    registry.add(dataclasses.replace(safe.get("step"), name="free"))  # type: ignore[type-var]
-    registry.add(dataclasses.replace(alone.get("step"), name="alone"))  # type: ignore[type-var]
+    registry.add(dataclasses.replace(free_tool, name="free"))
+    registry.add(dataclasses.replace(alone_tool, name="alone"))
     turn = calls(*[("alone" if b else "free", {"i": i}) for i, b in enumerate(pattern)])
     reports = anyio.run(Dispatcher(registry).dispatch, turn)
     assert [r.outcome for r in reports] == ["ok"] * len(pattern)

@@ -57,6 +57,10 @@ class Counter:
     def __init__(self) -> None:
         self.runs: list[dict[str, Any]] = []
 
+    def __call__(self, **kwargs: Any) -> str:
+        self.runs.append(kwargs)
+        return "ran"
+
 
 def weather_registry(counter: Counter) -> ToolRegistry:
     registry = ToolRegistry()
