@@ -138,7 +138,8 @@ class ValidatedCall:
     """The tool it calls."""
 
     arguments: dict[str, Any]
-    """The validated JSON arguments, after coercion (what an idempotency key is made of)."""
+    """The validated JSON arguments, after coercion (an idempotency key is made of
+    ``kwargs``, and of these only when a decoded value has no canonical form)."""
 
     kwargs: dict[str, Any]
     """The keyword arguments the handler receives (decoded for function tools)."""
