@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from . import _adopt
+from ._jsonsafe import dumps_safe
 from .calls import DIALECTS, ToolCall, ToolResult
 from .errors import UsageError
 
@@ -82,16 +83,14 @@ Conversation = Sequence[Message]
 
 
 def json_text(value: Any) -> str:
-    """``value`` as compact JSON text.
+    """``value`` as compact JSON text; never raises.
 
-    Raises:
-        UsageError: ``value`` cannot be encoded as JSON (a set, an arbitrary object...).
-            NaN and infinities are written as ``null``, as orjson does.
+    Tool results and echoed arguments reach here after a tool ran, when an exception
+    would leave the user without a reply: what JSON cannot hold is mapped to the nearest
+    JSON value by :func:`sse_toolcalls._jsonsafe.dumps_safe` (NaN and infinities as
+    ``null``, as orjson writes them; lone surrogates replaced; sets as arrays...).
     """
-    try:
-        return orjson.dumps(value).decode("utf-8")
-    except orjson.JSONEncodeError as exc:
-        raise UsageError(f"tool result content is not JSON-encodable: {exc}") from exc
+    return dumps_safe(value).decode("utf-8")
 
 
 def content_text(content: str | dict[str, Any] | list[Any]) -> str:

@@ -82,9 +82,10 @@ def format_results(
         The messages or items to append to the next request; ``[]`` for no results.
 
     Raises:
-        UsageError: results answer calls of several dialects, two answer the same call, a
-            dialect that needs ids meets a call without one, or content is not
-            JSON-encodable.
+        UsageError: results answer calls of several dialects, two answer the same call, or
+            a dialect that needs ids meets a call without one. Content JSON cannot hold
+            (a set, an object, NaN) is written as its nearest JSON value, never refused:
+            see :mod:`sse_toolcalls._jsonsafe`.
     """
     items = list(results)
     dialect = _dialect_of((r.call for r in items), None)

@@ -18,6 +18,7 @@ import anyio
 import httpx
 
 from .. import _adopt
+from .._jsonsafe import dumps_safe
 from ..calls import (
     Dialect,
     StreamEvent,
@@ -160,7 +161,12 @@ class ProviderClient:
         )
 
     async def _open(self, body: dict[str, Any]) -> httpx.Response:
-        request = self._http.build_request("POST", self.url(), json=body, headers=self.headers())
+        # Our own encoder, not httpx's json=: the stdlib's refuses NaN and lone surrogates,
+        # which an echoed argument object can hold, and this request is often the one
+        # that carries a tool's result after the tool ran.
+        request = self._http.build_request(
+            "POST", self.url(), content=dumps_safe(body), headers=self.headers()
+        )
         try:
             return await self._http.send(request, stream=True)
         except httpx.TimeoutException as exc:

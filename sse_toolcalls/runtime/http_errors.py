@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import email.utils
 import math
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -41,6 +42,29 @@ def header(headers: Mapping[str, str] | None, name: str) -> str | None:
     return None
 
 
+MAX_RETRY_AFTER = 86_400.0
+"""Largest wait a ``Retry-After`` / ``retry-after-ms`` header can ask for, in seconds (one
+day): longer than any provider's real hint (rate-limit windows are seconds to minutes;
+a daily quota resets within a day), so a hostile or broken header (``1e308``, a date in
+the year 9999) still reads as "wait long", but as a finite, usable number. What the
+retry loop actually waits is capped again by ``RetryPolicy.max_retry_after``."""
+
+# RFC 9110 section 10.2.3: delta-seconds = 1*DIGIT. A fraction is accepted as well, as
+# the SDKs do for retry-after-ms ("1500.5"); signs, exponents, "_" and "inf" are not.
+_DELTA = re.compile(r"[0-9]+(?:\.[0-9]+)?", re.ASCII)
+
+
+def _delta(text: str, unit: float) -> float | None:
+    """Seconds of a delta in ``unit`` seconds, clamped to ``MAX_RETRY_AFTER``; ``None``
+    when the text is not a delta."""
+    text = text.strip()
+    if not _DELTA.fullmatch(text):
+        return None
+    # float() of a digit string is linear and turns 5,000 digits into inf, never an
+    # error; the clamp keeps it finite.
+    return min(float(text) * unit, MAX_RETRY_AFTER)
+
+
 def parse_retry_after(
     headers: Mapping[str, str] | None, *, now: float | None = None
 ) -> float | None:
@@ -49,33 +73,34 @@ def parse_retry_after(
     ``retry-after-ms`` (OpenAI, Anthropic) wins over ``Retry-After``, which is either
     delta-seconds or an HTTP-date (RFC 9110 section 10.2.3). A date in the past gives 0.
     ``now`` is the current time in seconds since the epoch (default: the system clock).
+
+    Returns:
+        ``None``, or a finite number of seconds from 0 to :data:`MAX_RETRY_AFTER`
+        (a longer wait asked for reads as the maximum).
     """
     millis = header(headers, "retry-after-ms")
     if millis is not None:
-        try:
-            value = float(millis)
-        except ValueError:
-            value = -1.0
-        if math.isfinite(value) and value >= 0:
-            return value / 1000.0
+        value = _delta(millis, 0.001)
+        if value is not None:
+            return value
     raw = header(headers, "retry-after")
     if raw is None:
         return None
-    raw = raw.strip()
+    seconds = _delta(raw, 1.0)
+    if seconds is not None:
+        return seconds
     try:
-        seconds = float(raw)
-    except ValueError:
-        pass
-    else:
-        return seconds if math.isfinite(seconds) and seconds >= 0 else None
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
+        when = email.utils.parsedate_to_datetime(raw.strip())
+        if when.tzinfo is None:
+            return None
+        stamp = when.timestamp()
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
     current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
+    wait = stamp - current
+    if not math.isfinite(wait):  # pragma: no cover - timestamps of valid dates are finite
+        return None
+    return min(max(0.0, wait), MAX_RETRY_AFTER)
 
 
 def is_retryable_status(status: int) -> bool:
@@ -154,6 +179,7 @@ def provider_error_from_http(
 
 __all__ = [
     "MAX_ERROR_BODY_BYTES",
+    "MAX_RETRY_AFTER",
     "header",
     "is_retryable_status",
     "parse_retry_after",

@@ -140,7 +140,7 @@ def build_request(
 
     Raises:
         UsageError: an option clashes with a field set here, results of another dialect,
-            calls without ids, duplicate tool names, or content that is not JSON-encodable.
+            calls without ids, or duplicate tool names.
     """
     names = ToolNameMap(DIALECT, [t.name for t in tools])
     items: list[dict[str, Any]] = []
