@@ -1,4 +1,6 @@
-"""What every dialect's reassembler shares: argument parsing, pending calls, errors.
+"""What every dialect's reassembler shares: argument parsing, pending calls, truncation.
+
+Error objects are read by :mod:`sse_toolcalls.provider_errors`, for streams and HTTP alike.
 
 Protocol knowledge does not live here; each wire format's rules are in its own package.
 """
@@ -24,7 +26,6 @@ from ..calls import (
 from ..errors import (
     LimitExceededError,
     MalformedStreamError,
-    ProviderError,
     SSEToolCallsError,
     TruncatedStreamError,
 )
@@ -48,108 +49,6 @@ The arguments limit plus room for the deepest envelope around arguments (Gemini'
 ``candidates[0].content.parts[0].functionCall.args`` is 6 levels), so arguments at their
 limit always arrive. Past it the event is refused: :class:`LimitExceededError`. Other
 events are read by orjson alone, whose own limit is 1,024 levels."""
-
-# Error types and codes that name a transient condition, across the four providers
-# (Anthropic error.type, OpenAI error.type/code, Google RPC status).
-_RETRYABLE_CODES = frozenset(
-    {
-        "overloaded_error",
-        "rate_limit_error",
-        "api_error",
-        "timeout_error",
-        "server_error",
-        "rate_limit_exceeded",
-        "internal_error",
-        "internal_server_error",
-        "service_unavailable",
-        "overloaded",
-        "timeout",
-        "RESOURCE_EXHAUSTED",
-        "UNAVAILABLE",
-        "INTERNAL",
-        "DEADLINE_EXCEEDED",
-        "ABORTED",
-    }
-)
-# Codes that mean "retrying the same request will fail again", even under a 429 status
-# (OpenAI answers an exhausted quota with 429 insufficient_quota).
-_PERMANENT_CODES = frozenset(
-    {
-        "insufficient_quota",
-        "invalid_request_error",
-        "authentication_error",
-        "permission_error",
-        "not_found_error",
-        "invalid_api_key",
-        "billing_error",
-        "request_too_large",
-        "context_length_exceeded",
-        "tool_use_failed",
-        "INVALID_ARGUMENT",
-        "PERMISSION_DENIED",
-        "UNAUTHENTICATED",
-        "NOT_FOUND",
-        "FAILED_PRECONDITION",
-    }
-)
-
-
-def is_retryable(code: str | None, status: int | None) -> bool:
-    """Whether an error with this code and HTTP status is worth retrying."""
-    if code in _PERMANENT_CODES:
-        return False
-    if code in _RETRYABLE_CODES:
-        return True
-    if status is None:
-        return False
-    # 409 is a lock or conflict on the provider's side; OpenAI's and Anthropic's SDKs retry it.
-    return status in (408, 409, 429, 529) or 500 <= status <= 599
-
-
-def provider_error(
-    provider: str | None,
-    message: str,
-    *,
-    code: str | None = None,
-    status: int | None = None,
-    body: Any = None,
-) -> ProviderError:
-    """Build a classified :class:`ProviderError`."""
-    return ProviderError(
-        message or (code or "the provider reported an error"),
-        provider=provider,
-        code=code,
-        status=status,
-        retryable=is_retryable(code, status),
-        body=body,
-    )
-
-
-def error_from_payload(provider: str | None, payload: Any, raw: str) -> ProviderError:
-    """Read an error object in any of the providers' shapes.
-
-    Shapes: ``{"error": {"type"|"code"|"status", "message"}}`` (OpenAI, Anthropic, Google),
-    ``{"type": "error", "code", "message"}`` (Responses), or plain text.
-    """
-    if not isinstance(payload, dict):
-        return provider_error(provider, raw.strip()[:500], body=raw)
-    err = payload.get("error")
-    if not isinstance(err, dict):
-        err = payload
-    message = err.get("message")
-    code: Any = None
-    for key in ("type", "code", "status"):
-        value = err.get(key)
-        if isinstance(value, str) and value and value != "error":
-            code = value
-            break
-    status = err.get("code") if isinstance(err.get("code"), int) else None
-    if isinstance(err.get("status"), int):
-        status = err["status"]
-    if not isinstance(message, str):
-        message = str(message) if message is not None else ""
-    return provider_error(provider, message, code=code, status=status, body=payload)
-
 
 # orjson turns integers beyond 64 bits into floats, silently losing digits; JSON text with
 # a run of 19 or more digits is handed to the stdlib parser, which keeps them exact. The

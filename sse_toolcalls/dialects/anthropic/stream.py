@@ -19,13 +19,13 @@ from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
 from ...errors import MalformedStreamError
+from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
 from .._common import (
     MAX_EVENT_DEPTH,
     PendingCall,
     Reassembler,
     dumps,
-    error_from_payload,
     event_object,
     has_long_number,
     load_json,

@@ -29,23 +29,20 @@ from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
 from ...errors import LimitExceededError, MalformedStreamError
+from ...provider_errors import error_from_payload, finish_reason_error, provider_error
 from ...sse import ServerSentEvent
 from .._common import (
     MAX_ARGUMENTS_DEPTH,
     PendingCall,
     Reassembler,
     dumps,
-    error_from_payload,
     event_object,
-    provider_error,
 )
 
 # finishReason values after which the turn is whole. Anything else is a refusal or a
 # failure of generation, reported as a ProviderError with the reason as its code.
 _NORMAL = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED"})
 _TRUNCATING = frozenset({"MAX_TOKENS"})
-# Reasons where asking again may well succeed (a malformed or unexpected call).
-_RETRYABLE_REASONS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "OTHER"})
 
 MAX_PARTIAL_PATH_STEPS = MAX_ARGUMENTS_DEPTH
 """Bound on a ``partialArgs`` ``jsonPath``, in steps (keys and indexes after ``$``).
@@ -226,9 +223,7 @@ class GeminiReassembler(Reassembler):
             raise self.truncated("max_tokens", "generation stopped at MAX_TOKENS", pending)
         if reason not in _NORMAL:
             message = candidate.get("finishMessage") or f"generation stopped: {reason}"
-            error = provider_error(self.provider, str(message), code=reason, body=candidate)
-            error.retryable = reason in _RETRYABLE_REASONS
-            raise error
+            raise finish_reason_error(self.provider, reason, str(message), body=candidate)
         if pending:
             raise self.truncated("eof", "the turn finished inside a streamed functionCall", pending)
         self.finished()

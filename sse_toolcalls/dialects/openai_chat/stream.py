@@ -36,13 +36,13 @@ from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
 from ...errors import MalformedStreamError
+from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
 from .._common import (
     PendingCall,
     Reassembler,
     check_nesting,
     dumps,
-    error_from_payload,
     event_object,
     load_json,
     parse_arguments,

@@ -21,8 +21,9 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
+from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
-from .._common import PendingCall, Reassembler, dumps, error_from_payload, event_object
+from .._common import PendingCall, Reassembler, dumps, event_object
 
 _FUNCTION_CALL = "function_call"
 
