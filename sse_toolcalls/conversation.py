@@ -16,7 +16,7 @@ import orjson
 
 from . import _adopt
 from .calls import DIALECTS, ToolCall, ToolResult
-from .errors import UsageError
+from .errors import UnknownDialectError, UsageError
 
 __all__ = [
     "AssistantMessage",
@@ -146,7 +146,7 @@ def ordered_results(results: Iterable[ToolResult], dialect: str) -> list[ToolRes
             same call (same index and id).
     """
     if dialect not in DIALECTS:
-        raise UsageError(f"unknown dialect {dialect!r}; expected one of {DIALECTS}")
+        raise UnknownDialectError(dialect)
     items = list(results)
     seen: set[tuple[int, str | None]] = set()
     for result in items:

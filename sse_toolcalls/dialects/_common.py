@@ -132,7 +132,17 @@ def loads_strict(text: str, *, depth: int = MAX_EVENT_DEPTH) -> Any:
     return json.loads(text)
 
 
-def load_json(event: ServerSentEvent, provider: str, *, exact: bool = False) -> Any:
+def is_whole_json(data: str) -> bool:
+    """Whether ``data`` is whole JSON text: the test for a final event that lacks its
+    blank line (a cut line can never pass for whole JSON)."""
+    try:
+        _json.loads(data)
+    except ValueError:
+        return False
+    return True
+
+
+def load_json(event: ServerSentEvent, dialect: str, *, exact: bool = False) -> Any:
     """Parse an event's data as JSON, or raise :class:`MalformedStreamError`.
 
     ``exact`` keeps integers beyond 64 bits exact: needed where the event carries
@@ -141,17 +151,17 @@ def load_json(event: ServerSentEvent, provider: str, *, exact: bool = False) -> 
     try:
         return loads_strict(event.data) if exact else _json.loads(event.data)
     except _TooDeepError as exc:
-        raise _event_too_deep(exc, provider, event.data) from exc
+        raise _event_too_deep(exc, dialect, event.data) from exc
     except ValueError as exc:
         if event.data.isspace():
             return None
         raise MalformedStreamError(
-            f"{provider}: event data is not JSON ({exc})", provider=provider, data=event.data
+            f"{dialect}: event data is not JSON ({exc})", provider=dialect, data=event.data
         ) from exc
 
 
 def event_object(
-    event: ServerSentEvent, provider: str, *, exact: bool = False
+    event: ServerSentEvent, dialect: str, *, exact: bool = False
 ) -> dict[str, Any] | None:
     """The event's data as a JSON object, or ``None`` for empty or blank data (and JSON
     ``null``): keep-alives with nothing to read.
@@ -170,29 +180,29 @@ def event_object(
         # Measuring every event's depth cost 0.6 us of its 2 us (two str.count, timeit).
         payload = loads_strict(data) if exact else _json.loads(data)
     except _TooDeepError as exc:
-        raise _event_too_deep(exc, provider, data) from exc
+        raise _event_too_deep(exc, dialect, data) from exc
     except ValueError as exc:
         if data.isspace():
             return None
         raise MalformedStreamError(
-            f"{provider}: event data is not JSON ({exc})", provider=provider, data=data
+            f"{dialect}: event data is not JSON ({exc})", provider=dialect, data=data
         ) from exc
     if type(payload) is dict:
         return payload
     if payload is None:
         return None
     raise MalformedStreamError(
-        f"{provider}: an event must be a JSON object", provider=provider, data=data
+        f"{dialect}: an event must be a JSON object", provider=dialect, data=data
     )
 
 
-def _event_too_deep(exc: _TooDeepError, provider: str, data: str) -> LimitExceededError:
+def _event_too_deep(exc: _TooDeepError, dialect: str, data: str) -> LimitExceededError:
     return LimitExceededError(
-        f"{provider}: an event's JSON nests {exc.depth} levels, over MAX_EVENT_DEPTH={exc.limit}",
+        f"{dialect}: an event's JSON nests {exc.depth} levels, over MAX_EVENT_DEPTH={exc.limit}",
         limit_name="MAX_EVENT_DEPTH",
         limit=exc.limit,
         size=exc.depth,
-        provider=provider,
+        provider=dialect,
         data=data,
     )
 
@@ -249,7 +259,7 @@ def _nesting(value: Any) -> int:
     return deepest
 
 
-def check_nesting(value: Any, provider: str | None = None) -> None:
+def check_nesting(value: Any, dialect: str | None = None) -> None:
     """Refuse a parsed value (arguments sent as an object) nested past ``MAX_EVENT_DEPTH``.
 
     Raises:
@@ -262,7 +272,7 @@ def check_nesting(value: Any, provider: str | None = None) -> None:
             limit_name="MAX_EVENT_DEPTH",
             limit=MAX_EVENT_DEPTH,
             size=depth,
-            provider=provider,
+            provider=dialect,
         )
 
 
@@ -334,13 +344,13 @@ class PendingCall:
 class Reassembler:
     """Base of the per-dialect reassemblers: one instance per streamed response.
 
-    A subclass implements ``dispatch`` (its own table maps event types to handlers) and
+    A subclass implements ``on_event`` (its own table maps event types to handlers) and
     ``finish``. ``handle`` returns the rich stream events a batch of SSE events produced;
     with ``rich=False`` only completed calls and the finish are produced (the fast path
     the complete-calls API uses).
     """
 
-    provider: ClassVar[Dialect]
+    dialect: ClassVar[Dialect]
 
     def __init__(self, *, rich: bool = True) -> None:
         self.rich = rich
@@ -363,11 +373,11 @@ class Reassembler:
             TruncatedStreamError: an event ends the turn early (a token limit).
             MalformedStreamError: an event cannot be read in this dialect.
         """
-        dispatch = self.dispatch
+        on_event = self.on_event
         event = None
         try:
             for event in events:
-                dispatch(event)
+                on_event(event)
         except SSEToolCallsError:
             raise
         except Exception as exc:
@@ -376,14 +386,14 @@ class Reassembler:
             # Any other exception is caught too: only our exceptions leave the core
             # (STYLE 6), each root cause also being fixed where it arose.
             raise MalformedStreamError(
-                f"{self.provider}: event has an unexpected shape ({type(exc).__name__}: {exc})",
-                provider=self.provider,
+                f"{self.dialect}: event has an unexpected shape ({type(exc).__name__}: {exc})",
+                provider=self.dialect,
                 data=event.data if event is not None else "",
             ) from exc
         out, self.out = self.out, []
         return out
 
-    def dispatch(self, event: ServerSentEvent) -> None:
+    def on_event(self, event: ServerSentEvent) -> None:
         """Route one event to its handler (subclasses define the routing)."""
         raise NotImplementedError
 
@@ -460,7 +470,7 @@ class Reassembler:
         done = ToolCall(
             name=call.name,
             args=args,
-            provider=self.provider,
+            provider=self.dialect,
             call_id=call.call_id,
             index=call.index,
             raw_arguments=raw,
@@ -488,9 +498,9 @@ class Reassembler:
     ) -> TruncatedStreamError:
         """Build the error for a turn that was cut (the caller raises it)."""
         return TruncatedStreamError(
-            f"{self.provider}: {message}",
+            f"{self.dialect}: {message}",
             reason=reason,
-            provider=self.provider,
+            provider=self.dialect,
             completed=self.completed,
             partial=[call.partial() for call in pending or ()],
             text="".join(self.text_parts),

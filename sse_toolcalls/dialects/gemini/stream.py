@@ -68,7 +68,7 @@ _PATH_STEP = re.compile(
 class GeminiReassembler(Reassembler):
     """Reassembles ``functionCall`` parts from a Gemini stream."""
 
-    provider: ClassVar[Dialect] = "gemini"
+    dialect: ClassVar[Dialect] = "gemini"
 
     def __init__(self, *, rich: bool = True) -> None:
         super().__init__(rich=rich)
@@ -79,22 +79,22 @@ class GeminiReassembler(Reassembler):
         """JSON paths whose string value continues in the next partial argument, with
         the pieces so far (joined once, when the string ends)."""
 
-    def dispatch(self, event: ServerSentEvent) -> None:
+    def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
         if not data:
             return
         # Only functionCall parts carry arguments as objects, whose big integers must stay
         # exact; other events skip that check.
-        payload = event_object(event, self.provider, exact="functionCall" in data)
+        payload = event_object(event, self.dialect, exact="functionCall" in data)
         if payload is None:
             return
         if payload.get("error"):
-            raise error_from_payload(self.provider, payload, data)
+            raise error_from_payload(self.dialect, payload, data)
         feedback = payload.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason"):
             reason = str(feedback["blockReason"])
             raise provider_error(
-                self.provider, f"the prompt was blocked ({reason})", code=reason, body=payload
+                self.dialect, f"the prompt was blocked ({reason})", code=reason, body=payload
             )
         usage = payload.get("usageMetadata")
         if isinstance(usage, dict):
@@ -147,7 +147,7 @@ class GeminiReassembler(Reassembler):
         if streaming is not None:
             raise MalformedStreamError(
                 "gemini: a new functionCall began before the streamed one ended",
-                provider=self.provider,
+                provider=self.dialect,
             )
         call = self.new_call(call_id=function_call.get("id"), name=function_call.get("name") or "")
         if isinstance(signature, str):
@@ -223,7 +223,7 @@ class GeminiReassembler(Reassembler):
             raise self.truncated("max_tokens", "generation stopped at MAX_TOKENS", pending)
         if reason not in _NORMAL:
             message = candidate.get("finishMessage") or f"generation stopped: {reason}"
-            raise finish_reason_error(self.provider, reason, str(message), body=candidate)
+            raise finish_reason_error(self.dialect, reason, str(message), body=candidate)
         if pending:
             raise self.truncated("eof", "the turn finished inside a streamed functionCall", pending)
         self.finished()
