@@ -184,7 +184,7 @@ def read_error_object(payload: Any) -> ErrorObject:
 
 
 def provider_error(
-    provider: str | None,
+    dialect: str | None,
     message: str,
     *,
     code: str | None = None,
@@ -195,7 +195,7 @@ def provider_error(
     :func:`is_retryable` (Gemini's blocked prompt)."""
     return ProviderError(
         message or code or _DEFAULT_MESSAGE,
-        provider=provider,
+        provider=dialect,
         code=code,
         status=status,
         retryable=is_retryable(code, status),
@@ -204,7 +204,7 @@ def provider_error(
 
 
 def error_from_payload(
-    provider: str | None,
+    dialect: str | None,
     payload: Any,
     raw: str,
     *,
@@ -225,7 +225,7 @@ def error_from_payload(
     status = found.status if status is None else status
     return ProviderError(
         message,
-        provider=provider,
+        provider=dialect,
         code=found.code,
         status=status,
         retryable=(
@@ -246,13 +246,13 @@ def parse_error_body(body: bytes) -> tuple[Any, str]:
 
 
 def finish_reason_error(
-    provider: str | None, reason: str, message: str, *, body: Any = None
+    dialect: str | None, reason: str, message: str, *, body: Any = None
 ) -> ProviderError:
     """The :class:`ProviderError` for a turn a finish reason ended as an error (Gemini's
     SAFETY, MALFORMED_FUNCTION_CALL...), retryable by the finish-reason table."""
     return ProviderError(
         message or reason,
-        provider=provider,
+        provider=dialect,
         code=reason,
         retryable=reason in _RETRYABLE_FINISH_REASONS,
         body=body,

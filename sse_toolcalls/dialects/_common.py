@@ -231,15 +231,8 @@ def _too_deep_arguments(exc: _TooDeepError) -> str:
 
 
 def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
+    kind = _json.json_type(value)
+    return _json.JSON_TYPE_PHRASES.get(kind, kind)
 
 
 def _nesting(value: Any) -> int:
