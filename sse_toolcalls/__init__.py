@@ -48,6 +48,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolExecutionError",
         "ToolTimeoutError",
         "TruncatedStreamError",
+        "UnknownDialectError",
         "UnknownToolError",
         "UsageError",
     ),
@@ -197,6 +198,7 @@ if _typing.TYPE_CHECKING:
     from .errors import ToolExecutionError as ToolExecutionError
     from .errors import ToolTimeoutError as ToolTimeoutError
     from .errors import TruncatedStreamError as TruncatedStreamError
+    from .errors import UnknownDialectError as UnknownDialectError
     from .errors import UnknownToolError as UnknownToolError
     from .errors import UsageError as UsageError
     from .messages import assistant_turn as assistant_turn

@@ -29,7 +29,7 @@ from ..calls import (
     ToolSpec,
 )
 from ..conversation import Conversation
-from ..errors import ProviderError, StreamTimeoutError, UsageError
+from ..errors import ProviderError, StreamTimeoutError, UnknownDialectError, UsageError
 from ..messages import build_request
 from ..naming import ToolNameMap
 from .edge import TIMEOUT_CODE, aiter_events, aiter_tool_calls
@@ -304,12 +304,13 @@ def client_for(dialect: str, **kwargs: Any) -> ProviderClient:
     """A client for ``dialect``; ``kwargs`` as in :class:`ProviderClient`.
 
     Raises:
-        UsageError: an unknown dialect, or no API key.
+        UnknownDialectError: an unknown dialect.
+        UsageError: no API key.
     """
     try:
         cls = CLIENTS[dialect]
     except KeyError:
-        raise UsageError(f"unknown dialect {dialect!r}; expected one of {tuple(CLIENTS)}") from None
+        raise UnknownDialectError(dialect, expected=tuple(CLIENTS)) from None
     return cls(**kwargs)
 
 

@@ -1,11 +1,9 @@
-"""HTTP error statuses and bodies to :class:`ProviderError`, in every provider's shape.
+"""HTTP error answers to :class:`ProviderError`: what is HTTP about them.
 
 Pure functions (the clock is a parameter), so the edge, the clients and the tests share
-them. The body shapes:
-
-- OpenAI and compatibles: ``{"error": {"message", "type", "param", "code"}}``
-- Anthropic: ``{"type": "error", "error": {"type", "message"}}``
-- Gemini: ``{"error": {"code", "message", "status"}}``, sometimes wrapped in a list
+them. This module reads the status, ``Retry-After``, ``retry-after-ms``,
+``x-should-retry`` and bounds the body; the error object inside the body is read by the
+core's one reader (:mod:`sse_toolcalls.provider_errors`), which streams use too.
 """
 
 from __future__ import annotations
@@ -15,12 +13,9 @@ import math
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
 
-import orjson
-
-from ..dialects._common import is_retryable
 from ..errors import ProviderError
+from ..provider_errors import error_from_payload, is_retryable, parse_error_body
 
 MAX_ERROR_BODY_BYTES = 64 * 1024
 """How much of an error body is read, in bytes: real error bodies are well under 2 KiB;
@@ -106,34 +101,10 @@ def parse_retry_after(
 def is_retryable_status(status: int) -> bool:
     """True for statuses worth retrying after a wait (408, 409, 429, every 5xx incl. 529).
 
-    The rule is the dialects' own (:func:`sse_toolcalls.dialects._common.is_retryable`),
+    The rule is the core's own (:func:`sse_toolcalls.provider_errors.is_retryable`),
     so an error event in a stream and an HTTP error status are classified alike.
     """
     return is_retryable(None, status)
-
-
-def _error_object(parsed: Any) -> tuple[str | None, str | None]:
-    """``(code, message)`` from a parsed error body of any of the known shapes."""
-    if isinstance(parsed, list) and parsed:
-        # Gemini's streaming endpoint wraps its error object in a list.
-        parsed = parsed[0]
-    if not isinstance(parsed, dict):
-        return None, None
-    error = parsed.get("error")
-    if isinstance(error, str):
-        return None, error
-    if not isinstance(error, dict):
-        message = parsed.get("message") or parsed.get("detail")
-        return None, message if isinstance(message, str) else None
-    message = error.get("message")
-    code: Any = None
-    if isinstance(error.get("status"), str):
-        code = error["status"]  # Gemini: RESOURCE_EXHAUSTED, UNAVAILABLE...
-    elif error.get("code") not in (None, ""):
-        code = error["code"]  # OpenAI: rate_limit_exceeded, insufficient_quota...
-    elif isinstance(error.get("type"), str):
-        code = error["type"]  # Anthropic: overloaded_error; OpenAI without a code
-    return (None if code is None else str(code)), (message if isinstance(message, str) else None)
 
 
 def provider_error_from_http(
@@ -150,30 +121,21 @@ def provider_error_from_http(
     be, else its text (at most 500 characters) becomes the message. ``x-should-retry``
     (OpenAI, Anthropic) overrides the status-based classification.
     """
-    text = body[:MAX_ERROR_BODY_BYTES]
-    parsed: Any = None
-    try:
-        parsed = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        parsed = None
-    code, message = _error_object(parsed)
-    if message is None:
-        snippet = text.decode("utf-8", "replace").strip()[:500]
-        message = snippet or f"HTTP {status}"
-    # One rule for in-stream and HTTP errors: the code decides when it is known
-    # (insufficient_quota under a 429 is permanent), the status otherwise.
-    retryable = is_retryable(code, status)
+    parsed, text = parse_error_body(body[:MAX_ERROR_BODY_BYTES])
+    # One reader for in-stream and HTTP errors (sse_toolcalls.provider_errors): the code
+    # decides when it is known (insufficient_quota under a 429 is permanent), the status
+    # otherwise; x-should-retry, an HTTP fact, overrides both.
+    retryable = None
     should_retry = header(headers, "x-should-retry")
     if should_retry is not None and should_retry.strip().lower() in {"true", "false"}:
         retryable = should_retry.strip().lower() == "true"
-    return ProviderError(
-        message,
-        provider=provider,
-        code=code,
+    return error_from_payload(
+        provider,
+        parsed,
+        text,
         status=status,
         retryable=retryable,
         retry_after=parse_retry_after(headers, now=now),
-        body=parsed if parsed is not None else text.decode("utf-8", "replace"),
     )
 
 

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from .._json import json_type
 from ..errors import UsageError
 from .coercion import COERCIBLE_TYPES, coerce_string
 from .formats import FORMAT_HINTS, format_checker
@@ -207,27 +208,9 @@ def too_deep(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> list[str | int] | N
     return None
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _describe(value: Any) -> str:
     """Say what a value is, for ``got ...``: ``the string '5'``, ``the number 2.7``."""
-    kind = _json_type(value)
+    kind = json_type(value)
     if kind in {"null", "boolean"}:
         return _show(value)
     if kind == "integer":

@@ -22,14 +22,10 @@ from ...conversation import (
     SystemPrompt,
     ToolResultsMessage,
     UserMessage,
-    content_text,
-    merge_options,
-    ordered_results,
-    require_call_id,
-    system_text,
 )
 from ...errors import UsageError
 from ...naming import ToolNameMap
+from .._messages import content_text, merge_options, ordered_results, require_call_id, system_text
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

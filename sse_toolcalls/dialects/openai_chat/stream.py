@@ -36,19 +36,26 @@ from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
 from ...errors import MalformedStreamError
+from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
 from .._common import (
     PendingCall,
     Reassembler,
     check_nesting,
     dumps,
-    error_from_payload,
     event_object,
+    is_whole_json,
     load_json,
     parse_arguments,
 )
 
 _DONE = "[DONE]"
+
+
+def is_done_or_whole(data: str) -> bool:
+    """A final event without its blank line is whole when it is ``[DONE]`` or whole JSON."""
+    return data == _DONE or is_whole_json(data)
+
 
 # finish_reason values that mean generation stopped before the turn was whole.
 # "model_length" is Mistral's (the context ran out); "max_tokens" is passed through by
@@ -64,7 +71,7 @@ _TRUNCATING = {
 class ChatReassembler(Reassembler):
     """Reassembles tool calls from a Chat Completions stream."""
 
-    provider: ClassVar[Dialect] = "openai_chat"
+    dialect: ClassVar[Dialect] = "openai_chat"
 
     def __init__(self, *, rich: bool = True) -> None:
         super().__init__(rich=rich)
@@ -79,26 +86,26 @@ class ChatReassembler(Reassembler):
         self._closed = False
         """True while the last chunk of choice 0 was a closing chunk (see the docstring)."""
 
-    def dispatch(self, event: ServerSentEvent) -> None:
+    def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
         if event.event == "error":
             # OpenAI-compatible servers (Groq, vLLM) abort with an SSE error event.
             try:
-                payload: Any = load_json(event, self.provider)
+                payload: Any = load_json(event, self.dialect)
             except MalformedStreamError:
                 payload = None
-            raise error_from_payload(self.provider, payload, data)
+            raise error_from_payload(self.dialect, payload, data)
         if data == _DONE:
             # Exact match only: "[DONE]" inside an argument string is data (litellm#31562).
             self._end_of_turn()
             return
         if not data:
             return
-        payload = event_object(event, self.provider)
+        payload = event_object(event, self.dialect)
         if payload is None:
             return
         if payload.get("error"):
-            raise error_from_payload(self.provider, payload, data)
+            raise error_from_payload(self.dialect, payload, data)
         usage = payload.get("usage")
         if isinstance(usage, dict):
             self.usage = usage
@@ -169,7 +176,7 @@ class ChatReassembler(Reassembler):
         if arguments is not None and not isinstance(arguments, str):
             # A few servers send the arguments as an object; keep them as JSON text. Held
             # to the depth bound of every dialect's object arguments first.
-            check_nesting(arguments, self.provider)
+            check_nesting(arguments, self.dialect)
             arguments = dumps(arguments)
         call = self._match(call_id, index, name, arguments)
         if call_id is not None and (call.call_id is None or (call_id and not call.call_id)):

@@ -21,8 +21,9 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
+from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
-from .._common import PendingCall, Reassembler, dumps, error_from_payload, event_object
+from .._common import PendingCall, Reassembler, dumps, event_object
 
 _FUNCTION_CALL = "function_call"
 
@@ -30,7 +31,7 @@ _FUNCTION_CALL = "function_call"
 class ResponsesReassembler(Reassembler):
     """Reassembles function calls from a Responses API stream."""
 
-    provider: ClassVar[Dialect] = "openai_responses"
+    dialect: ClassVar[Dialect] = "openai_responses"
 
     def __init__(self, *, rich: bool = True) -> None:
         super().__init__(rich=rich)
@@ -40,12 +41,12 @@ class ResponsesReassembler(Reassembler):
         """The open calls, in order: a dict, so the membership test of every delta is O(1)
         (a list made many open calls quadratic)."""
 
-    def dispatch(self, event: ServerSentEvent) -> None:
+    def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
         if not data or data == "[DONE]":
             # OpenRouter appends Chat's [DONE]; it is not part of this protocol.
             return
-        payload = event_object(event, self.provider)
+        payload = event_object(event, self.dialect)
         if payload is None:
             return
         kind = payload.get("type")
@@ -198,10 +199,10 @@ class ResponsesReassembler(Reassembler):
     def _failed(self, payload: dict[str, Any]) -> None:
         response = payload.get("response") or {}
         error = response.get("error") if isinstance(response, dict) else None
-        raise error_from_payload(self.provider, {"error": error or {}}, dumps(payload))
+        raise error_from_payload(self.dialect, {"error": error or {}}, dumps(payload))
 
     def _error(self, payload: dict[str, Any]) -> None:
-        raise error_from_payload(self.provider, payload, dumps(payload))
+        raise error_from_payload(self.dialect, payload, dumps(payload))
 
     def _read_usage(self, response: dict[str, Any]) -> None:
         usage = response.get("usage")
