@@ -298,16 +298,16 @@ def _classify(exc: BaseException, request: dict[str, Any], attempts: list[str]) 
                 address=addresses[-1],
                 exception=name,
             )
-    if isinstance(exc, RuntimeError) and "spawn" in attempts and "new thread" in str(exc):
+    # CPython's words when pthread_create fails (EAGAIN under RLIMIT_NPROC or pids.max);
+    # starting a thread raises no audit event to tell it by.
+    if isinstance(exc, RuntimeError) and str(exc) == "can't start new thread":
         return _violation(
             "process_limit", "the tool tried to start more threads than allowed", exception=name
         )
     return _violation("handler_error", f"the tool failed: {name}: {exc}", exception=name)
 
 
-_SPAWNS = frozenset(
-    ("os.fork", "os.forkpty", "os.posix_spawn", "subprocess.Popen", "_thread.start_new_thread")
-)
+_SPAWNS = frozenset(("os.fork", "os.forkpty", "os.posix_spawn", "subprocess.Popen"))
 
 
 def _audit(attempts: list[str]) -> Any:
@@ -344,6 +344,8 @@ def _work(request: dict[str, Any], out: int) -> None:
             drop_capabilities()
         if request["landlock"]:
             apply_landlock(request["read"], request["write"], network=request["network"])
+        os.environ.clear()
+        os.environ.update(request["env"])
         sys.addaudithook(_audit(attempts))
         _set_limits(request["limits"], others)
         import importlib

@@ -178,7 +178,9 @@ def _bwrap_argv(
     if sandbox.network:
         argv.append("--share-net")
     argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # No tmpfs on /tmp: a write there would "succeed" into a throwaway copy; the
+    # working directory is the only scratch space.
+    argv += ["--proc", "/proc", "--dev", "/dev"]
     for root in _SYSTEM:
         if os.path.islink(root):
             argv += ["--symlink", os.readlink(root), root]
@@ -393,6 +395,7 @@ def _prepare(
         "cwd": cwd,
         "read": [os.path.realpath(path) for path in visible],
         "write": [os.path.realpath(path) for path in writable],
+        "env": {name: os.environ[name] for name in sandbox.env if name in os.environ},
         "network": sandbox.network,
         "landlock": backend == "landlock",
         "limits": {
@@ -435,7 +438,6 @@ async def _run(
     if isinstance(prepared, Violation):
         return None, prepared
     argv, payload = prepared
-    env = {name: os.environ[name] for name in sandbox.env if name in os.environ}
     out = bytearray()
     err = bytearray()
     process = await anyio.open_process(
@@ -444,7 +446,9 @@ async def _run(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=cwd,
-        env=env,
+        # Nothing of ours: the worker sets exactly the declared variables (bwrap adds
+        # PWD and Python LC_CTYPE on their way, which the worker takes out again).
+        env={},
         start_new_session=True,
     )
     timed_out = True

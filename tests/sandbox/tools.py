@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import time
 from typing import Any
@@ -51,3 +52,58 @@ def fork_bomb() -> None:
 
 def env(name: str) -> str | None:
     return os.environ.get(name)
+
+
+def fail() -> None:
+    raise ValueError("the tool's own error")
+
+
+def not_json() -> object:
+    return {1, 2}
+
+
+def daemon_then_sleep(seconds: float) -> None:
+    # A grandchild that leaves the session, as a daemon does, and outlives its parent.
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(600)
+        os._exit(0)
+    time.sleep(seconds)
+
+
+def threads(count: int) -> int:
+    import threading
+
+    done = threading.Event()
+    started = [threading.Thread(target=done.wait) for _ in range(count)]
+    for thread in started:
+        thread.start()
+    done.set()
+    return len(started)
+
+
+def link_and_read(target: str) -> str:
+    os.symlink(target, "link")
+    return read_file("link")
+
+
+def write_then_list(name: str) -> dict[str, Any]:
+    with open(name, "w", encoding="utf-8") as file:
+        file.write("x")
+    return {"cwd": os.getcwd(), "listing": sorted(os.listdir("."))}
+
+
+def environment() -> dict[str, str]:
+    return dict(os.environ)
+
+
+def crash() -> None:
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+async def async_echo(word: str) -> str:
+    import asyncio
+
+    await asyncio.sleep(0)
+    return word
