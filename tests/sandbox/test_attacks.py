@@ -3,7 +3,6 @@ asyncio and trio: each attack is stopped with its own violation and leaves no pr
 
 from __future__ import annotations
 
-import os
 import signal
 from pathlib import Path
 
@@ -92,7 +91,7 @@ async def test_relative_paths_live_in_a_fresh_working_directory(backend: Backend
     second = await run_in_sandbox(box, tools.write_then_list, {"name": "scratch"}, backend=backend)
     assert first.value["listing"] == second.value["listing"] == ["scratch"]
     assert first.value["cwd"] != second.value["cwd"]
-    assert not os.path.exists(first.value["cwd"])
+    assert not Path(first.value["cwd"]).exists()  # noqa: ASYNC240 - one stat, in a test
 
 
 async def test_the_network_is_refused_unless_declared(backend: Backend) -> None:
