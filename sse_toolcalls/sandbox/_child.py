@@ -2,7 +2,9 @@
 
 Run as a script (``python -I -S _child.py``), never imported by the child as part of the
 package: the package root would load the parser and the sandbox engine would load anyio,
-and the child needs neither. Only the standard library and orjson are used here.
+and the child needs neither. Only the standard library is used here: importing orjson
+costs 28 ms (``python -X importtime``: uuid, dataclasses, inspect), which is more than
+the rest of a cold call's overhead; the child's JSON (one request, one result) is small.
 
 The supervisor reads the request (JSON on stdin), forks the worker and waits. The worker
 alone is confined (Landlock, when that is the backend) and limited (rlimits); it imports
@@ -18,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import json
 import os
 import resource
 import select
@@ -332,14 +335,13 @@ def _audit(attempts: list[str]) -> Any:
 
 def _work(request: dict[str, Any], out: int) -> None:
     """Run the handler in this (worker) process and write the outcome to ``out``."""
-    import orjson
-
     attempts: list[str] = []
     me = os.getpid()
     payload: dict[str, Any]
     try:
         # Counted before Landlock hides /proc; the worker itself is one of "processes".
-        others = max(_tasks_of_my_uid() - 1, 0)
+        # (Root is not bound by RLIMIT_NPROC: its calls run in a pids cgroup instead.)
+        others = max(_tasks_of_my_uid() - 1, 0) if os.geteuid() != 0 else 0
         if os.geteuid() == 0:
             drop_capabilities()
         if request["landlock"]:
@@ -348,9 +350,7 @@ def _work(request: dict[str, Any], out: int) -> None:
         os.environ.update(request["env"])
         sys.addaudithook(_audit(attempts))
         _set_limits(request["limits"], others)
-        import importlib
-
-        found: Any = importlib.import_module(request["module"])
+        found: Any = _import(request)
         for part in request["qualname"].split("."):
             found = getattr(found, part)
         value = found(**request["arguments"])
@@ -366,14 +366,33 @@ def _work(request: dict[str, Any], out: int) -> None:
     if os.getpid() != me:
         os._exit(0)
     try:
-        data = orjson.dumps(payload)
-    except (TypeError, orjson.JSONEncodeError) as exc:
-        data = orjson.dumps(
+        data = _dumps(payload)
+    except (TypeError, ValueError, RecursionError) as exc:
+        data = _dumps(
             _violation("bad_result", f"the tool's result is not JSON: {exc}", exception="TypeError")
         )
     view = memoryview(data)
     while view:
         view = view[os.write(out, view) :]
+
+
+def _import(request: dict[str, Any]) -> Any:
+    """The handler's module. Its top-level package is loaded from where the parent found
+    it: finding it through sys.path would list the directory that holds it, which the
+    tool may not read (Landlock) or which holds nothing else (bubblewrap)."""
+    import importlib
+    import importlib.util
+
+    top = request["top"]
+    if top is not None and top["name"] not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            top["name"], top["origin"], submodule_search_locations=top["locations"]
+        )
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[top["name"]] = module
+            spec.loader.exec_module(module)
+    return importlib.import_module(request["module"])
 
 
 async def _await(value: Any) -> Any:
@@ -459,14 +478,17 @@ def _from_status(
     )
 
 
+def _dumps(value: Any) -> bytes:
+    # Strict JSON: NaN and infinities are refused, as the parent's orjson would not read
+    # them back as numbers.
+    return json.dumps(value, allow_nan=False, separators=(",", ":")).encode()
+
+
 def main() -> None:
     raw = sys.stdin.buffer.read()
-    # The request's sys.path comes first: -I -S left only the standard library.
-    import json
-
     request: dict[str, Any] = json.loads(raw)
+    # -I -S left only the standard library: the handler's imports need the parent's path.
     sys.path[:0] = request["sys_path"]
-    import orjson
 
     libc = _libc()
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -489,18 +511,22 @@ def main() -> None:
         finally:
             os._exit(code)
     os.close(write_end)
+    # Readable when the worker has exited, even while a process it left holds the pipe.
+    exited = os.pidfd_open(pid)
     limit = int(request["max_result_bytes"])
     processes = int(request["limits"]["processes"])
+    watch = bool(request["watch"])
     chunks: list[bytes] = []
     size = 0
     over = False
     reaped: tuple[int, Any] | None = None
     while True:
-        # Data, the end of the pipe, or the next count of the worker's tree: RLIMIT_NPROC
-        # does not bind root and counts the whole uid under Landlock, so the supervisor
-        # counts the tool's own processes and threads itself.
-        ready, _, _ = select.select([read_end], [], [], _WATCH_SECONDS)
-        if ready:
+        # Data, the end of the pipe, or (with "watch") the next count of the worker's
+        # tree: where neither a pids cgroup nor a user namespace makes the limit exact
+        # (Landlock: RLIMIT_NPROC counts the whole uid), the supervisor counts the tool's
+        # own processes and threads itself.
+        ready, _, _ = select.select([read_end, exited], [], [], _WATCH_SECONDS if watch else None)
+        if read_end in ready:
             chunk = os.read(read_end, 65536)
             if not chunk:
                 break
@@ -508,10 +534,11 @@ def main() -> None:
                 chunks.append(chunk)
             size += len(chunk)
             continue
-        table = _process_table()
-        if sum(table[pid][1] for pid in _tree(pid, table)) > processes:
-            over = True
-            break
+        if watch and exited not in ready:
+            table = _process_table()
+            if sum(table[pid][1] for pid in _tree(pid, table)) > processes:
+                over = True
+                break
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             reaped = (status, usage)
@@ -524,6 +551,7 @@ def main() -> None:
                     size += len(chunk)
             break
     os.close(read_end)
+    os.close(exited)
     if over:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
@@ -534,22 +562,18 @@ def main() -> None:
     _kill_below_me()
     data = b"".join(chunks)
     if over:
-        out = orjson.dumps(
+        out = _dumps(
             _violation(
                 "process_limit",
                 f"the tool started more than {processes} processes or threads and was stopped",
             )
         )
     elif size > limit:
-        out = orjson.dumps(
-            _violation("bad_result", f"the tool's result is larger than {limit} bytes")
-        )
+        out = _dumps(_violation("bad_result", f"the tool's result is larger than {limit} bytes"))
     elif data:
         out = data
     else:
-        out = orjson.dumps(
-            _from_status(status, usage.ru_utime + usage.ru_stime, request["limits"], "")
-        )
+        out = _dumps(_from_status(status, usage.ru_utime + usage.ru_stime, request["limits"], ""))
     view = memoryview(out)
     while view:
         view = view[os.write(result, view) :]

@@ -169,6 +169,20 @@ def _interpreter_paths(ref: HandlerRef) -> list[str]:
     return sorted(os.path.realpath(path) for path in paths if path and os.path.exists(path))
 
 
+def _top_level(ref: HandlerRef) -> dict[str, Any] | None:
+    """Where the handler's top-level package (or module) is, for the child to load it."""
+    name = ref.module.partition(".")[0]
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        return None  # a namespace package or a built-in: found through sys.path instead
+    locations = spec.submodule_search_locations
+    return {
+        "name": name,
+        "origin": spec.origin,
+        "locations": list(locations) if locations is not None else None,
+    }
+
+
 def _bwrap_argv(
     sandbox: Sandbox, *, read: list[str], write: list[str], system: list[str], cwd: str
 ) -> list[str]:
@@ -390,6 +404,7 @@ def _prepare(
     request = {
         "module": ref.module,
         "qualname": ref.qualname,
+        "top": _top_level(ref),
         "arguments": arguments,
         "sys_path": [os.path.join(here, entry) if entry else here for entry in sys.path],
         "cwd": cwd,
@@ -405,6 +420,9 @@ def _prepare(
             "file_size": sandbox.file_size_bytes,
         },
         "max_result_bytes": MAX_RESULT_BYTES,
+        # bwrap's user namespace makes RLIMIT_NPROC count the sandbox's tasks only, and
+        # root's calls run in a pids cgroup; elsewhere the supervisor counts.
+        "watch": backend != "bwrap" and not (os.geteuid() == 0 and _cgroup.pids_root()),
     }
     try:
         payload = _json.dumps(request)
