@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import anyio
 
 from benchmarks.sandbox_tools import echo
-from sse_toolcalls.sandbox import Sandbox, available_backends, run_in_sandbox
+from sse_toolcalls.sandbox import Backend, Sandbox, available_backends, run_in_sandbox
 
 ARGUMENTS = {"path": "notes.txt", "limit": 10}
 EXPECTED = {"echo": ARGUMENTS}
@@ -47,14 +47,14 @@ async def _in_process() -> Any:
     return echo(**ARGUMENTS)
 
 
-def _sandboxed(backend: str) -> Callable[[], Awaitable[Any]]:
+def _sandboxed(backend: Backend) -> Callable[[], Awaitable[Any]]:
     async def call() -> Any:
         result = await run_in_sandbox(
             BOX,
             echo,
             ARGUMENTS,
             backend=backend,
-            allow_unsandboxed=backend == "none",  # type: ignore[arg-type]
+            allow_unsandboxed=backend == "none",
         )
         if result.violation is not None:
             raise AssertionError(f"{backend}: {result.violation}")
@@ -68,8 +68,8 @@ async def _measure(calls: int) -> dict[str, list[float]]:
         "in process": _in_process,
         "child, unsandboxed": _sandboxed("none"),
     }
-    for backend in available_backends(BOX):
-        cases[backend] = _sandboxed(backend)
+    for name in available_backends(BOX):
+        cases[name] = _sandboxed("bwrap" if name == "bwrap" else "landlock")
     times: dict[str, list[float]] = {name: [] for name in cases}
     for name, call in cases.items():  # one warm-up each: caches, the bwrap probe
         if await call() != EXPECTED:
