@@ -41,6 +41,7 @@ _RULE_NET_PORT = 2
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
 _PR_CAP_AMBIENT = 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
@@ -492,6 +493,10 @@ def main() -> None:
 
     libc = _libc()
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # Not dumpable: the worker (same uid, under bubblewrap the same namespaces) cannot
+    # ptrace the supervisor to shed its rlimits, nor read its memory; the worker makes
+    # itself dumpable again, so that it may read its own /proc entries.
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     # The result goes out on the original stdout; what the handler prints goes to stderr.
     result = os.dup(1)
     os.dup2(2, 1)
@@ -505,6 +510,7 @@ def main() -> None:
             os.close(result)
             # The worker dies with the supervisor, whatever killed it.
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
             _work(request, write_end)
         except BaseException:
             code = 70

@@ -368,8 +368,12 @@ async def run_in_sandbox(
     Raises:
         SandboxUnavailableError: No backend can enforce the declaration here (fail closed).
         SandboxDeclarationError: The handler cannot be imported by its module path.
-        UsageError: An unknown backend name.
+        UsageError: An unknown backend name, or arguments that are not a mapping of names.
     """
+    if not isinstance(sandbox, Sandbox):
+        raise UsageError(f"expected a Sandbox declaration, got {type(sandbox).__name__}")
+    if not isinstance(arguments, Mapping) or not all(isinstance(key, str) for key in arguments):
+        raise UsageError("a sandboxed call's arguments must be a mapping of names to values")
     ref = handler_ref(handler)
     chosen = _choose(sandbox, backend, allow_unsandboxed)
     started = time.monotonic()

@@ -205,3 +205,9 @@ async def test_cancelling_the_caller_kills_the_call(backend: Backend) -> None:
 async def test_an_async_handler_runs_too(backend: Backend) -> None:
     result = await run_in_sandbox(Sandbox(), tools.async_echo, {"word": "hi"}, backend=backend)
     assert result.value == "hi"
+
+
+async def test_the_worker_cannot_trace_its_supervisor(backend: Backend) -> None:
+    # The supervisor holds no rlimits: a worker that could ptrace it could shed its own.
+    result = await run_in_sandbox(Sandbox(), tools.trace_parent, {}, backend=backend)
+    assert result.value == "refused", result

@@ -71,3 +71,11 @@ async def test_an_unknown_backend_name_is_a_usage_error() -> None:
 async def test_arguments_that_are_not_json_are_a_bad_result() -> None:
     result = await run_in_sandbox(Sandbox(), tools.echo, {"a": {1, 2}})
     assert result.violation is not None and result.violation.kind == "bad_result"
+
+
+async def test_arguments_that_are_not_a_mapping_of_names_are_a_usage_error() -> None:
+    for bad in ([1, 2], {1: "x"}):
+        with pytest.raises(UsageError, match="mapping"):
+            await run_in_sandbox(Sandbox(), tools.echo, bad)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="Sandbox"):
+        await run_in_sandbox({"read": []}, tools.echo, {})  # type: ignore[arg-type]
