@@ -234,3 +234,20 @@ class CircuitOpenError(ToolError):
 class LedgerError(SSEToolCallsError):
     """The idempotency ledger could not be read or written (a locked or corrupt database
     file...). A write whose key cannot be reserved is not run."""
+
+
+class SandboxDeclarationError(UsageError):
+    """A sandbox declaration cannot be used: a size or a path that cannot be read, or a
+    handler the sandbox's child cannot import by its module path (a lambda, a closure)."""
+
+
+class SandboxUnavailableError(ToolError):
+    """No sandbox backend can enforce a tool's declaration on this machine, and running it
+    unsandboxed was not allowed: the call is refused (fail closed)."""
+
+    def __init__(
+        self, message: str, *, call: ToolCall | None = None, reasons: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message, call=call)
+        self.reasons = tuple(reasons)
+        """Why each backend tried could not be used."""
