@@ -7,8 +7,9 @@ that implement a rule quote it. No I/O, no clocks: the caller owns the socket.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .errors import (
     EventTooLargeError,
@@ -20,6 +21,7 @@ from .errors import (
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
+    "IMPLEMENTATION",
     "MAX_DATA_LINES_PER_EVENT",
     "MAX_RETRY_DIGITS",
     "SSEFramer",
@@ -422,3 +424,46 @@ class SSEFramer:
             limit=limit,
             size=size,
         )
+
+
+# ----------------------------------------------------------------------------------------
+# The compiled twin (sse_toolcalls/_sse_c.c): the same class, the same events and errors,
+# held equal to the class above by tests/test_sse_twins.py. It is optional at install
+# (setup.py); SSE_TOOLCALLS_PURE_PYTHON=1 forces the pure twin, as AIOHTTP_NO_EXTENSIONS
+# and YARL_NO_EXTENSIONS do for theirs.
+
+_PySSEFramer = SSEFramer
+"""The pure-Python twin, always available (the tests run both)."""
+
+_CSSEFramer: type[SSEFramer] | None = None
+"""The compiled twin, or ``None`` when it was not built or could not be loaded."""
+
+IMPLEMENTATION: Literal["c", "python"] = "python"
+"""Which twin ``SSEFramer`` is: ``"c"`` (compiled) or ``"python"``."""
+
+
+def _load_compiled() -> type[SSEFramer] | None:
+    try:
+        from . import _sse_c
+    except ImportError:
+        # Not built (no compiler at install): the pure twin, as the install said.
+        return None
+    _sse_c._setup(
+        event=ServerSentEvent,
+        base=SSEToolCallsError,
+        usage=UsageError,
+        framing=FramingError,
+        too_large=EventTooLargeError,
+        limit=LimitExceededError,
+        max_event_bytes=DEFAULT_MAX_EVENT_BYTES,
+        max_retry_digits=MAX_RETRY_DIGITS,
+        max_data_lines=MAX_DATA_LINES_PER_EVENT,
+    )
+    return _sse_c.SSEFramer
+
+
+_CSSEFramer = _load_compiled()
+if not TYPE_CHECKING and _CSSEFramer is not None:
+    if os.environ.get("SSE_TOOLCALLS_PURE_PYTHON", "") in ("", "0"):
+        SSEFramer = _CSSEFramer
+        IMPLEMENTATION = "c"

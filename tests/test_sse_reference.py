@@ -8,10 +8,13 @@ streams mix the fast paths' own shapes with everything that must knock them off.
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sse_toolcalls import SSEFramer
+from sse_toolcalls import sse as sse_module
 
 from .reference_sse import ReferenceResult, reference_parse
 
@@ -91,8 +94,19 @@ def build(groups: list[list[str]], endings: list[bytes], bom: bytes, tail: bytes
     return b"".join(out)
 
 
-def framed(chunks: list[bytes]) -> ReferenceResult:
-    framer = SSEFramer()
+# Both twins, whichever SSEFramer is: the compiled one must equal the reference too.
+TWINS = [
+    pytest.param(sse_module._PySSEFramer, id="python"),
+    pytest.param(
+        sse_module._CSSEFramer,
+        id="c",
+        marks=pytest.mark.skipif(sse_module._CSSEFramer is None, reason="C framer not built"),
+    ),
+]
+
+
+def framed(chunks: list[bytes], twin: Any) -> ReferenceResult:
+    framer = twin()
     result = ReferenceResult()
     for piece in chunks:
         result.events.extend(framer.feed(piece))
@@ -102,29 +116,32 @@ def framed(chunks: list[bytes]) -> ReferenceResult:
     return result
 
 
+@pytest.mark.parametrize("twin", TWINS)
 @settings(max_examples=300, deadline=None)
 @given(stream=a_stream, cuts=st.lists(st.integers(min_value=0), max_size=10))
 def test_framer_equals_the_reference_at_random_splits(
-    stream: tuple[list[list[str]], list[bytes], bytes, bytes], cuts: list[int]
+    twin: Any, stream: tuple[list[list[str]], list[bytes], bytes, bytes], cuts: list[int]
 ) -> None:
     raw = build(*stream)
     want = reference_parse(raw)
     points = sorted({c % (len(raw) + 1) for c in cuts})
     chunks = [raw[a:b] for a, b in zip([0, *points], [*points, len(raw)], strict=True)]
-    assert framed(chunks) == want
-    assert framed([raw]) == want
+    assert framed(chunks, twin) == want
+    assert framed([raw], twin) == want
 
 
+@pytest.mark.parametrize("twin", TWINS)
 @settings(max_examples=60, deadline=None)
 @given(stream=a_stream)
 def test_framer_equals_the_reference_at_every_single_cut_and_byte_by_byte(
+    twin: Any,
     stream: tuple[list[list[str]], list[bytes], bytes, bytes],
 ) -> None:
     raw = build(*stream)[:400]
     want = reference_parse(raw)
-    assert framed([raw[i : i + 1] for i in range(len(raw))]) == want
+    assert framed([raw[i : i + 1] for i in range(len(raw))], twin) == want
     for cut in range(1, len(raw)):
-        assert framed([raw[:cut], raw[cut:]]) == want
+        assert framed([raw[:cut], raw[cut:]], twin) == want
 
 
 def test_the_reference_itself_on_the_spec_examples() -> None:

@@ -1,0 +1,796 @@
+/* The compiled twin of sse_toolcalls.sse.SSEFramer (STYLE.md item 18).
+ *
+ * Same events, same errors, same limits, chunk for chunk, as the pure-Python framer in
+ * sse.py; tests/test_sse_twins.py holds the two equal on Hypothesis streams under every
+ * split, and tests/test_sse_reference.py holds both to the plain WHATWG reference. The
+ * constants, the event class and the exception classes come from sse.py through
+ * _setup(), so each has one owner (STYLE.md item 17).
+ *
+ * The structure follows the pure twin's on purpose wherever a limit is checked (once per
+ * chunk, on the bytes after CR normalisation, the BOM stripped from the first complete
+ * line): an error must come from the same feed() call with the same size. Between those
+ * checks the lines are interpreted one by one, which the pure twin's fast paths equal.
+ * "9.2.6 Interpreting an event stream" of the HTML Living Standard is quoted where a line
+ * implements it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <string.h>
+
+/* Set once by _setup(); owned references for the life of the process. */
+static PyObject *event_type_obj;  /* ServerSentEvent (a NamedTuple: a tuple subclass) */
+static PyObject *too_large_exc;   /* EventTooLargeError */
+static PyObject *limit_exc;       /* LimitExceededError */
+static PyObject *usage_exc;       /* UsageError */
+static PyObject *framing_exc;     /* FramingError */
+static PyObject *base_exc;        /* SSEToolCallsError */
+static Py_ssize_t default_max_event_bytes = -1;
+static Py_ssize_t max_retry_digits = -1;
+static Py_ssize_t max_data_lines = -1;
+static PyObject *str_message;     /* "message" */
+static PyObject *str_empty;       /* "" */
+static PyObject *str_lf;          /* "\n" */
+
+enum { OPEN = 0, FINISHED = 1, FAILED = 2 };
+static const char *state_names[] = {"open", "finished", "failed"};
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t max_event_bytes;
+    char *pend;              /* the unfinished line's bytes (CR already normalised) */
+    Py_ssize_t pend_len;
+    Py_ssize_t pend_cap;
+    Py_ssize_t block_bytes;  /* the pending block's bytes, as the pure twin counts them */
+    PyObject *data;          /* list of str: the block's data values */
+    PyObject *event_type;    /* str */
+    PyObject *id_buffer;     /* str */
+    PyObject *last_event_id; /* str */
+    PyObject *block_retry;   /* int or None */
+    PyObject *retry;         /* int or None */
+    int skip_lf;
+    int bom_checked;
+    int state;
+} Framer;
+
+/* ---------------------------------------------------------------------------------- */
+
+static void
+drop_buffers(Framer *self)
+{
+    self->pend_len = 0;
+    if (self->pend_cap > 4096) {
+        /* A failed or finished framer should not keep a huge line alive. */
+        PyMem_Free(self->pend);
+        self->pend = NULL;
+        self->pend_cap = 0;
+    }
+    if (self->data != NULL && PyList_GET_SIZE(self->data)) {
+        PyList_SetSlice(self->data, 0, PyList_GET_SIZE(self->data), NULL);
+    }
+}
+
+static int
+pend_append(Framer *self, const char *s, Py_ssize_t n)
+{
+    if (n <= 0) {
+        return 0;
+    }
+    if (self->pend_len > PY_SSIZE_T_MAX - n) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t need = self->pend_len + n;
+    if (need > self->pend_cap) {
+        /* Doubling: a line that arrives in many small reads stays linear (STYLE.md 4). */
+        Py_ssize_t cap = self->pend_cap ? self->pend_cap : 256;
+        while (cap < need) {
+            cap = cap > PY_SSIZE_T_MAX / 2 ? need : cap * 2;
+        }
+        char *grown = PyMem_Realloc(self->pend, (size_t)cap);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->pend = grown;
+        self->pend_cap = cap;
+    }
+    memcpy(self->pend + self->pend_len, s, (size_t)n);
+    self->pend_len = need;
+    return 0;
+}
+
+/* Raise `cls(message, **kwargs)`; always returns -1. */
+static int
+raise_with(PyObject *cls, PyObject *message, PyObject *kwargs)
+{
+    if (message == NULL || kwargs == NULL) {
+        Py_XDECREF(message);
+        Py_XDECREF(kwargs);
+        return -1;
+    }
+    PyObject *args = PyTuple_Pack(1, message);
+    Py_DECREF(message);
+    if (args == NULL) {
+        Py_DECREF(kwargs);
+        return -1;
+    }
+    PyObject *exc = PyObject_Call(cls, args, kwargs);
+    Py_DECREF(args);
+    Py_DECREF(kwargs);
+    if (exc == NULL) {
+        return -1;
+    }
+    PyErr_SetObject(cls, exc);
+    Py_DECREF(exc);
+    return -1;
+}
+
+static int
+fail_size(Framer *self, Py_ssize_t size)
+{
+    self->state = FAILED;
+    drop_buffers(self);
+    PyObject *message = PyUnicode_FromFormat(
+        "a pending event reached %zd bytes, over max_event_bytes=%zd", size,
+        self->max_event_bytes);
+    PyObject *kwargs = Py_BuildValue("{s:n,s:n}", "limit", self->max_event_bytes, "size", size);
+    return raise_with(too_large_exc, message, kwargs);
+}
+
+static int
+fail_limit(Framer *self, const char *name, Py_ssize_t limit, Py_ssize_t size, const char *unit)
+{
+    self->state = FAILED;
+    drop_buffers(self);
+    PyObject *message = PyUnicode_FromFormat(
+        "the stream crossed %s: %zd %s, over %zd", name, size, unit, limit);
+    PyObject *kwargs = Py_BuildValue(
+        "{s:s,s:n,s:n}", "limit_name", name, "limit", limit, "size", size);
+    return raise_with(limit_exc, message, kwargs);
+}
+
+static PyObject *
+usage_state(Framer *self)
+{
+    PyErr_Format(usage_exc, "the framer has %s; it takes no more input", state_names[self->state]);
+    return NULL;
+}
+
+/* Only our exceptions leave the core, whatever the bytes (STYLE.md 6): anything else (a
+ * MemoryError) becomes a FramingError, as the pure twin's net does. */
+static PyObject *
+translate_error(Framer *self)
+{
+    if (PyErr_ExceptionMatches(base_exc)) {
+        return NULL;
+    }
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    self->state = FAILED;
+    drop_buffers(self);
+    PyObject *message = PyUnicode_FromFormat(
+        "the framer failed on its input (%s: %S)", ((PyTypeObject *)type)->tp_name,
+        value ? value : Py_None);
+    if (message != NULL) {
+        PyObject *exc = PyObject_CallOneArg(framing_exc, message);
+        Py_DECREF(message);
+        if (exc != NULL) {
+            if (value != NULL) {
+                PyException_SetCause(exc, Py_NewRef(value));
+            }
+            PyErr_SetObject(framing_exc, exc);
+            Py_DECREF(exc);
+        }
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+static PyObject *
+decode(const char *s, Py_ssize_t n)
+{
+    if (n == 0) {
+        return Py_NewRef(str_empty);
+    }
+    return PyUnicode_DecodeUTF8(s, n, "replace");
+}
+
+/* "If the line is empty (a blank line): Dispatch the event." */
+static int
+dispatch(Framer *self, PyObject *events)
+{
+    Py_SETREF(self->last_event_id, Py_NewRef(self->id_buffer));
+    Py_ssize_t count = PyList_GET_SIZE(self->data);
+    if (count) {
+        if (count > max_data_lines) {
+            return fail_limit(self, "MAX_DATA_LINES_PER_EVENT", max_data_lines, count, "lines");
+        }
+        PyObject *data;
+        if (count == 1) {
+            data = Py_NewRef(PyList_GET_ITEM(self->data, 0));
+        }
+        else {
+            data = PyUnicode_Join(str_lf, self->data);
+            if (data == NULL) {
+                return -1;
+            }
+        }
+        /* A NamedTuple instance is a tuple of the subclass: built as tuple.__new__ builds
+         * one, without the generated __new__'s Python-level call. */
+        PyTypeObject *tp = (PyTypeObject *)event_type_obj;
+        PyObject *event = tp->tp_alloc(tp, 4);
+        if (event == NULL) {
+            Py_DECREF(data);
+            return -1;
+        }
+        PyObject *kind = PyUnicode_GET_LENGTH(self->event_type) ? self->event_type : str_message;
+        PyTuple_SET_ITEM(event, 0, Py_NewRef(kind));
+        PyTuple_SET_ITEM(event, 1, data);
+        PyTuple_SET_ITEM(event, 2, Py_NewRef(self->last_event_id));
+        PyTuple_SET_ITEM(event, 3, Py_NewRef(self->block_retry));
+        int rc = PyList_Append(events, event);
+        Py_DECREF(event);
+        if (rc < 0 || PyList_SetSlice(self->data, 0, count, NULL) < 0) {
+            return -1;
+        }
+    }
+    Py_SETREF(self->event_type, Py_NewRef(str_empty));
+    Py_SETREF(self->block_retry, Py_NewRef(Py_None));
+    return 0;
+}
+
+/* One complete, non-empty line without its ending. */
+static int
+line(Framer *self, const char *p, Py_ssize_t n)
+{
+    const char *value;
+    Py_ssize_t vlen;
+    if (n >= 6 && memcmp(p, "data: ", 6) == 0) {
+        /* The common case, taken before the general field split (same result). */
+        PyObject *v = decode(p + 6, n - 6);
+        if (v == NULL) {
+            return -1;
+        }
+        int rc = PyList_Append(self->data, v);
+        Py_DECREF(v);
+        return rc;
+    }
+    if (p[0] == ':') {
+        /* "If the line starts with a U+003A COLON character (:): Ignore the line." */
+        return 0;
+    }
+    const char *colon = memchr(p, ':', (size_t)n);
+    Py_ssize_t nlen;
+    if (colon != NULL) {
+        /* "If the line contains a U+003A COLON character: ... If value starts with a
+         * U+0020 SPACE character, remove it from value." */
+        nlen = colon - p;
+        value = colon + 1;
+        vlen = n - nlen - 1;
+        if (vlen && value[0] == ' ') {
+            value++;
+            vlen--;
+        }
+    }
+    else {
+        /* "Otherwise, ... using the whole line as the field name, and the empty string
+         * as the field value." */
+        nlen = n;
+        value = p + n;
+        vlen = 0;
+    }
+    if (nlen == 4 && memcmp(p, "data", 4) == 0) {
+        PyObject *v = decode(value, vlen);
+        if (v == NULL) {
+            return -1;
+        }
+        int rc = PyList_Append(self->data, v);
+        Py_DECREF(v);
+        return rc;
+    }
+    if (nlen == 5 && memcmp(p, "event", 5) == 0) {
+        PyObject *v = decode(value, vlen);
+        if (v == NULL) {
+            return -1;
+        }
+        Py_SETREF(self->event_type, v);
+        return 0;
+    }
+    if (nlen == 2 && memcmp(p, "id", 2) == 0) {
+        /* "If the field value does not contain U+0000 NULL, then set the last event ID
+         * buffer to the field value. Otherwise, ignore the field." */
+        if (memchr(value, 0, (size_t)vlen) == NULL) {
+            PyObject *v = decode(value, vlen);
+            if (v == NULL) {
+                return -1;
+            }
+            Py_SETREF(self->id_buffer, v);
+        }
+        return 0;
+    }
+    if (nlen == 5 && memcmp(p, "retry", 5) == 0) {
+        /* "If the field value consists of only ASCII digits, then interpret the field
+         * value as an integer in base ten" (no sign, no space, not empty). */
+        if (vlen == 0) {
+            return 0;
+        }
+        for (Py_ssize_t i = 0; i < vlen; i++) {
+            if (value[i] < '0' || value[i] > '9') {
+                return 0;
+            }
+        }
+        if (vlen > max_retry_digits) {
+            return fail_limit(self, "MAX_RETRY_DIGITS", max_retry_digits, vlen, "digits");
+        }
+        char digits[128];  /* max_retry_digits is checked below 128 by _setup() */
+        memcpy(digits, value, (size_t)vlen);
+        digits[vlen] = '\0';
+        PyObject *v = PyLong_FromString(digits, NULL, 10);
+        if (v == NULL) {
+            return -1;
+        }
+        Py_SETREF(self->retry, Py_NewRef(v));
+        Py_SETREF(self->block_retry, v);
+        return 0;
+    }
+    /* "Otherwise: The field is ignored." */
+    return 0;
+}
+
+/* The pure twin's _check_sizes: the largest block of `head` (the first one continuing the
+ * pending block), each counting its lines with their endings but not its blank line. */
+static int
+check_sizes(Framer *self, const char *head, Py_ssize_t n)
+{
+    Py_ssize_t largest = 0;
+    Py_ssize_t start = 0;
+    int first = 1;
+    for (;;) {
+        Py_ssize_t sep = -1;
+        for (Py_ssize_t i = start; i + 1 < n; i++) {
+            if (head[i] == '\n' && head[i + 1] == '\n') {
+                sep = i;
+                break;
+            }
+        }
+        Py_ssize_t stop = sep < 0 ? n : sep;
+        /* A part that opens with an LF opens with one more blank line: not its own. */
+        Py_ssize_t size = stop - start + 1 - (stop > start && head[start] == '\n');
+        if (sep < 0) {
+            size -= 1;  /* the rest after the last LF LF already holds its line endings */
+        }
+        if (first && head[0] != '\n') {
+            size += self->block_bytes;
+        }
+        first = 0;
+        if (size > largest) {
+            largest = size;
+        }
+        if (sep < 0) {
+            break;
+        }
+        start = sep + 2;
+    }
+    if (largest > self->max_event_bytes) {
+        return fail_size(self, largest);
+    }
+    return 0;
+}
+
+static PyObject *
+feed_bytes(Framer *self, const char *s, Py_ssize_t n)
+{
+    char *normal = NULL;
+    PyObject *events = NULL;
+    if (n == 0) {
+        return PyList_New(0);
+    }
+    if (self->skip_lf) {
+        /* A CR ended the previous chunk; an LF opening this one belongs to that CRLF. */
+        self->skip_lf = 0;
+        if (s[0] == '\n') {
+            s++;
+            n--;
+            if (n == 0) {
+                return PyList_New(0);
+            }
+        }
+    }
+    if (memchr(s, '\r', (size_t)n) != NULL) {
+        /* "Lines must be separated by either a U+000D CARRIAGE RETURN U+000A LINE FEED
+         * (CRLF) character pair, a single U+000A LINE FEED (LF) character, or a single
+         * U+000D CARRIAGE RETURN (CR) character." Normalise to LF; a CR at the very end
+         * may be the first half of a CRLF split across chunks. */
+        self->skip_lf = s[n - 1] == '\r';
+        normal = PyMem_Malloc((size_t)n);
+        if (normal == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        Py_ssize_t k = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (s[i] == '\r') {
+                normal[k++] = '\n';
+                if (i + 1 < n && s[i + 1] == '\n') {
+                    i++;
+                }
+            }
+            else {
+                normal[k++] = s[i];
+            }
+        }
+        s = normal;
+        n = k;
+    }
+    Py_ssize_t end = n;
+    while (end > 0 && s[end - 1] != '\n') {
+        end--;
+    }
+    if (end == 0) {
+        /* No line ends here (most 64-byte chunks): keep the bytes and wait. */
+        if (pend_append(self, s, n) < 0) {
+            goto error;
+        }
+        if (self->pend_len + self->block_bytes > self->max_event_bytes) {
+            fail_size(self, self->pend_len + self->block_bytes);
+            goto error;
+        }
+        PyMem_Free(normal);
+        return PyList_New(0);
+    }
+    const char *head = s;
+    Py_ssize_t head_len = end;
+    if (self->pend_len) {
+        if (pend_append(self, s, end) < 0) {
+            goto error;
+        }
+        head = self->pend;
+        head_len = self->pend_len;
+    }
+    if (!self->bom_checked) {
+        self->bom_checked = 1;
+        /* The UTF-8 decode algorithm strips exactly one leading BOM, even when the network
+         * split it: the first line is whole by now. */
+        if (head_len >= 3 && memcmp(head, "\xef\xbb\xbf", 3) == 0) {
+            head += 3;
+            head_len -= 3;
+        }
+    }
+    if (head_len + self->block_bytes > self->max_event_bytes) {
+        if (check_sizes(self, head, head_len) < 0) {
+            goto error;
+        }
+    }
+    /* The pending block after these lines, in bytes received: what follows the last
+     * blank line (the pure twin's _feed counts it the same way, on the bytes). */
+    Py_ssize_t block_bytes;
+    Py_ssize_t last = -1;
+    for (Py_ssize_t i = head_len - 2; i >= 0; i--) {
+        if (head[i] == '\n' && head[i + 1] == '\n') {
+            last = i;
+            break;
+        }
+    }
+    if (last >= 0) {
+        block_bytes = head_len - last - 2;
+    }
+    else if (head[0] == '\n') {
+        block_bytes = head_len - 1;
+    }
+    else {
+        block_bytes = self->block_bytes + head_len;
+    }
+    events = PyList_New(0);
+    if (events == NULL) {
+        goto error;
+    }
+    const char *p = head;
+    const char *stop = head + head_len;
+    while (p < stop) {
+        const char *lf = memchr(p, '\n', (size_t)(stop - p));
+        /* head ends with an LF, so lf is never NULL */
+        if (lf == p) {
+            if (dispatch(self, events) < 0) {
+                goto error;
+            }
+        }
+        else if (line(self, p, lf - p) < 0) {
+            goto error;
+        }
+        p = lf + 1;
+    }
+    if (PyList_GET_SIZE(self->data) > max_data_lines) {
+        fail_limit(self, "MAX_DATA_LINES_PER_EVENT", max_data_lines,
+                   PyList_GET_SIZE(self->data), "lines");
+        goto error;
+    }
+    self->block_bytes = block_bytes;
+    self->pend_len = 0;
+    if (end < n) {
+        if (pend_append(self, s + end, n - end) < 0) {
+            goto error;
+        }
+        if (self->pend_len + self->block_bytes > self->max_event_bytes) {
+            fail_size(self, self->pend_len + self->block_bytes);
+            goto error;
+        }
+    }
+    PyMem_Free(normal);
+    return events;
+
+error:
+    PyMem_Free(normal);
+    Py_XDECREF(events);
+    return translate_error(self);
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+static PyObject *
+Framer_feed(Framer *self, PyObject *arg)
+{
+    if (self->data == NULL) {
+        PyErr_SetString(usage_exc, "SSEFramer.__init__() was not called");
+        return NULL;
+    }
+    if (self->state != OPEN) {
+        return usage_state(self);
+    }
+    if (PyBytes_CheckExact(arg)) {
+        return feed_bytes(self, PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg));
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        self->state = FAILED;
+        drop_buffers(self);
+        PyErr_Format(usage_exc, "feed() takes bytes, not %s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    /* A bytearray is locked against resizing while its buffer is held. */
+    PyObject *events = feed_bytes(self, view.buf, view.len);
+    PyBuffer_Release(&view);
+    return events;
+}
+
+static PyObject *
+Framer_finish(Framer *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"unterminated", NULL};
+    PyObject *unterminated = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:finish", kwlist, &unterminated)) {
+        return NULL;
+    }
+    if (self->data == NULL) {
+        PyErr_SetString(usage_exc, "SSEFramer.__init__() was not called");
+        return NULL;
+    }
+    if (self->state != OPEN) {
+        return usage_state(self);
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        return NULL;
+    }
+    if (unterminated != Py_None) {
+        /* The blank line the server left out; its events are kept only when whole. */
+        PyObject *events = feed_bytes(self, "\n\n", 2);
+        if (events == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(events); i++) {
+            PyObject *event = PyList_GET_ITEM(events, i);
+            PyObject *verdict = PyObject_CallOneArg(unterminated, PyTuple_GET_ITEM(event, 1));
+            int whole = verdict == NULL ? -1 : PyObject_IsTrue(verdict);
+            Py_XDECREF(verdict);
+            if (whole < 0) {
+                Py_DECREF(events);
+                Py_DECREF(out);
+                return NULL;
+            }
+            if (!whole) {
+                break;
+            }
+            if (PyList_Append(out, event) < 0) {
+                Py_DECREF(events);
+                Py_DECREF(out);
+                return NULL;
+            }
+        }
+        Py_DECREF(events);
+    }
+    self->state = FINISHED;
+    drop_buffers(self);
+    return out;
+}
+
+static int
+Framer_init(Framer *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"max_event_bytes", NULL};
+    PyObject *limit = NULL;
+    if (event_type_obj == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "sse_toolcalls._sse_c._setup() was not called");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:SSEFramer", kwlist, &limit)) {
+        return -1;
+    }
+    Py_ssize_t max = default_max_event_bytes;
+    if (limit != NULL) {
+        if (!PyLong_Check(limit)) {
+            PyErr_Format(PyExc_TypeError, "max_event_bytes must be an int, not %s",
+                         Py_TYPE(limit)->tp_name);
+            return -1;
+        }
+        int overflow = 0;
+        long long value = PyLong_AsLongLongAndOverflow(limit, &overflow);
+        if (value == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (overflow < 0 || (!overflow && value < 1)) {
+            PyErr_SetString(usage_exc, "max_event_bytes must be at least 1");
+            return -1;
+        }
+        /* Past PY_SSIZE_T_MAX no buffer could ever reach the limit anyway. */
+        max = overflow || value > PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)value;
+    }
+    self->max_event_bytes = max;
+    self->pend_len = 0;
+    self->block_bytes = 0;
+    self->skip_lf = 0;
+    self->bom_checked = 0;
+    self->state = OPEN;
+    Py_XSETREF(self->data, PyList_New(0));
+    if (self->data == NULL) {
+        return -1;
+    }
+    Py_XSETREF(self->event_type, Py_NewRef(str_empty));
+    Py_XSETREF(self->id_buffer, Py_NewRef(str_empty));
+    Py_XSETREF(self->last_event_id, Py_NewRef(str_empty));
+    Py_XSETREF(self->block_retry, Py_NewRef(Py_None));
+    Py_XSETREF(self->retry, Py_NewRef(Py_None));
+    return 0;
+}
+
+static void
+Framer_dealloc(Framer *self)
+{
+    PyMem_Free(self->pend);
+    Py_XDECREF(self->data);
+    Py_XDECREF(self->event_type);
+    Py_XDECREF(self->id_buffer);
+    Py_XDECREF(self->last_event_id);
+    Py_XDECREF(self->block_retry);
+    Py_XDECREF(self->retry);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+Framer_get_last_event_id(Framer *self, void *closure)
+{
+    return Py_NewRef(self->last_event_id ? self->last_event_id : str_empty);
+}
+
+static PyObject *
+Framer_get_retry(Framer *self, void *closure)
+{
+    return Py_NewRef(self->retry ? self->retry : Py_None);
+}
+
+static PyMethodDef Framer_methods[] = {
+    {"feed", (PyCFunction)Framer_feed, METH_O,
+     "Take the next bytes of the stream and return the events they complete."},
+    {"finish", (PyCFunction)(void (*)(void))Framer_finish, METH_VARARGS | METH_KEYWORDS,
+     "Declare the end of the stream; refuse further input."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Framer_getset[] = {
+    {"last_event_id", (getter)Framer_get_last_event_id, NULL,
+     "The last event ID string, as of the last blank line (\"\" if none).", NULL},
+    {"retry", (getter)Framer_get_retry, NULL,
+     "The reconnection time in ms from the last valid retry field, or None.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef Framer_members[] = {
+    {"max_event_bytes", T_PYSSIZET, offsetof(Framer, max_event_bytes), 0,
+     "Bound on one pending event, in bytes; past it EventTooLargeError."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject FramerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "sse_toolcalls.SSEFramer",
+    .tp_basicsize = sizeof(Framer),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Turns a byte stream into ServerSentEvent values, incrementally (compiled).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Framer_init,
+    .tp_dealloc = (destructor)Framer_dealloc,
+    .tp_methods = Framer_methods,
+    .tp_getset = Framer_getset,
+    .tp_members = Framer_members,
+};
+
+/* ---------------------------------------------------------------------------------- */
+
+static PyObject *
+setup(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {
+        "event", "base", "usage", "framing", "too_large", "limit",
+        "max_event_bytes", "max_retry_digits", "max_data_lines", NULL,
+    };
+    PyObject *event, *base, *usage, *framing, *too_large, *limit;
+    Py_ssize_t max_event, digits, lines;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$O!O!O!O!O!O!nnn:_setup", kwlist,
+                                     &PyType_Type, &event, &PyType_Type, &base, &PyType_Type,
+                                     &usage, &PyType_Type, &framing, &PyType_Type, &too_large,
+                                     &PyType_Type, &limit, &max_event, &digits, &lines)) {
+        return NULL;
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)event, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "event must be a tuple subclass");
+        return NULL;
+    }
+    if (digits < 1 || digits >= 128 || lines < 1 || max_event < 1) {
+        PyErr_SetString(PyExc_ValueError, "limits out of range");
+        return NULL;
+    }
+    Py_XSETREF(event_type_obj, Py_NewRef(event));
+    Py_XSETREF(base_exc, Py_NewRef(base));
+    Py_XSETREF(usage_exc, Py_NewRef(usage));
+    Py_XSETREF(framing_exc, Py_NewRef(framing));
+    Py_XSETREF(too_large_exc, Py_NewRef(too_large));
+    Py_XSETREF(limit_exc, Py_NewRef(limit));
+    default_max_event_bytes = max_event;
+    max_retry_digits = digits;
+    max_data_lines = lines;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"_setup", (PyCFunction)(void (*)(void))setup, METH_VARARGS | METH_KEYWORDS,
+     "Give the module sse.py's event class, exception classes and limits."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "sse_toolcalls._sse_c",
+    .m_doc = "The compiled twin of sse_toolcalls.sse.SSEFramer; use it through sse.py.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__sse_c(void)
+{
+    str_message = PyUnicode_InternFromString("message");
+    str_empty = PyUnicode_InternFromString("");
+    str_lf = PyUnicode_InternFromString("\n");
+    if (str_message == NULL || str_empty == NULL || str_lf == NULL) {
+        return NULL;
+    }
+    if (PyType_Ready(&FramerType) < 0) {
+        return NULL;
+    }
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(module, "SSEFramer", (PyObject *)&FramerType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
