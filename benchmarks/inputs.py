@@ -115,6 +115,29 @@ def chunked(body: bytes, size: int) -> list[bytes]:
     return [body[i : i + size] for i in range(0, len(body), size)]
 
 
+def event_reads(body: bytes, *, seed: int = 0xC0FFEE) -> list[bytes]:
+    """Split ``body`` into reads of one or two whole events each (seeded, two in five).
+
+    The regime real streams are in: a provider writes and flushes each event, and over a
+    fast network one read brings one of them (sometimes two). The separator is the
+    body's own (CRLF CRLF for Gemini).
+    """
+    sep = b"\r\n\r\n" if b"\r\n\r\n" in body else b"\n\n"
+    events = [e + sep for e in body.split(sep)]
+    if events[-1] == sep:
+        events.pop()
+    else:
+        events[-1] = events[-1][: -len(sep)]
+    rng = random.Random(f"{seed}:reads:{len(body)}")
+    reads: list[bytes] = []
+    i = 0
+    while i < len(events):
+        take = 2 if rng.random() < 0.4 and i + 1 < len(events) else 1
+        reads.append(b"".join(events[i : i + take]))
+        i += take
+    return reads
+
+
 # --------------------------------------------------------------------------------------
 # Argument payloads
 

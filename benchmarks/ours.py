@@ -1,4 +1,9 @@
-"""Our implementation: ``sse_toolcalls.SSEFramer`` (W1) and ``ToolCallParser`` (W2, W3)."""
+"""Our implementation: ``sse_toolcalls.SSEFramer`` (W1) and ``ToolCallParser`` (W2, W3).
+
+Both twins of the framer are measured side by side when the compiled one is built: the
+rows are ``sse_toolcalls[c]`` and ``sse_toolcalls[py]`` (the parser then runs on each
+framer in turn), else the one row ``sse_toolcalls[py]``.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +17,20 @@ __all__ = ["impls"]
 
 def impls() -> list[Impl]:
     """Our framer and parser."""
-    from sse_toolcalls import SSEFramer as framer
     from sse_toolcalls import ToolCallParser as parser
+    from sse_toolcalls import parser as parser_module
+    from sse_toolcalls import sse
 
+    twins: list[tuple[str, Any]] = [("py", sse._PySSEFramer)]
+    if sse._CSSEFramer is not None:
+        twins.insert(0, ("c", sse._CSSEFramer))
+    out: list[Impl] = []
+    for label, framer in twins:
+        out += _impls(f"sse_toolcalls[{label}]", framer, parser, parser_module)
+    return out
+
+
+def _impls(name: str, framer: Any, parser: Any, parser_module: Any) -> list[Impl]:
     out: list[Impl] = []
 
     def frame(dialect: str, chunks: Sequence[bytes]) -> list[Any]:
@@ -30,7 +46,7 @@ def impls() -> list[Impl]:
 
     out.append(
         Impl(
-            name="sse_toolcalls",
+            name=name,
             kind="framer",
             role="ours",
             dialects=("openai_chat", "openai_responses", "anthropic"),
@@ -40,6 +56,8 @@ def impls() -> list[Impl]:
     )
 
     def parse(dialect: str, chunks: Sequence[bytes]) -> list[Any]:
+        # The parser builds its framer from its module's global: point it at this twin.
+        parser_module.SSEFramer = framer
         p = parser(dialect)
         calls: list[Any] = []
         for chunk in chunks:
@@ -52,7 +70,7 @@ def impls() -> list[Impl]:
 
     out.append(
         Impl(
-            name="sse_toolcalls",
+            name=name,
             kind="calls",
             role="ours",
             dialects=("openai_chat", "openai_responses", "anthropic", "gemini"),

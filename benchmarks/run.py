@@ -1,6 +1,6 @@
 """Run every benchmark side by side in one process and print the tables.
 
-    python -m benchmarks [--fast] [--only W1,W2,W3] [--json out.json]
+    python -m benchmarks [--fast] [--only W1,W2,W3,W4] [--json out.json]
 
 ``--fast`` is the CI smoke: tiny inputs, one repetition, every implementation's output
 checked; it exits non-zero when any implementation present gives a wrong answer or
@@ -92,6 +92,7 @@ class Report:
     w1: list[dict[str, Any]] = field(default_factory=list)
     w2: list[dict[str, Any]] = field(default_factory=list)
     w3: list[dict[str, Any]] = field(default_factory=list)
+    w4: list[dict[str, Any]] = field(default_factory=list)
     importtime: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -231,6 +232,47 @@ def run_w2(impls: list[Impl], settings: Settings, report: Report) -> None:
         ]
         _ratios(rows, "calls_s")
         report.w2 += rows
+
+
+def run_w4(impls: list[Impl], settings: Settings, report: Report) -> None:
+    """W4: one event per read (sometimes two), W2's bodies; ns per ``feed``.
+
+    Framing (no Gemini framer row: the framers' table is the three LF dialects) and bytes
+    to calls, per dialect. Ratios are feeds per second against the floor's and the best
+    peer's (higher is better), so 0.5x is twice the floor's time per feed.
+    """
+    for dialect in inputs.W2_DIALECTS:
+        stream = inputs.parallel_calls(
+            dialect, n_calls=settings.w2_calls, arg_bytes=settings.w2_arg_bytes
+        )
+        reads = inputs.event_reads(stream.body)
+        sep = b"\r\n\r\n" if dialect == "gemini" else b"\n\n"
+        framed = floor.IMPLS[0].normalize(floor.frame([stream.body], sep))
+        calls = [(c.call_id, c.name, c.args) for c in stream.calls]
+        _log(f"W4 {dialect}: {len(reads)} reads of {len(stream.body) / len(reads):.0f} B")
+        for kind, expected in (("framer", framed), ("calls", calls)):
+            cases = [
+                Case(impl=i, dialect=dialect, chunks=reads)
+                for i in impls
+                if i.kind == kind and dialect in i.dialects
+            ]
+            if not cases:
+                continue
+            rows = [
+                {
+                    "dialect": dialect,
+                    "kind": kind,
+                    "impl": case.impl.name,
+                    "role": case.impl.role,
+                    "ns_feed": t / len(reads) * 1e9,
+                    "feeds_s": len(reads) / t,
+                }
+                for case, t in _timed_cases(
+                    cases, expected, settings, report, f"W4 {dialect} {kind}"
+                )
+            ]
+            _ratios(rows, "feeds_s")
+            report.w4 += rows
 
 
 def run_w3(impls: list[Impl], settings: Settings, report: Report) -> None:
@@ -431,6 +473,20 @@ def render(report: Report, settings: Settings) -> str:
                 f"| {r['mode']} | {r['dialect']} | {_label(r)} | {' | '.join(cells)} | "
                 f"{_f(r['exponent'], '.2f')} | {_peak(r, report.w3)} |"
             )
+    if report.w4:
+        lines += [
+            "",
+            "### W4: one event per read (one or two whole events per chunk, W2's bodies), "
+            "ns per feed, median",
+            "",
+            "| dialect | job | implementation | ns per feed | x floor | x best peer |",
+            "|---|---|---|---:|---:|---:|",
+        ]
+        for r in report.w4:
+            lines.append(
+                f"| {r['dialect']} | {r['kind']} | {_label(r)} | {r['ns_feed']:.0f} | "
+                f"{_f(r['x_floor'], '.2f')} | {_f(r['x_best_peer'], '.2f')} |"
+            )
     if report.importtime:
         lines += ["", "### Import time (`python -X importtime`, cumulative, median)", ""]
         lines += ["| module | ms |", "|---|---:|"]
@@ -489,7 +545,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--fast", action="store_true", help="tiny inputs, 1 repetition (CI)")
-    parser.add_argument("--only", default="W1,W2,W3", help="comma-separated workloads")
+    parser.add_argument("--only", default="W1,W2,W3,W4", help="comma-separated workloads")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument(
         "--skip-peers", default="", help="comma-separated peer modules to leave out"
@@ -522,6 +578,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_w2(impls, settings, report)
     if "W3" in only:
         run_w3(impls, settings, report)
+    if "W4" in only:
+        run_w4(impls, settings, report)
     if args.fast:
         run_importtime(report, 1, ("sse_toolcalls",))
     else:

@@ -74,6 +74,28 @@ def test_framing_stream_is_about_twenty_thousand_chat_events() -> None:
     blocks = floor.frame([stream.body])
     assert len(blocks) == stream.n_events
     assert 18_000 <= stream.n_events <= 22_000
-    assert blocks[-1] == b"data: [DONE]"
-    kinds = {b"tool_calls" in b for b in blocks}
+    assert blocks[-1] == "data: [DONE]"
+    kinds = {"tool_calls" in b for b in blocks}
     assert kinds == {True, False}
+
+
+@pytest.mark.parametrize("sep", [b"\n\n", b"\r\n\r\n"])
+def test_the_floor_framer_finds_separators_cut_anywhere(sep: bytes) -> None:
+    body = sep.join([b"data: a", b"data: \xc3\xa9", b"", b"data: b" * 5]) + sep + b"data: c"
+    whole = floor.frame([body], sep)
+    assert whole == ["data: a", "data: \u00e9", "", "data: b" * 5]
+    for size in range(1, 9):
+        assert floor.frame(inputs.chunked(body, size), sep) == whole
+    for cut in range(len(body)):
+        assert floor.frame([body[:cut], body[cut:]], sep) == whole
+
+
+@pytest.mark.parametrize("dialect", inputs.W2_DIALECTS)
+def test_event_reads_hold_one_or_two_whole_events(dialect: str) -> None:
+    body = inputs.parallel_calls(dialect, n_calls=2, arg_bytes=300).body
+    sep = b"\r\n\r\n" if dialect == "gemini" else b"\n\n"
+    reads = inputs.event_reads(body)
+    assert b"".join(reads) == body
+    counts = {read.count(sep) for read in reads}
+    assert counts == {1, 2}
+    assert all(read.endswith(sep) for read in reads)
