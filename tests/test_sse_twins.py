@@ -46,11 +46,8 @@ def cut(raw: bytes, cuts: list[int]) -> list[bytes]:
     return [raw[a:b] for a, b in zip([0, *points], [*points, len(raw)], strict=True)]
 
 
-# Small limits, crossed often. The size rule is "bytes received, however split" on both
-# sides (the pure twin's from branch w9fix, issue 9); until that lands on main the pure
-# twin still counts a blank line that opens a chunk into the next block, so the limits
-# drawn here stay at the default until then (see the closing note of issue 16).
-limits = st.one_of(st.none())
+# Small limits, crossed often: "bytes received, however split" on both sides.
+limits = st.one_of(st.none(), st.integers(min_value=1, max_value=40))
 
 
 @settings(max_examples=500, deadline=None)
