@@ -122,8 +122,12 @@ def check(target: str, data: bytes) -> None:
     """
     stream, cuts = decode(data)
     if target == "framer":
+        # The other twin too (STYLE.md 18): the compiled framer must give what the pure one
+        # gives on every feeding, so the fuzzer runs C code under both limits.
+        classes: list[type[SSEFramer] | None] = [None, *_other_twin()]
         for limit in (None, SMALL_EVENT_LIMIT):
-            _same_everywhere(stream, cuts, [functools.partial(_run_framer, limit=limit)])
+            runners = [functools.partial(_run_framer, limit=limit, cls=cls) for cls in classes]
+            _same_everywhere(stream, cuts, runners, names=_TWIN_NAMES)
     elif target in TARGETS:
         # ToolCallParser skips the delta objects that StreamParser builds (the Agent's
         # path): the two must agree on every input, not only on the recorded streams.
@@ -143,7 +147,12 @@ Outcome = tuple[Any, ...]
 Runner = Callable[[list[bytes]], Outcome]
 
 
-def _same_everywhere(stream: bytes, cuts: Sequence[int], runners: Sequence[Runner]) -> None:
+def _same_everywhere(
+    stream: bytes,
+    cuts: Sequence[int],
+    runners: Sequence[Callable[..., Outcome]],
+    names: dict[int, str] | None = None,
+) -> None:
     """Every runner, on every feeding, gives the first one's outcome (the byte-at-a-time
     feeding is given to the first runner only, the one it is cheapest for)."""
     first: tuple[str, Outcome] | None = None
@@ -152,7 +161,8 @@ def _same_everywhere(stream: bytes, cuts: Sequence[int], runners: Sequence[Runne
             if number and label == "byte at a time":
                 continue
             outcome = run(chunks)
-            name = label if number == 0 else f"{label} ({_RUNNER_NAMES.get(number, number)})"
+            runner_names = _RUNNER_NAMES if names is None else names
+            name = label if number == 0 else f"{label} ({runner_names.get(number, number)})"
             if first is None:
                 first = (name, outcome)
             elif outcome != first[1]:
@@ -164,6 +174,16 @@ def _same_everywhere(stream: bytes, cuts: Sequence[int], runners: Sequence[Runne
 
 
 _RUNNER_NAMES = {1: "StreamParser"}
+_TWIN_NAMES = {1: "the other framer twin"}
+
+
+def _other_twin() -> list[type[SSEFramer]]:
+    """The framer twin that ``SSEFramer`` is not (none when the C twin was not built)."""
+    from sse_toolcalls import sse
+
+    if sse._CSSEFramer is None:
+        return []
+    return [sse._PySSEFramer if SSEFramer is sse._CSSEFramer else sse._CSSEFramer]
 
 
 def _kind(outcome: Outcome) -> str:
@@ -261,8 +281,11 @@ def _check_stream_events(events: Sequence[StreamEvent], calls: Sequence[ToolCall
                 )
 
 
-def _run_framer(chunks: list[bytes], limit: int | None) -> Outcome:
-    framer = SSEFramer() if limit is None else SSEFramer(max_event_bytes=limit)
+def _run_framer(
+    chunks: list[bytes], limit: int | None, cls: type[SSEFramer] | None = None
+) -> Outcome:
+    make = SSEFramer if cls is None else cls
+    framer = make() if limit is None else make(max_event_bytes=limit)
     events: list[ServerSentEvent] = []
     try:
         for chunk in chunks:
