@@ -141,3 +141,21 @@ def test_the_public_class_is_the_one_the_environment_asks_for() -> None:
         assert sse_module.SSEFramer is pure and sse_module.IMPLEMENTATION == "python"
     else:
         assert sse_module.SSEFramer is compiled and sse_module.IMPLEMENTATION == "c"
+
+
+def test_the_fuzz_target_compares_the_twins(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sse_toolcalls import ServerSentEvent
+
+    from .fuzz import invariants
+
+    class Forgetful(pure):
+        __slots__ = ()
+
+        def feed(self, data: bytes) -> list[ServerSentEvent]:
+            return [e._replace(id="") for e in super().feed(data)]
+
+    stream = invariants.encode(b"id: 7\ndata: a\n\n")
+    invariants.check("framer", stream)
+    monkeypatch.setattr(invariants, "_other_twin", lambda: [Forgetful])
+    with pytest.raises(invariants.InvariantError, match="the other framer twin"):
+        invariants.check("framer", stream)
