@@ -234,10 +234,25 @@ dispatch(Framer *self, PyObject *events)
         PyTuple_SET_ITEM(event, 1, data);
         PyTuple_SET_ITEM(event, 2, Py_NewRef(self->last_event_id));
         PyTuple_SET_ITEM(event, 3, Py_NewRef(self->block_retry));
+        /* Its items are str, str, str and int or None, and the class has no __dict__: it
+         * can never be part of a cycle, so the collector need not track it (CPython
+         * untracks such tuples itself, but only once a collection has scanned them: a
+         * caller holding many events paid for every full collection). */
+        if (PyObject_GC_IsTracked(event)) {
+            PyObject_GC_UnTrack(event);
+        }
         int rc = PyList_Append(events, event);
         Py_DECREF(event);
-        if (rc < 0 || PyList_SetSlice(self->data, 0, count, NULL) < 0) {
+        if (rc < 0) {
             return -1;
+        }
+        /* Emptied in place, keeping its storage: PyList_SetSlice to empty frees the item
+         * array, and the next event's first append allocates it again (one malloc and
+         * one free per event on the hottest path). The list is ours alone. */
+        PyObject **items = ((PyListObject *)self->data)->ob_item;
+        Py_SET_SIZE(self->data, 0);
+        for (Py_ssize_t i = 0; i < count; i++) {
+            Py_CLEAR(items[i]);
         }
     }
     Py_SETREF(self->event_type, Py_NewRef(str_empty));

@@ -148,7 +148,9 @@ def test_only_exported_classes_claim_the_root_path() -> None:
     for module in _public_modules():
         for name, value in vars(module).items():
             if isinstance(value, type) and value.__module__ == ROOT:
-                assert name in ALL, f"{module.__name__}.{name}"
+                # sse._CSSEFramer / sse._PySSEFramer: the twins of SSEFramer, by its name.
+                twin = name.startswith("_") and value.__qualname__ in ALL
+                assert name in ALL or twin, f"{module.__name__}.{name}"
 
 
 def test_type_hints_still_resolve_on_every_public_class() -> None:
