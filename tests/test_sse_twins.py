@@ -159,3 +159,19 @@ def test_the_fuzz_target_compares_the_twins(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(invariants, "_other_twin", lambda: [Forgetful])
     with pytest.raises(invariants.InvariantError, match="the other framer twin"):
         invariants.check("framer", stream)
+
+
+def test_a_deep_copied_framer_goes_on_from_the_same_state() -> None:
+    import copy
+
+    raw = b"\xef\xbb\xbfid: 3\nretry: 5\nevent: e\ndata: a\ndata: b\r"
+    rest = b"\ndata: c\n\ndata: d\n\n"
+    twins: list[Any] = [pure, compiled]
+    for twin in twins:
+        framer = twin(max_event_bytes=1000)
+        assert framer.feed(raw) == []
+        fork = copy.deepcopy(framer)
+        want = framer.feed(rest)
+        assert fork.feed(rest) == want
+        assert [e.data for e in want] == ["a\nb\nc", "d"]
+        assert (fork.last_event_id, fork.retry) == ("3", 5)
