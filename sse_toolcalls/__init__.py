@@ -92,7 +92,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ProviderClient",
         "client_for",
     ),
-    "runtime.loop": ("LoopOutcome", "run_conversation"),
     "simulator": ("Script", "ScriptedCall", "Simulator", "Turn"),
     "tools": ("Coercion", "Effect", "Problem", "Tool", "ToolRegistry", "ValidatedCall"),
 }
@@ -233,8 +232,6 @@ if _typing.TYPE_CHECKING:
     from .runtime.clients import OpenAIResponsesClient as OpenAIResponsesClient
     from .runtime.clients import ProviderClient as ProviderClient
     from .runtime.clients import client_for as client_for
-    from .runtime.loop import LoopOutcome as LoopOutcome
-    from .runtime.loop import run_conversation as run_conversation
     from .simulator import Script as Script
     from .simulator import ScriptedCall as ScriptedCall
     from .simulator import Simulator as Simulator

@@ -1,7 +1,8 @@
-"""The hardened conversation loop: the user always gets a message.
+"""The conversation loop, the library's one: the user always gets a message.
 
-:class:`Agent` talks with the model until it answers without calling a tool, like
-:func:`~.loop.run_conversation`, and adds what a product needs when things fail:
+:class:`Agent` talks with the model until it answers without calling a tool (user
+message -> stream -> calls -> dispatch -> results -> next request -> ... -> the final
+text, within ``max_steps``), and adds what a product needs when things fail:
 
 - **Provider or stream failures** (an HTTP error, an error event, a stall, a cut
   stream): transient ones are retried per the :class:`~.retry.RetryPolicy`, re-sending
