@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmarks.weather import INVALID, SCHEMA, VALID
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.tools import ArgumentValidator, Problem, coerce_string
 from sse_toolcalls.tools.validation import (
@@ -20,34 +21,29 @@ from sse_toolcalls.tools.validation import (
     too_deep,
 )
 
+# The benchmark's weather schema (one definition), with a few more kinds of field.
 WEATHER: dict[str, Any] = {
-    "type": "object",
+    **SCHEMA,
     "properties": {
-        "city": {"type": "string", "minLength": 1},
-        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-        "days": {"type": "integer", "minimum": 1, "maximum": 14},
-        "location": {
-            "type": "object",
-            "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
-            "required": ["lat", "lon"],
-            "additionalProperties": False,
-        },
-        "start": {"type": "string", "format": "date"},
+        **SCHEMA["properties"],
         "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
         "verbose": {"type": "boolean"},
         "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
         "ratio": {"type": "number"},
     },
-    "required": ["city", "unit", "days", "location", "start"],
-    "additionalProperties": False,
 }
-VALID: dict[str, Any] = {
-    "city": "Paris",
-    "unit": "celsius",
-    "days": 5,
-    "location": {"lat": 48.85, "lon": 2.35},
-    "start": "2025-06-01",
-}
+
+
+def test_the_benchmarks_invalid_call_has_its_five_problems() -> None:
+    _, _, found = ArgumentValidator(SCHEMA).validate(INVALID)
+    assert {p.path: p.kind for p in found} == {
+        "$.unit": "not_in_enum",
+        "$.days": "wrong_type",
+        "$.location.lat": "missing_field",
+        "$.start": "bad_format",
+        "$.extra": "unexpected_field",
+    }
+    assert ArgumentValidator(SCHEMA).validate(VALID)[2] == ()
 
 
 @pytest.fixture(scope="module")
