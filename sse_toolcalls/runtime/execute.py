@@ -23,7 +23,6 @@ nothing else changes. An executor must:
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -55,9 +54,9 @@ class Executor(Protocol):
 async def run_local(validated: ValidatedCall, /) -> Any:
     """Run the handler in this process: ``async`` ones awaited, sync ones in a worker thread.
 
-    A sync handler that returns an awaitable has it awaited too. When the caller is
-    cancelled meanwhile, the thread is abandoned (Python cannot stop it) and the
-    cancellation goes on.
+    A sync handler that returns an awaitable has it awaited too, on every backend. When
+    the caller is cancelled meanwhile, the thread is abandoned (Python cannot stop it) and
+    the cancellation goes on.
 
     Returns:
         What the handler returned.
@@ -70,9 +69,16 @@ async def run_local(validated: ValidatedCall, /) -> Any:
         if is_async(handler):
             value = await handler(**validated.kwargs)
         else:
-            value = await anyio.to_thread.run_sync(
-                functools.partial(handler, **validated.kwargs), abandon_on_cancel=True
-            )
+            kwargs = validated.kwargs
+
+            def in_thread() -> tuple[Any]:
+                # Boxed: trio refuses a thread's return value that is a coroutine (it
+                # takes it for an async function passed by mistake), so a sync handler
+                # returning one (a decorator hiding an async function) failed on trio
+                # and ran on asyncio.
+                return (handler(**kwargs),)
+
+            (value,) = await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
             if inspect.isawaitable(value):
                 value = await value
     except Exception as exc:

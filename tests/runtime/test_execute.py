@@ -382,3 +382,20 @@ async def test_check_and_run_are_separable() -> None:
     value = await run_once(validated)
     assert value == "booked Y for 2"
     assert ok_result(validated.call, value).content == "booked Y for 2"
+
+
+async def test_a_sync_handler_returning_an_awaitable_has_it_awaited() -> None:
+    # A decorator that hides the coroutine function: sync to inspect, but what it
+    # returns must still be awaited. Regression: on trio this was a tool_failed result
+    # (TypeError: trio refused the coroutine coming back from the worker thread).
+    async def later() -> str:
+        await anyio.lowlevel.checkpoint()
+        return "awaited"
+
+    def hidden() -> Any:
+        return later()
+
+    registry = ToolRegistry()
+    registry.add_schema_tool("wrapped", {"type": "object"}, hidden)
+    result = await run(registry, call("wrapped"))
+    assert result.content == "awaited"
