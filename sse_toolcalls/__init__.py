@@ -94,7 +94,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ProviderClient",
         "client_for",
     ),
-    "runtime.loop": ("LoopOutcome", "run_conversation"),
     "sandbox": (
         "HandlerRef",
         "Sandbox",
@@ -245,8 +244,6 @@ if _typing.TYPE_CHECKING:
     from .runtime.clients import OpenAIResponsesClient as OpenAIResponsesClient
     from .runtime.clients import ProviderClient as ProviderClient
     from .runtime.clients import client_for as client_for
-    from .runtime.loop import LoopOutcome as LoopOutcome
-    from .runtime.loop import run_conversation as run_conversation
     from .sandbox import HandlerRef as HandlerRef
     from .sandbox import Sandbox as Sandbox
     from .sandbox import SandboxResult as SandboxResult

@@ -1,6 +1,7 @@
 """The async edge and the runtime: HTTP streaming, provider error mapping, provider
 clients, dispatch of calls, policies (retry, circuit breaker, idempotency ledger),
-fallback messages and diagnostics, and the conversation loops.
+fallback messages and diagnostics, the one executor of tool handlers
+(``execute``), and the one conversation loop (``Agent``).
 
 Depends on httpx and anyio; the core (``sse``, ``parser``, ``dialects``) never imports it.
 """
@@ -24,6 +25,7 @@ from .edge import (
     iter_events,
     iter_tool_calls,
 )
+from .execute import Executor, run_local
 from .fallback import FallbackReason, fallback_message
 from .http_errors import is_retryable_status, parse_retry_after, provider_error_from_http
 from .ledger import (
@@ -48,6 +50,7 @@ __all__ = [
     "CircuitStatus",
     "Diagnostic",
     "Dispatcher",
+    "Executor",
     "FallbackReason",
     "IdempotencyLedger",
     "InMemoryLedger",
@@ -70,6 +73,7 @@ __all__ = [
     "iter_tool_calls",
     "parse_retry_after",
     "provider_error_from_http",
+    "run_local",
 ]
 
 # Last, once the classes exist: they take the path users import them from (see the root).
