@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -783,3 +784,67 @@ def test_chat_finish_reasons_that_cut_the_turn(reason: str) -> None:
     with pytest.raises(TruncatedStreamError) as info:
         parse(raw, "openai_chat")
     assert info.value.partial[0].call_id == "c"
+
+
+# -- after the end marker -------------------------------------------------------------
+
+_FINISHED = {
+    "openai_chat": "one_call.sse",
+    "openai_responses": "one_call.sse",
+    "anthropic": "one_call.sse",
+    "gemini": "one_call_no_id.sse",
+}
+# What proxies and broken servers send after the end: a second end marker, a usage chunk,
+# a new call's start, an error report, a keep-alive, bytes that are not JSON.
+_TRAILING = {
+    "openai_chat": (
+        b"data: [DONE]\n\n"
+        b'data: {"choices":[],"usage":{"total_tokens":9}}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"late",'
+        b'"function":{"name":"refund","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}\n\n'
+        b'event: error\ndata: {"error":{"message":"late"}}\n\n'
+    ),
+    "openai_responses": (
+        b"event: response.output_item.added\n"
+        b'data: {"type":"response.output_item.added","output_index":9,"item":{"type":'
+        b'"function_call","id":"fc_late","call_id":"late","name":"refund","arguments":"{}"}}\n\n'
+        b'event: response.output_item.done\ndata: {"type":"response.output_item.done",'
+        b'"output_index":9,"item":{"type":"function_call","id":"fc_late","call_id":"late",'
+        b'"name":"refund","arguments":"{}","status":"completed"}}\n\n'
+        b'event: error\ndata: {"type":"error","code":"server_error","message":"late"}\n\n'
+    ),
+    "anthropic": (
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":5,'
+        b'"content_block":{"type":"tool_use","id":"late","name":"refund","input":{}}}\n\n'
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":5}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error"}}\n\n'
+    ),
+    "gemini": (
+        b'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"refund",'
+        b'"args":{}}}]},"finishReason":"STOP"}]}\r\n\r\n'
+        b'data: {"error":{"code":500,"status":"INTERNAL","message":"late"}}\r\n\r\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(_FINISHED))
+@pytest.mark.parametrize("detect", [False, True])
+def test_nothing_after_the_end_marker_is_read(dialect: str, detect: bool) -> None:
+    raw = (
+        Path(__file__).parent.parent / "recorded_streams" / dialect / _FINISHED[dialect]
+    ).read_bytes()
+    trailing = _TRAILING[dialect] + b": ping\n\ndata: not json\n\n"
+
+    def rich(body: bytes) -> list[Any]:
+        parser = StreamParser(None if detect else dialect)
+        return parser.feed(body) + parser.finish()
+
+    expected = rich(raw)
+    assert isinstance(expected[-1], StreamFinished)
+    # The end marker's event closed by its blank line, and by the trailing bytes' own.
+    for body in (raw + trailing, raw.rstrip(b"\r\n") + b"\n\n" + trailing):
+        events = rich(body)
+        assert events == expected
+        assert [e for e in events if isinstance(e, StreamFinished)] == [expected[-1]]
+        assert parse(body, None if detect else dialect, chunk=7) == parse(raw, dialect)

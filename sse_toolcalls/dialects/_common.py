@@ -468,6 +468,12 @@ class Reassembler:
         event = None
         try:
             for event in events:
+                if self.ended:
+                    # After the end marker the turn is whole, its calls released and its
+                    # StreamFinished out: nothing later can change it, so nothing later is
+                    # read (proxies send a second [DONE], usage chunks, keep-alives). One
+                    # rule for every dialect, here (issue 9).
+                    break
                 dispatch(event)
         except SSEToolCallsError:
             raise
