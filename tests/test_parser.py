@@ -848,3 +848,72 @@ def test_nothing_after_the_end_marker_is_read(dialect: str, detect: bool) -> Non
         assert events == expected
         assert [e for e in events if isinstance(e, StreamFinished)] == [expected[-1]]
         assert parse(body, None if detect else dialect, chunk=7) == parse(raw, dialect)
+
+
+# -- a call's name and ids are strings ---------------------------------------------------
+
+# One call per dialect, with its name, id (and Responses' item id) left as placeholders.
+_CALL_STREAMS = {
+    ("openai_chat", "name", "id"): (
+        'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":%(id)s,'
+        '"function":{"name":%(name)s,"arguments":"{}"}}]}}]}\n\n'
+        'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+        "data: [DONE]\n\n"
+    ),
+    ("openai_responses", "name", "call_id", "id"): (
+        'data: {"type":"response.output_item.added","output_index":0,"item":{"type":'
+        '"function_call","id":%(id)s,"call_id":%(call_id)s,"name":%(name)s,"arguments":""}}\n\n'
+        'data: {"type":"response.output_item.done","output_index":0,"item":{"type":'
+        '"function_call","id":%(id)s,"call_id":%(call_id)s,"name":%(name)s,'
+        '"arguments":"{}","status":"completed"}}\n\n'
+        'data: {"type":"response.completed","response":{"status":"completed","output":[]}}\n\n'
+    ),
+    ("anthropic", "name", "id"): (
+        'data: {"type":"message_start","message":{}}\n\n'
+        'data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use",'
+        '"id":%(id)s,"name":%(name)s,"input":{}}}\n\n'
+        'data: {"type":"content_block_stop","index":0}\n\n'
+        'data: {"type":"message_delta","delta":{"stop_reason":"tool_use"}}\n\n'
+        'data: {"type":"message_stop"}\n\n'
+    ),
+    ("gemini", "name", "id"): (
+        'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":%(name)s,'
+        '"id":%(id)s,"args":{}}}]}}]}\n\n'
+        'data: {"candidates":[{"content":{"parts":[]},"finishReason":"STOP"}]}\n\n'
+    ),
+}
+_GOOD = {"name": '"get_time"', "id": '"fc_1"', "call_id": '"call_1"'}
+_NOT_STRINGS = [
+    "5",
+    "-1",
+    "1.5",
+    "true",
+    "false",
+    "0",
+    "[]",
+    '{"a":"b"}',
+    "12345678901234567890123",
+]
+
+
+@pytest.mark.parametrize("key", sorted(_CALL_STREAMS), ids=lambda key: key[0])
+def test_a_call_name_or_id_that_is_not_a_string_makes_the_stream_malformed(
+    key: tuple[str, ...],
+) -> None:
+    dialect, *fields = key
+    template = _CALL_STREAMS[key]
+    [call] = parse((template % _GOOD).encode(), dialect)
+    assert call.name == "get_time"
+    for field in fields:
+        # JSON null is an absent field, as real servers send it on continuations.
+        if field != "name":
+            [call] = parse((template % {**_GOOD, field: "null"}).encode(), dialect)
+            assert call.name == "get_time"
+        for value in _NOT_STRINGS:
+            raw = (template % {**_GOOD, field: value}).encode()
+            for detect in (dialect, None):
+                for finish in (True, False):
+                    # Whole, and cut before its end: never a call or partial of another type.
+                    body = raw if finish else raw[: raw.rindex(b"data:")]
+                    with pytest.raises(MalformedStreamError, match="must be a string"):
+                        parse(body, detect)

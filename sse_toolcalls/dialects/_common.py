@@ -321,7 +321,29 @@ def _too_deep_arguments(exc: _TooDeepError) -> str:
     return f"arguments nest {exc.depth} levels, over MAX_ARGUMENTS_DEPTH={exc.limit}"
 
 
+def wire_string(value: Any, field: str, provider: str) -> str | None:
+    """A wire field that names or identifies a call (its name, its id, its item id): the
+    string, or ``None`` for JSON ``null`` or an absent field.
+
+    One rule for every dialect (issue 9): any other JSON value makes the event malformed,
+    not the call invalid. An invalid call still goes out to be answered under its id and
+    name, and a call with a number for either could not be answered, nor its result sent
+    home; turning the number into text would invent a name or an id the server never sent.
+
+    Raises:
+        MalformedStreamError: the value is neither a string nor ``null``.
+    """
+    if value is None or type(value) is str:
+        return value
+    raise MalformedStreamError(
+        f"{provider}: a call's {field} must be a string, got {_json_kind(value)}",
+        provider=provider,
+    )
+
+
 def _json_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
     if isinstance(value, list):
         return "an array"
     if isinstance(value, str):

@@ -38,6 +38,7 @@ from .._common import (
     error_from_payload,
     event_object,
     provider_error,
+    wire_string,
 )
 
 # finishReason values after which the turn is whole. Anything else is a refusal or a
@@ -152,7 +153,10 @@ class GeminiReassembler(Reassembler):
                 "gemini: a new functionCall began before the streamed one ended",
                 provider=self.provider,
             )
-        call = self.new_call(call_id=function_call.get("id"), name=function_call.get("name") or "")
+        call = self.new_call(
+            call_id=wire_string(function_call.get("id"), "id", self.provider),
+            name=wire_string(function_call.get("name"), "name", self.provider) or "",
+        )
         if isinstance(signature, str):
             call.thought_signature = signature
         if function_call.get("willContinue"):

@@ -46,6 +46,7 @@ from .._common import (
     event_object,
     load_json,
     parse_arguments,
+    wire_string,
 )
 
 _DONE = "[DONE]"
@@ -155,16 +156,12 @@ class ChatReassembler(Reassembler):
                 if call is not None and call.index >= self._released and type(arguments) is str:
                     self.add_arguments(call, arguments)
                     return
-        call_id = entry.get("id")
-        if not isinstance(call_id, str):
-            call_id = None
+        call_id = wire_string(entry.get("id"), "id", self.provider)
         index = entry.get("index")
         if not isinstance(index, int) or isinstance(index, bool):
             index = None
         function = entry.get("function") or {}
-        name = function.get("name")
-        if not isinstance(name, str):
-            name = ""
+        name = wire_string(function.get("name"), "name", self.provider) or ""
         arguments = function.get("arguments")
         if arguments is not None and not isinstance(arguments, str):
             # A few servers send the arguments as an object; keep them as JSON text. Held
