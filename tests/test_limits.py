@@ -149,9 +149,14 @@ def test_event_depth_at_and_past_the_limit_on_the_fast_and_the_exact_path(
         assert info.value.size == MAX_EVENT_DEPTH + 1
 
 
-def test_chat_object_arguments_at_and_past_the_event_depth_limit() -> None:
+@pytest.mark.parametrize("long_number", [False, True])
+def test_chat_object_arguments_at_and_past_the_event_depth_limit(long_number: bool) -> None:
     for depth, refused in ((MAX_EVENT_DEPTH, False), (MAX_EVENT_DEPTH + 1, True)):
-        raw = object_argument_streams(deep_array(depth - 1).join(['{"a":', "}"]))["openai_chat"]
+        inner = deep_array(depth - 1)
+        if long_number:
+            # The event is then read again exactly, with room for its envelope.
+            inner = inner.replace("[]", "[12345678901234567890123]")
+        raw = object_argument_streams(inner.join(['{"a":', "}"]))["openai_chat"]
         if refused:
             with pytest.raises(LimitExceededError) as info:
                 parse("openai_chat", raw)

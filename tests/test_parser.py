@@ -917,3 +917,53 @@ def test_a_call_name_or_id_that_is_not_a_string_makes_the_stream_malformed(
                     body = raw if finish else raw[: raw.rindex(b"data:")]
                     with pytest.raises(MalformedStreamError, match="must be a string"):
                         parse(body, detect)
+
+
+# -- Chat arguments sent as a JSON object ------------------------------------------------
+
+_BIG = 123456789012345678901234
+
+
+def _chat_object_arguments(*functions: dict[str, Any], legacy: bool = False) -> bytes:
+    delta: dict[str, Any]
+    if legacy:
+        [function] = functions
+        delta = {"function_call": function}
+    else:
+        entries = [{"index": i, "id": f"c{i}", "function": f} for i, f in enumerate(functions)]
+        delta = {"tool_calls": entries}
+    # A second choice first, with its own object arguments: only choice 0 is read.
+    other = {"tool_calls": [{"index": 0, "function": {"name": "other", "arguments": {"n": 1}}}]}
+    chunks = [
+        {"choices": [{"index": 1, "delta": other}, {"index": 0, "delta": delta}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + (
+        b"data: [DONE]\n\n"
+    )
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_chat_object_arguments_keep_integers_past_64_bits_exact(legacy: bool) -> None:
+    args = {"acct": _BIG, "list": [-_BIG * 10 - 9, 1.5, {"deep": [_BIG]}], "s": "x"}
+    body = _chat_object_arguments({"name": "pay", "arguments": args}, legacy=legacy)
+    [call] = parse(body, "openai_chat")
+    assert call.args == args
+    assert type(call.args["acct"]) is int
+    assert call.raw_arguments == json.dumps(args, separators=(",", ":"))
+    # As exact as the same arguments sent as text.
+    as_text = {"name": "pay", "arguments": json.dumps(args)}
+    [text_call] = parse(_chat_object_arguments(as_text, legacy=legacy), "openai_chat")
+    assert text_call.args == call.args
+
+
+def test_chat_object_arguments_of_several_calls_in_one_event_each_exact() -> None:
+    functions = [
+        {
+            "name": "pay",
+            "arguments": {"acct": _BIG + i} if i % 2 else json.dumps({"acct": _BIG + i}),
+        }
+        for i in range(6)
+    ]
+    calls = parse(_chat_object_arguments(*functions), "openai_chat")
+    assert [c.args for c in calls] == [{"acct": _BIG + i} for i in range(6)]

@@ -233,14 +233,18 @@ def loads_strict(text: str, *, depth: int = MAX_EVENT_DEPTH) -> Any:
     return json.loads(text)
 
 
-def load_json(event: ServerSentEvent, provider: str, *, exact: bool = False) -> Any:
+def load_json(
+    event: ServerSentEvent, provider: str, *, exact: bool = False, depth: int = MAX_EVENT_DEPTH
+) -> Any:
     """Parse an event's data as JSON, or raise :class:`MalformedStreamError`.
 
     ``exact`` keeps integers beyond 64 bits exact: needed where the event carries
-    arguments as objects (Anthropic's start input, Gemini's args). Blank data is ``None``.
+    arguments as objects (Anthropic's start input, Gemini's args, Chat's object
+    arguments), and bounds the event's nesting to ``depth`` levels
+    (:class:`LimitExceededError`). Blank data is ``None``.
     """
     try:
-        return loads_strict(event.data) if exact else _json.loads(event.data)
+        return loads_strict(event.data, depth=depth) if exact else _json.loads(event.data)
     except _TooDeepError as exc:
         raise _event_too_deep(exc, provider, event.data) from exc
     except ValueError as exc:
