@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from sse_toolcalls import UnknownDialectError
+
 __all__ = [
     "ExpectedCall",
     "TOOL_NAMES",
@@ -501,7 +503,7 @@ def _build(
     elif dialect == "anthropic":
         body, n = _anthropic_turn(rng, triples, text, frag)
     else:
-        raise ValueError(f"unknown dialect {dialect!r}")
+        raise UnknownDialectError(dialect)
     calls = tuple(
         ExpectedCall(call_id=i, name=nm, args=a)
         for i, nm, a in zip(ids, names, args_list, strict=True)

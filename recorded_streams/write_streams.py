@@ -40,6 +40,20 @@ DOCS = {
     "(https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1/Content)",
 }
 
+CHAT_MODEL = "gpt-4.1-mini-2025-04-14"
+RESP_MODEL = "gpt-4.1-2025-04-14"
+ANT_MODEL = "claude-sonnet-4-5-20250929"
+GEM_MODEL = "gemini-2.5-flash"
+
+DEFAULTS: dict[str, tuple[str, str, str]] = {
+    "openai_chat": ("openai", CHAT_MODEL, "openai_chat"),
+    "openai_responses": ("openai", RESP_MODEL, "openai_responses"),
+    "anthropic": ("anthropic", ANT_MODEL, "anthropic"),
+    "gemini": ("google", GEM_MODEL, "gemini"),
+}
+"""Each directory's vendor, model and documented format: ``(vendor, model, DOCS key)``.
+A stream states only where it differs (an OpenAI-compatible server, another model)."""
+
 Block = list[str]
 """The lines of one SSE event block, without line endings."""
 
@@ -50,15 +64,6 @@ class Stream:
 
     file: str
     """Path under ``recorded_streams/``: ``<dialect>/<name>.sse``."""
-
-    vendor: str
-    """Who would serve such a stream."""
-
-    model: str
-    """The model name written inside the stream."""
-
-    doc: str
-    """Key into ``DOCS``: the documented format the payloads follow."""
 
     notes: str
     """What the stream shows and why its expectation is what it is."""
@@ -83,6 +88,16 @@ class Stream:
 
     issue: str | None = None
     """The bug report whose trigger the stream replays."""
+
+    vendor: str | None = None
+    """Who would serve such a stream (``None``: the dialect's own, from ``DEFAULTS``)."""
+
+    model: str | None = None
+    """The model name written inside the stream (``None``: the dialect's default)."""
+
+    doc: str | None = None
+    """Key into ``DOCS``: the documented format the payloads follow (``None``: the
+    dialect's)."""
 
     eol: str = "\n"
     """Line ending used for every line."""
@@ -118,10 +133,11 @@ class Stream:
             exp["text"] = self.text
         exp["invalid_arguments"] = list(self.invalid_arguments)
         exp["notes"] = self.notes
+        vendor, model, doc = DEFAULTS[self.file.split("/", 1)[0]]
         exp["meta"] = {
-            "vendor": self.vendor,
-            "model": self.model,
-            "made_by": "hand-written from " + DOCS[self.doc],
+            "vendor": self.vendor or vendor,
+            "model": self.model or model,
+            "made_by": "hand-written from " + DOCS[self.doc or doc],
             "source_url_or_issue": self.issue,
         }
         return exp
@@ -168,7 +184,6 @@ def partial(name: str, call_id: str | None, prefix: str) -> dict[str, Any]:
 # Chat Completions.
 
 _MISSING: Any = object()
-CHAT_MODEL = "gpt-4.1-mini-2025-04-14"
 
 
 def tc(
@@ -254,9 +269,6 @@ def chat_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_chat/no_calls_text.sse",
-            vendor="openai",
-            model=CHAT_MODEL,
-            doc="openai_chat",
             notes="Plain text answer in three deltas, finish_reason stop, usage chunk with "
             "choices [], [DONE]. No tool call.",
             blocks=[
@@ -279,9 +291,6 @@ def chat_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_chat/one_call.sse",
-            vendor="openai",
-            model=CHAT_MODEL,
-            doc="openai_chat",
             notes="One call: the first tool delta has index, id, type, name and arguments ''; "
             "arguments follow in five fragments with index only; finish_reason tool_calls; "
             "usage chunk; [DONE].",
@@ -309,9 +318,6 @@ def chat_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_chat/two_calls_height_weight.sse",
-            vendor="openai",
-            model=CHAT_MODEL,
-            doc="openai_chat",
             notes="The same function twice in one turn (parallel tool calls): height at index 0, "
             "weight at index 1, each opened by a delta with id and name, arguments fragmented. "
             "The two calls must keep their own id and arguments.",
@@ -338,9 +344,6 @@ def chat_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_chat/truncated_mid_arguments.sse",
-            vendor="openai",
-            model=CHAT_MODEL,
-            doc="openai_chat",
             notes="The body stops inside the arguments: the last complete event leaves "
             '\'{"person": "Ada Lovelace", "met\' and a half-written data line follows. No '
             "finish_reason, no [DONE]: truncated, never a call.",
@@ -363,9 +366,6 @@ def chat_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_chat/finish_length_mid_arguments.sse",
-            vendor="openai",
-            model=CHAT_MODEL,
-            doc="openai_chat",
             notes="max_tokens reached inside the arguments: finish_reason 'length', then usage "
             "and [DONE]. The stream ended normally but the generation was cut: truncated.",
             blocks=[
@@ -386,9 +386,6 @@ def chat_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_chat/error_object_in_chunk.sse",
-            vendor="openai",
-            model=CHAT_MODEL,
-            doc="openai_chat",
             notes="After one text delta the server sends a data chunk whose top-level key is "
             "'error' (server_error) and closes the stream: provider_error, not an empty answer.",
             blocks=[
@@ -446,9 +443,6 @@ def chat_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_chat/arguments_whitespace_only.sse",
-            vendor="openai",
-            model=CHAT_MODEL,
-            doc="openai_chat",
             notes="A zero-parameter tool whose argument text is only whitespace ('' then ' ' "
             "then '\\n'): at completion that means {}.",
             blocks=[
@@ -468,9 +462,6 @@ def chat_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_chat/arguments_json_array_not_object.sse",
-            vendor="openai",
-            model=CHAT_MODEL,
-            doc="openai_chat",
             notes="The completed arguments are valid JSON but an array, not an object. The call "
             "is complete and comes out with args {} and an arguments_error (it must not run); "
             "the second call is unaffected.",
@@ -624,9 +615,6 @@ def chat_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_chat/u2028_and_non_ascii_in_arguments.sse",
-            vendor="openai",
-            model=CHAT_MODEL,
-            doc="openai_chat",
             issue="openai/openai-python#1230",
             notes="Argument and text strings hold raw (unescaped) U+2028, U+2029 and U+0085, "
             "legal inside JSON strings, plus accents, an emoji and CJK. A decoder that splits "
@@ -651,7 +639,6 @@ def chat_streams() -> list[Stream]:
         Stream(
             file="openai_chat/no_trailing_blank_line_after_done.sse",
             vendor="openai-compatible",
-            model=CHAT_MODEL,
             doc="openai_compat",
             issue="openai/openai-node#2725",
             notes="The body ends right after 'data: [DONE]' with no line ending at all, so a "
@@ -676,7 +663,6 @@ def chat_streams() -> list[Stream]:
         Stream(
             file="openai_chat/crlf_multiline_data.sse",
             vendor="openai-compatible",
-            model=CHAT_MODEL,
             doc="openai_compat",
             issue="rexxars/eventsource-parser#17",
             notes="CRLF line endings, and one event whose JSON is split over two 'data:' lines "
@@ -700,7 +686,6 @@ def chat_streams() -> list[Stream]:
         Stream(
             file="openai_chat/cr_only_line_endings.sse",
             vendor="openai-compatible",
-            model=CHAT_MODEL,
             doc="openai_compat",
             issue="rexxars/eventsource-parser#17",
             notes="Bare CR line endings (legal in SSE) throughout, with a comment line first.",
@@ -969,9 +954,6 @@ def chat_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_chat/parsable_arguments_then_eof.sse",
-            vendor="openai",
-            model=CHAT_MODEL,
-            doc="openai_chat",
             issue="vercel/ai#13137",
             notes='The argument text received so far already parses (\'{"path": "/tmp"}\') '
             "but the stream ends without finish_reason or [DONE]. A parsable prefix is not "
@@ -1018,7 +1000,6 @@ def chat_streams() -> list[Stream]:
         Stream(
             file="openai_chat/done_inside_argument_string.sse",
             vendor="openai-compatible",
-            model=CHAT_MODEL,
             doc="openai_compat",
             issue="BerriAI/litellm#31562",
             notes="Text and argument strings contain '[DONE]' and 'data: [DONE]'. Only a data "
@@ -1046,7 +1027,6 @@ def chat_streams() -> list[Stream]:
         Stream(
             file="openai_chat/choices_null_chunk.sse",
             vendor="openai-compatible",
-            model=CHAT_MODEL,
             doc="openai_compat",
             issue="pydantic/pydantic-ai#5165",
             notes='A chunk in the middle has "choices": null (and one has no choices key); '
@@ -1231,7 +1211,6 @@ def chat_streams() -> list[Stream]:
         Stream(
             file="openai_chat/interleaved_fragments_height_weight.sse",
             vendor="openai-compatible",
-            model=CHAT_MODEL,
             doc="openai_compat",
             notes="Fragments of the height call (index 0) and the weight call (index 1) "
             "alternate; continuations carry id '' (id only on the first fragment). Each "
@@ -1259,9 +1238,6 @@ def chat_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_chat/choice_index_one_not_mixed.sse",
-            vendor="openai",
-            model=CHAT_MODEL,
-            doc="openai_chat",
             notes="n=2: choice 0 and choice 1 both call get_measurement, their chunks "
             "interleaved, each with tool index 0. Only choice 0's call is reported; choice 1 "
             "never mixes into it.",
@@ -1286,7 +1262,6 @@ def chat_streams() -> list[Stream]:
         Stream(
             file="openai_chat/bom_and_data_without_space.sse",
             vendor="openai-compatible",
-            model=CHAT_MODEL,
             doc="openai_compat",
             notes="The body starts with a UTF-8 BOM (stripped by SSE) and every field is written "
             "'data:' without the optional space.",
@@ -1310,8 +1285,6 @@ def chat_streams() -> list[Stream]:
 
 # --------------------------------------------------------------------------------------
 # Responses.
-
-RESP_MODEL = "gpt-4.1-2025-04-14"
 
 
 class Resp:
@@ -1478,9 +1451,6 @@ def responses_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_responses/no_calls_text.sse",
-            vendor="openai",
-            model=RESP_MODEL,
-            doc="openai_responses",
             notes="A text-only response: message item, content part, three output_text deltas, "
             "done events, response.completed.",
             blocks=blocks,
@@ -1498,9 +1468,6 @@ def responses_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_responses/one_call.sse",
-            vendor="openai",
-            model=RESP_MODEL,
-            doc="openai_responses",
             notes="One function_call item: output_item.added (call_id differs from the item id "
             "fc_...), three argument deltas, function_call_arguments.done, output_item.done, "
             "response.completed. call_id is the return address, not the item id.",
@@ -1517,9 +1484,6 @@ def responses_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_responses/two_calls_height_weight.sse",
-            vendor="openai",
-            model=RESP_MODEL,
-            doc="openai_responses",
             notes="Two function_call items for the same function (height at output_index 0, "
             "weight at 1), one after the other.",
             blocks=blocks,
@@ -1565,8 +1529,6 @@ def responses_streams() -> list[Stream]:
         Stream(
             file="openai_responses/interleaved_items_height_weight.sse",
             vendor="openai-compatible",
-            model=RESP_MODEL,
-            doc="openai_responses",
             notes="Both items are added first, their argument deltas interleave (routed by "
             "item_id / output_index), and the weight item (output_index 1) completes before "
             "the height item. Neither call takes the other's fragments. Calls come out in "
@@ -1585,9 +1547,6 @@ def responses_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_responses/truncated_mid_arguments.sse",
-            vendor="openai",
-            model=RESP_MODEL,
-            doc="openai_responses",
             notes="The body ends after two argument deltas: no arguments.done, no "
             "output_item.done, no response.completed. Truncated.",
             blocks=blocks,
@@ -1612,9 +1571,6 @@ def responses_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_responses/error_event.sse",
-            vendor="openai",
-            model=RESP_MODEL,
-            doc="openai_responses",
             notes="An 'error' event in the documented shape (code, message, param at the top "
             "level) in the middle of a function call: provider_error.",
             blocks=blocks,
@@ -1638,9 +1594,6 @@ def responses_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_responses/response_failed.sse",
-            vendor="openai",
-            model=RESP_MODEL,
-            doc="openai_responses",
             issue="openai/openai-python#3538",
             notes="The response ends with response.failed (error server_error) instead of "
             "response.completed: provider_error.",
@@ -1663,9 +1616,6 @@ def responses_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_responses/incomplete_max_output_tokens.sse",
-            vendor="openai",
-            model=RESP_MODEL,
-            doc="openai_responses",
             issue="openai/openai-python#3538",
             notes="max_output_tokens reached in the middle of the arguments: "
             "response.incomplete with incomplete_details.reason max_output_tokens. Truncated.",
@@ -1685,8 +1635,6 @@ def responses_streams() -> list[Stream]:
         Stream(
             file="openai_responses/arguments_empty_string.sse",
             vendor="openai-compatible",
-            model=RESP_MODEL,
-            doc="openai_responses",
             notes="A zero-parameter call with no argument deltas and arguments '' in "
             "arguments.done and output_item.done: args {}.",
             blocks=blocks,
@@ -1710,8 +1658,6 @@ def responses_streams() -> list[Stream]:
         Stream(
             file="openai_responses/arguments_only_in_item_done.sse",
             vendor="openai-compatible",
-            model=RESP_MODEL,
-            doc="openai_responses",
             notes="A Responses-compatible server that sends no argument delta and no "
             "arguments.done: the whole arguments are in output_item.done, which completes the "
             "call.",
@@ -1728,8 +1674,6 @@ def responses_streams() -> list[Stream]:
         Stream(
             file="openai_responses/no_trailing_blank_line_after_completed.sse",
             vendor="openai-compatible",
-            model=RESP_MODEL,
-            doc="openai_responses",
             issue="openai/openai-node#2725",
             notes="The body ends right after the response.completed data line with its line "
             "ending but no blank line, so strict SSE never dispatches that block. Its data is "
@@ -1748,9 +1692,6 @@ def responses_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_responses/completed_event_cut_mid_json.sse",
-            vendor="openai",
-            model=RESP_MODEL,
-            doc="openai_responses",
             issue="openai/openai-node#2725",
             notes="The call completed (arguments.done and output_item.done), then the body "
             "stops in the middle of the response.completed data line. The end marker never "
@@ -1770,9 +1711,6 @@ def responses_streams() -> list[Stream]:
     add(
         Stream(
             file="openai_responses/non_ascii_arguments.sse",
-            vendor="openai",
-            model=RESP_MODEL,
-            doc="openai_responses",
             notes="Arguments with CJK, accents, an emoji and an em dash, written as raw UTF-8 "
             "and split between deltas at character boundaries.",
             blocks=blocks,
@@ -1785,8 +1723,6 @@ def responses_streams() -> list[Stream]:
 
 # --------------------------------------------------------------------------------------
 # Anthropic.
-
-ANT_MODEL = "claude-sonnet-4-5-20250929"
 
 
 class Ant:
@@ -1891,9 +1827,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/no_calls_text.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             notes="Text-only message: message_start, ping, one text block in three deltas, "
             "message_delta end_turn, message_stop.",
             blocks=[
@@ -1912,9 +1845,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/one_call.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             notes="A text block then one tool_use block (input {} at start, input_json_delta "
             "fragments starting with ''), stop_reason tool_use.",
             blocks=[
@@ -1933,9 +1863,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/two_calls_height_weight.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             notes="Two tool_use blocks for the same tool (height at block 0, weight at block 1) "
             "with a ping between them.",
             blocks=[
@@ -1957,9 +1884,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/truncated_mid_input_json.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             notes="The body ends after two input_json_delta fragments: no content_block_stop, "
             "no message_stop. Truncated.",
             blocks=[a.start(), *a.tool(0, "toolu_RS0204", "get_measurement", hp[:3], stop=False)],
@@ -1976,9 +1900,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/error_overloaded_mid_stream.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             issue="anthropics/anthropic-sdk-python#1918",
             notes="HTTP 200, then after a text block and a started tool_use an 'event: error' "
             "with overloaded_error: provider_error (retryable).",
@@ -1997,9 +1918,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/error_first_event_after_message_start.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             issue="vercel/ai#10653",
             notes="The first event after message_start is an overloaded_error: provider_error, "
             "never an empty answer.",
@@ -2013,9 +1931,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/invalid_json_input_then_valid_call.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             issue="anthropics/anthropic-sdk-python#1265",
             notes="The first tool_use block's input_json_delta holds an invalid token "
             "('{\"city\": INVALID_VALUE}') and is closed by content_block_stop: that call comes "
@@ -2040,9 +1955,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/no_input_delta_empty_input.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             issue="vercel/ai#10747",
             notes="Two zero-parameter tool_use blocks: the first has no input_json_delta at all, "
             "the second only partial_json ''. Both come out with args {}.",
@@ -2063,7 +1975,6 @@ def anthropic_streams() -> list[Stream]:
             file="anthropic/input_in_block_start_no_deltas.sse",
             vendor="litellm",
             model="gemini/gemma-4-31b-it",
-            doc="anthropic",
             issue="BerriAI/litellm#25390",
             notes="A translator puts the whole input in content_block_start.content_block.input "
             "and sends no input_json_delta. The call's args are that input.",
@@ -2081,9 +1992,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/max_tokens_mid_tool_use.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             issue="pydantic/pydantic-ai#3118",
             notes="max_tokens reached while streaming a tool_use: Anthropic still closes the "
             "block, then sends message_delta stop_reason max_tokens and message_stop. The input "
@@ -2127,9 +2035,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/server_tool_use_then_client_call.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             notes="A server_tool_use (web_search) block with its input streamed, its "
             "web_search_tool_result block, then one client tool_use. Only the client call is "
             "reported; the server tool is run by Anthropic.",
@@ -2157,9 +2062,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/u2028_and_non_ascii_in_input.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             issue="openai/openai-python#1230",
             notes="Text and tool input with a raw U+2028, CJK, accents and an emoji, the input "
             "split across deltas in the middle of the CJK run.",
@@ -2184,9 +2086,6 @@ def anthropic_streams() -> list[Stream]:
     add(
         Stream(
             file="anthropic/parsable_input_then_eof.sse",
-            vendor="anthropic",
-            model=ANT_MODEL,
-            doc="anthropic",
             issue="vercel/ai#13137",
             notes='The input received parses as JSON (\'{"path": "/tmp"}\') but the body ends '
             "before content_block_stop and message_stop: truncated, the call is not released.",
@@ -2205,8 +2104,6 @@ def anthropic_streams() -> list[Stream]:
         Stream(
             file="anthropic/crlf_line_endings.sse",
             vendor="anthropic-compatible",
-            model=ANT_MODEL,
-            doc="anthropic",
             notes="The one-call shape framed with CRLF line endings (a proxy re-framing the "
             "stream).",
             blocks=[a.start(), *a.tool(0, "toolu_RS0214", "get_measurement", wp), *a.end()],
@@ -2220,8 +2117,6 @@ def anthropic_streams() -> list[Stream]:
 
 # --------------------------------------------------------------------------------------
 # Gemini.
-
-GEM_MODEL = "gemini-2.5-flash"
 
 
 class Gem:
@@ -2278,9 +2173,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/no_calls_text.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             notes="Three text chunks, the last with finishReason STOP. CRLF framing.",
             blocks=[
                 m.ev([{"text": "Ada Lovelace"}]),
@@ -2298,9 +2190,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/one_call_no_id.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             notes="One whole functionCall part without an id (call_id null), with a "
             "thoughtSignature, in the same chunk as finishReason STOP.",
             blocks=[
@@ -2316,9 +2205,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/two_calls_height_weight_one_event.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             notes="Two functionCall parts with the same name in ONE chunk, no ids: two calls, "
             "height then weight, each with call_id null.",
             blocks=[m.ev([fcall("get_measurement", h), fcall("get_measurement", w)], "STOP")],
@@ -2332,9 +2218,7 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/same_name_calls_separate_chunks_with_ids.sse",
-            vendor="google",
             model="gemini-3-pro-preview",
-            doc="gemini",
             issue="NousResearch/hermes-agent#57939",
             notes="Gemini 3: each call to the same tool in its own chunk, each with its own "
             "functionCall.id (kept exactly, echoed back in functionResponse), then a final "
@@ -2357,9 +2241,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/same_name_calls_separate_chunks_no_id.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             issue="NousResearch/hermes-agent#57939",
             notes="Each call to the same tool in its own chunk, no ids: two calls with call_id "
             "null (no synthetic id), not one merged call and not a truncation.",
@@ -2379,9 +2260,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/truncated_no_finish_reason.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             notes="A functionCall chunk without finishReason, then the body stops in the middle "
             "of the next data line. No candidate finishReason ever arrived: truncated.",
             blocks=[m.ev([fcall("get_measurement", h)])],
@@ -2396,9 +2274,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/max_tokens.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             notes="Text chunks, then finishReason MAX_TOKENS: truncated.",
             blocks=[
                 m.ev([{"text": "Let me think about the"}]),
@@ -2414,9 +2289,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/error_object_mid_stream.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             notes="After a text chunk the stream carries a google.rpc error object "
             '({"error": {code 503, status UNAVAILABLE}}): provider_error.',
             blocks=[
@@ -2441,9 +2313,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/malformed_function_call.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             notes="The candidate ends with finishReason MALFORMED_FUNCTION_CALL and a "
             "finishMessage, no parts: provider_error.",
             blocks=[
@@ -2463,9 +2332,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/finish_reason_safety.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             notes="A text chunk, then the candidate stops with finishReason SAFETY and "
             "safetyRatings: provider_error.",
             blocks=[
@@ -2491,9 +2357,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/prompt_blocked.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             notes="The prompt itself is blocked: one chunk with promptFeedback.blockReason "
             "SAFETY and no candidates: provider_error.",
             blocks=[
@@ -2517,8 +2380,6 @@ def gemini_streams() -> list[Stream]:
         Stream(
             file="gemini/args_as_json_string.sse",
             vendor="google-compatible",
-            model=GEM_MODEL,
-            doc="gemini",
             notes="A proxy sends functionCall.args as a JSON-encoded string instead of an "
             "object; tolerated: parsed into the object.",
             blocks=[m.ev([fcall("get_measurement", json.dumps(w))], "STOP")],
@@ -2533,8 +2394,6 @@ def gemini_streams() -> list[Stream]:
         Stream(
             file="gemini/data_without_space_after_colon.sse",
             vendor="google-compatible",
-            model=GEM_MODEL,
-            doc="gemini",
             issue="googleapis/python-genai#2584",
             notes="Every line is 'data:{...}' with no space after the colon (valid SSE).",
             blocks=[
@@ -2556,9 +2415,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/braces_and_quotes_inside_strings.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             issue="googleapis/python-genai#2042",
             notes="Argument strings full of braces, escaped quotes and backslashes, which fool "
             "brace-counting readers; the non-SSE JSON-array framing of that bug does not apply "
@@ -2575,9 +2431,6 @@ def gemini_streams() -> list[Stream]:
     add(
         Stream(
             file="gemini/non_ascii_args.sse",
-            vendor="google",
-            model=GEM_MODEL,
-            doc="gemini",
             notes="Non-ASCII argument values (accents, CJK, an emoji with a variation selector) "
             "as raw UTF-8; the last chunk has only finishReason and no content.parts.",
             issue="agentjido/req_llm#638",

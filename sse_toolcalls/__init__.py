@@ -42,12 +42,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "MalformedStreamError",
         "ProviderError",
         "SSEToolCallsError",
+        "SandboxDeclarationError",
+        "SandboxUnavailableError",
         "StreamError",
         "StreamTimeoutError",
         "ToolError",
         "ToolExecutionError",
         "ToolTimeoutError",
         "TruncatedStreamError",
+        "UnknownDialectError",
         "UnknownToolError",
         "UsageError",
     ),
@@ -92,6 +95,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "client_for",
     ),
     "runtime.loop": ("LoopOutcome", "run_conversation"),
+    "sandbox": (
+        "HandlerRef",
+        "Sandbox",
+        "SandboxResult",
+        "Violation",
+        "ViolationKind",
+        "run_in_sandbox",
+    ),
     "simulator": ("Script", "ScriptedCall", "Simulator", "Turn"),
     "tools": ("Coercion", "Effect", "Problem", "Tool", "ToolRegistry", "ValidatedCall"),
 }
@@ -190,6 +201,8 @@ if _typing.TYPE_CHECKING:
     from .errors import LimitExceededError as LimitExceededError
     from .errors import MalformedStreamError as MalformedStreamError
     from .errors import ProviderError as ProviderError
+    from .errors import SandboxDeclarationError as SandboxDeclarationError
+    from .errors import SandboxUnavailableError as SandboxUnavailableError
     from .errors import SSEToolCallsError as SSEToolCallsError
     from .errors import StreamError as StreamError
     from .errors import StreamTimeoutError as StreamTimeoutError
@@ -197,6 +210,7 @@ if _typing.TYPE_CHECKING:
     from .errors import ToolExecutionError as ToolExecutionError
     from .errors import ToolTimeoutError as ToolTimeoutError
     from .errors import TruncatedStreamError as TruncatedStreamError
+    from .errors import UnknownDialectError as UnknownDialectError
     from .errors import UnknownToolError as UnknownToolError
     from .errors import UsageError as UsageError
     from .messages import assistant_turn as assistant_turn
@@ -233,6 +247,12 @@ if _typing.TYPE_CHECKING:
     from .runtime.clients import client_for as client_for
     from .runtime.loop import LoopOutcome as LoopOutcome
     from .runtime.loop import run_conversation as run_conversation
+    from .sandbox import HandlerRef as HandlerRef
+    from .sandbox import Sandbox as Sandbox
+    from .sandbox import SandboxResult as SandboxResult
+    from .sandbox import Violation as Violation
+    from .sandbox import ViolationKind as ViolationKind
+    from .sandbox import run_in_sandbox as run_in_sandbox
     from .simulator import Script as Script
     from .simulator import ScriptedCall as ScriptedCall
     from .simulator import Simulator as Simulator

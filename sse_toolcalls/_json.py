@@ -35,3 +35,40 @@ loads: Callable[[str | bytes | bytearray | memoryview], Any] = _first_loads
 
 dumps: Callable[[Any], bytes] = _first_dumps
 """``orjson.dumps``."""
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a parsed JSON value (``"null"``, ``"boolean"``,
+    ``"integer"``, ``"number"``, ``"string"``, ``"array"``, ``"object"``), or the Python
+    type's name for a value JSON cannot hold.
+
+    The one answer to "what JSON kind is this value" (a ``bool`` is not an integer; a
+    tuple is an array, as the encoders write it).
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+JSON_TYPE_PHRASES = {
+    "null": "null",
+    "boolean": "a boolean",
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "array": "an array",
+    "object": "an object",
+}
+"""Each JSON type as a message names it ("got an array")."""

@@ -7,8 +7,11 @@ misuse derives from ``UsageError``; refusals and failures of tools derive from
 
 from __future__ import annotations
 
+import copyreg
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from .calls import DIALECTS
 
 if TYPE_CHECKING:
     from .calls import PartialToolCall, ToolCall
@@ -17,10 +20,31 @@ if TYPE_CHECKING:
 class SSEToolCallsError(Exception):
     """Base of every exception this library raises."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # BaseException pickles as cls(*args) plus __dict__, and args holds only the
+        # message: the classes with required keyword-only arguments (limit=, provider=,
+        # reason=...) could not be unpickled. Rebuild with __new__ (no __init__) and
+        # restore the attributes, which are all of an error's state.
+        # copyreg.__newobj__ is the NEWOBJ opcode's own function (cls.__new__(cls, *args));
+        # typeshed does not list it.
+        newobj = copyreg.__newobj__  # type: ignore[attr-defined]
+        return (newobj, (type(self), *self.args), self.__dict__)
+
 
 class UsageError(SSEToolCallsError):
     """The library was used wrongly (feeding a parser after it finished or failed, an
     unknown dialect name...). Fix the calling code; retrying will not help."""
+
+
+class UnknownDialectError(UsageError):
+    """A dialect name that is not one of the known ones (``sse_toolcalls.DIALECTS``)."""
+
+    def __init__(self, dialect: object, *, expected: Sequence[str] | None = None) -> None:
+        self.dialect = dialect
+        """The name given."""
+        self.expected: tuple[str, ...] = DIALECTS if expected is None else tuple(expected)
+        """The names that would have been accepted."""
+        super().__init__(f"unknown dialect {dialect!r}; expected one of {self.expected}")
 
 
 # --------------------------------------------------------------------------------------
@@ -210,3 +234,20 @@ class CircuitOpenError(ToolError):
 class LedgerError(SSEToolCallsError):
     """The idempotency ledger could not be read or written (a locked or corrupt database
     file...). A write whose key cannot be reserved is not run."""
+
+
+class SandboxDeclarationError(UsageError):
+    """A sandbox declaration cannot be used: a size or a path that cannot be read, or a
+    handler the sandbox's child cannot import by its module path (a lambda, a closure)."""
+
+
+class SandboxUnavailableError(ToolError):
+    """No sandbox backend can enforce a tool's declaration on this machine, and running it
+    unsandboxed was not allowed: the call is refused (fail closed)."""
+
+    def __init__(
+        self, message: str, *, call: ToolCall | None = None, reasons: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message, call=call)
+        self.reasons = tuple(reasons)
+        """Why each backend tried could not be used."""

@@ -2,57 +2,26 @@
 
 Each function finds the dialect (from the calls' ``provider``, or the ``dialect``
 argument) and hands over to ``dialects/<dialect>/messages.py``, where each wire format is
-documented. Results always go back in the dialect of the calls they answer.
+documented; the dialect's ``DialectSpec`` (``dialects/<dialect>/__init__.py``) names
+them. Results always go back in the dialect of the calls they answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .calls import DIALECTS, Dialect, ToolCall, ToolResult, ToolSpec
+from .calls import Dialect, ToolCall, ToolResult, ToolSpec
 from .conversation import Conversation
-from .dialects.anthropic import messages as _anthropic
-from .dialects.gemini import messages as _gemini
-from .dialects.openai_chat import messages as _openai_chat
-from .dialects.openai_responses import messages as _openai_responses
+from .dialects import spec_for
 from .errors import UsageError
 from .naming import ToolNameMap
 
 __all__ = ["assistant_turn", "build_request", "format_results", "tool_declarations"]
 
-_Formatter = Callable[..., list[dict[str, Any]]]
-
-_RESULTS: dict[str, _Formatter] = {
-    "openai_chat": _openai_chat.format_results,
-    "openai_responses": _openai_responses.format_results,
-    "anthropic": _anthropic.format_results,
-    "gemini": _gemini.format_results,
-}
-_TURNS: dict[str, _Formatter] = {
-    "openai_chat": _openai_chat.assistant_turn,
-    "openai_responses": _openai_responses.assistant_turn,
-    "anthropic": _anthropic.assistant_turn,
-    "gemini": _gemini.assistant_turn,
-}
-_DECLARATIONS: dict[str, _Formatter] = {
-    "openai_chat": _openai_chat.tool_declarations,
-    "openai_responses": _openai_responses.tool_declarations,
-    "anthropic": _anthropic.tool_declarations,
-    "gemini": _gemini.tool_declarations,
-}
-_REQUESTS: dict[str, Callable[..., dict[str, Any]]] = {
-    "openai_chat": _openai_chat.build_request,
-    "openai_responses": _openai_responses.build_request,
-    "anthropic": _anthropic.build_request,
-    "gemini": _gemini.build_request,
-}
-
 
 def _check_dialect(dialect: str) -> Dialect:
-    if dialect not in DIALECTS:
-        raise UsageError(f"unknown dialect {dialect!r}; expected one of {DIALECTS}")
-    return dialect
+    return spec_for(dialect).name
 
 
 def _dialect_of(calls: Iterable[ToolCall], dialect: str | None) -> Dialect | None:
@@ -82,15 +51,16 @@ def format_results(
         The messages or items to append to the next request; ``[]`` for no results.
 
     Raises:
-        UsageError: results answer calls of several dialects, two answer the same call, a
-            dialect that needs ids meets a call without one, or content is not
-            JSON-encodable.
+        UsageError: results answer calls of several dialects, two answer the same call, or
+            a dialect that needs ids meets a call without one. Content JSON cannot hold
+            (a set, an object, NaN) is written as its nearest JSON value, never refused:
+            see :mod:`sse_toolcalls._jsonsafe`.
     """
     items = list(results)
     dialect = _dialect_of((r.call for r in items), None)
     if dialect is None:
         return []
-    return _RESULTS[dialect](items, names=names)
+    return spec_for(dialect).format_results(items, names=names)
 
 
 def assistant_turn(
@@ -116,7 +86,7 @@ def assistant_turn(
     found = _dialect_of(calls, dialect)
     if found is None:
         raise UsageError("a turn without calls needs its dialect")
-    return _TURNS[found](text, calls, names=names)
+    return spec_for(found).assistant_turn(text, calls, names=names)
 
 
 def tool_declarations(
@@ -126,9 +96,10 @@ def tool_declarations(
     a ``ToolNameMap`` built from the tools).
 
     Raises:
-        UsageError: an unknown dialect, duplicate tool names, or a schema Gemini cannot take.
+        UnknownDialectError: an unknown dialect.
+        UsageError: duplicate tool names, or a schema Gemini cannot take.
     """
-    return _DECLARATIONS[_check_dialect(dialect)](tools, names=names)
+    return spec_for(dialect).tool_declarations(tools, names=names)
 
 
 def build_request(
@@ -146,8 +117,9 @@ def build_request(
     for its fields and dialect-specific options.
 
     Raises:
-        UsageError: an unknown dialect, or anything the dialect's ``build_request`` raises.
+        UnknownDialectError: an unknown dialect.
+        UsageError: anything the dialect's ``build_request`` raises.
     """
-    return _REQUESTS[_check_dialect(dialect)](
+    return spec_for(dialect).build_request(
         conversation, tools, model=model, stream=stream, **options
     )

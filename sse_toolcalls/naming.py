@@ -5,7 +5,8 @@ names in a request. ``ToolNameMap`` gives every registry name a legal *wire name
 dialect, deterministically and without collisions, and maps the name a call comes back
 with to the tool the registry knows.
 
-Legal names, as each provider documents them:
+Legal names, as each provider documents them (each rule is in its dialect's
+``DialectSpec.name_rule``, ``dialects/<dialect>/__init__.py``):
 
 - OpenAI Chat Completions and Responses: "a-z, A-Z, 0-9, or contain underscores and
   dashes, with a maximum length of 64" (``^[a-zA-Z0-9_-]{1,64}$``).
@@ -22,11 +23,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import _adopt
-from .calls import DIALECTS, Dialect, ToolCall
+from .calls import Dialect, ToolCall
 from .errors import UsageError
 
 __all__ = ["NameRule", "ToolNameMap", "is_legal_name", "name_rule"]
@@ -46,19 +47,6 @@ class NameRule:
     """When set, the first character must match it (Gemini: a letter or underscore)."""
 
 
-_OPENAI_RULE = NameRule(pattern=re.compile(r"[a-zA-Z0-9_-]+"), max_length=64, first_char=None)
-
-_RULES: Mapping[Dialect, NameRule] = {
-    "openai_chat": _OPENAI_RULE,
-    "openai_responses": _OPENAI_RULE,
-    "anthropic": NameRule(pattern=re.compile(r"[a-zA-Z0-9_-]+"), max_length=64, first_char=None),
-    "gemini": NameRule(
-        pattern=re.compile(r"[a-zA-Z0-9_.:-]+"),
-        max_length=64,
-        first_char=re.compile(r"[a-zA-Z_]"),
-    ),
-}
-
 # Generated names use only the characters every dialect accepts, so a wire name never
 # depends on a character one provider might start refusing.
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
@@ -71,19 +59,19 @@ def name_rule(dialect: str) -> NameRule:
     """The naming rule of ``dialect``.
 
     Raises:
-        UsageError: ``dialect`` is not one of the library's dialects.
+        UnknownDialectError: ``dialect`` is not one of the library's dialects.
     """
-    try:
-        return _RULES[dialect]  # type: ignore[index]
-    except KeyError:
-        raise UsageError(f"unknown dialect {dialect!r}; expected one of {DIALECTS}") from None
+    # Imported here: the dialects' message modules import this module for ToolNameMap.
+    from .dialects import spec_for
+
+    return spec_for(dialect).name_rule
 
 
 def is_legal_name(dialect: str, name: str) -> bool:
     """Whether ``dialect`` accepts ``name`` as a function name as it is.
 
     Raises:
-        UsageError: ``dialect`` is unknown.
+        UnknownDialectError: ``dialect`` is unknown.
     """
     rule = name_rule(dialect)
     if not name or len(name) > rule.max_length or rule.pattern.fullmatch(name) is None:
@@ -133,7 +121,8 @@ class ToolNameMap:
         """Build the map for ``names`` (the registry's tool names) in ``dialect``.
 
         Raises:
-            UsageError: ``dialect`` is unknown, or a name appears twice.
+            UnknownDialectError: ``dialect`` is unknown.
+            UsageError: a name appears twice.
         """
         rule = name_rule(dialect)
         self.dialect: Dialect = dialect  # type: ignore[assignment]

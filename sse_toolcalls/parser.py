@@ -7,9 +7,8 @@ calls, the finish); :class:`ToolCallParser` yields only the complete calls.
 
 from __future__ import annotations
 
-from . import _json
 from .calls import Dialect, StreamEvent, ToolCall, ToolCallCompleted
-from .dialects import detect_dialect, reassembler_for
+from .dialects import accepts_unterminated, detect_dialect, reassembler_for
 from .dialects._common import Reassembler
 from .errors import MalformedStreamError, SSEToolCallsError, TruncatedStreamError, UsageError
 from .sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent, SSEFramer
@@ -48,7 +47,7 @@ class StreamParser:
     @property
     def dialect(self) -> Dialect | None:
         """The dialect being parsed (``None`` until it is recognised)."""
-        return None if self._reassembler is None else self._reassembler.provider
+        return None if self._reassembler is None else self._reassembler.dialect
 
     def feed(self, data: bytes) -> list[StreamEvent]:
         """Take the next bytes; return the stream events they complete.
@@ -87,14 +86,10 @@ class StreamParser:
         self._check_open()
         try:
             out: list[StreamEvent] = []
-            for event in self._framer.feed(b"\n\n"):
-                # Servers that omit the final blank line (openai-node#2725) leave their last
-                # event undispatched, and the spec discards it. We accept it only when its
-                # data is whole JSON (or [DONE]): a cut line can never pass for complete.
-                if not _is_whole(event.data):
-                    break
+            # A final event without its blank line is read when its dialect says it is
+            # whole (DialectSpec.accepts_unterminated); the framer owns the flush.
+            for event in self._framer.finish(unterminated=self._accepts_unterminated):
                 out.extend(self._route(event))
-            self._framer.finish()
             if self._reassembler is None:
                 if self._held:
                     raise MalformedStreamError(
@@ -113,6 +108,9 @@ class StreamParser:
             raise self._unexpected(exc) from exc
         self._state = "finished"
         return out
+
+    def _accepts_unterminated(self, data: str) -> bool:
+        return accepts_unterminated(self.dialect, data)
 
     def _unexpected(self, exc: Exception) -> MalformedStreamError:
         """Only our exceptions leave the core: anything else that escaped the framer or a
@@ -145,16 +143,6 @@ class StreamParser:
         held, self._held = self._held, []
         held.append(event)
         return reassembler.handle(held)
-
-
-def _is_whole(data: str) -> bool:
-    if data == "[DONE]":
-        return True
-    try:
-        _json.loads(data)
-    except ValueError:
-        return False
-    return True
 
 
 class ToolCallParser:

@@ -7,6 +7,7 @@ that implement a rule quote it. No I/O, no clocks: the caller owns the socket.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from .errors import (
@@ -307,23 +308,34 @@ class SSEFramer:
         lines.append("")
         return self._lines(lines)
 
-    def finish(self) -> list[ServerSentEvent]:
-        """Declare the end of the stream.
+    def finish(self, *, unterminated: Callable[[str], bool] | None = None) -> list[ServerSentEvent]:
+        """Declare the end of the stream; refuse further input.
 
         "Once the end of the file is reached, any pending data must be discarded. (If the
         file ends in the middle of an event, before the final empty line, the incomplete
-        event is not dispatched.)" So this never returns events; it exists so that callers
-        treat every framer alike, and it refuses further input.
+        event is not dispatched.)" So by default this returns no events.
+
+        ``unterminated`` is for a caller that knows its format: servers that omit the
+        final blank line (openai-node#2725) leave their last event undispatched. Given
+        that event's data, it says whether the event is whole (a cut line can never pass
+        for whole JSON); the events it accepts are returned, up to the first it refuses.
 
         Raises:
             UsageError: the framer already finished or failed.
         """
         if self._state != "open":
             raise UsageError(f"the framer has {self._state}; it takes no more input")
+        out: list[ServerSentEvent] = []
+        if unterminated is not None:
+            # The blank line the server left out; its events are kept only when whole.
+            for event in self.feed(b"\n\n"):
+                if not unterminated(event.data):
+                    break
+                out.append(event)
         self._state = "finished"
         self._pending = bytearray()
         self._data = []
-        return []
+        return out
 
     # ----------------------------------------------------------------------------------
 

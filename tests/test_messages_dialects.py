@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sse_toolcalls._jsonsafe import dumps_safe
 from sse_toolcalls.calls import DIALECTS, Dialect, ToolCall, ToolResult, ToolSpec
 from sse_toolcalls.dialects.anthropic import messages as anthropic
 from sse_toolcalls.dialects.gemini import messages as gemini
@@ -334,13 +335,17 @@ def test_two_results_for_one_call_are_refused() -> None:
         format_results([ToolResult(call=a, content="1"), ToolResult(call=a, content="2")])
 
 
-def test_unencodable_content_is_a_usage_error() -> None:
-    bad = ToolResult(call=call("openai_chat", 0, "c"), content={"x": {1, 2}})
-    with pytest.raises(UsageError, match="JSON"):
-        format_results([bad])
-    bad_gemini = ToolResult(call=call("gemini", 0, None), content={"x": object()})
-    with pytest.raises(UsageError, match="JSON"):
-        format_results([bad_gemini])
+def test_content_json_cannot_hold_is_written_as_its_nearest_json_value() -> None:
+    # After a tool ran, writing its result must not fail (issue 9): a set is an array,
+    # an object its text, NaN null, a lone surrogate U+FFFD.
+    odd = ToolResult(
+        call=call("openai_chat", 0, "c"), content={"x": {1, 2}, "n": float("nan"), "s": "\ud800"}
+    )
+    (message,) = format_results([odd])
+    assert orjson.loads(message["content"]) == {"x": [1, 2], "n": None, "s": "\ufffd"}
+    gemini_odd = ToolResult(call=call("gemini", 0, None), content={"x": object()})
+    (turn,) = format_results([gemini_odd])
+    assert "<object object at " in dumps_safe(turn).decode()
 
 
 def test_turn_without_calls_needs_a_dialect() -> None:

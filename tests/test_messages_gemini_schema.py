@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls.dialects.gemini.messages import gemini_schema
+from sse_toolcalls.dialects.gemini.schema import gemini_schema
 from sse_toolcalls.errors import UsageError
 
 

@@ -32,6 +32,7 @@ from sse_toolcalls import (
     ToolError,
     ToolResult,
     TruncatedStreamError,
+    UnknownDialectError,
 )
 
 ROOT = sse_toolcalls.__name__
@@ -121,7 +122,8 @@ def test_dir_lists_the_lazy_names_before_they_load() -> None:
 
 def test_public_classes_carry_the_root_path_however_imported() -> None:
     # A fresh interpreter imports every defining module directly, never through the root's
-    # lazy lookup: the path must not depend on what was imported first.
+    # lazy lookup: the path must not depend on what was imported first. (type's own repr:
+    # an enum's metaclass shows "<enum 'Name'>", without the module.)
     modules = sorted(set(sse_toolcalls._HOME.values()))
     code = (
         "import importlib\n"
@@ -130,7 +132,7 @@ def test_public_classes_carry_the_root_path_however_imported() -> None:
         "for name, module in rows:\n"
         "    value = getattr(mods[module], name)\n"
         "    if isinstance(value, type):\n"
-        "        print(name, value.__module__, repr(value))\n"
+        "        print(name, value.__module__, type.__repr__(value))\n"
     )
     result = _run(code)
     assert result.returncode == 0, result.stderr
@@ -198,24 +200,67 @@ def test_exceptions_pickle_by_the_root_path(error: SSEToolCallsError) -> None:
     assert vars(copy) == vars(error)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="known, not from the __module__ change: BaseException pickles only the message, "
-    "so unpickling misses these constructors' required keyword-only arguments",
-)
-@pytest.mark.parametrize(
-    "error",
-    [
-        EventTooLargeError("big", limit=1, size=2),
-        ProviderError("overloaded", provider="anthropic", code="overloaded_error"),
-        StreamTimeoutError("slow", provider="gemini"),
-        TruncatedStreamError("cut", reason="eof", provider="openai_chat"),
-    ],
-    ids=lambda error: type(error).__name__,
-)
-def test_exceptions_with_required_keywords_do_not_unpickle(error: SSEToolCallsError) -> None:
-    _round_trip(error)
+# One instance of every public exception class, each with its keyword arguments set to
+# values other than their defaults (so a lost attribute shows).
+EVERY_ERROR: list[SSEToolCallsError] = [
+    SSEToolCallsError("boom"),
+    sse_toolcalls.UsageError("misuse"),
+    UnknownDialectError("cohere"),
+    sse_toolcalls.StreamError("stream"),
+    sse_toolcalls.FramingError("framing"),
+    EventTooLargeError("big", limit=1, size=2),
+    MalformedStreamError("bad", provider="gemini", data="{"),
+    sse_toolcalls.LimitExceededError(
+        "deep", limit_name="MAX_EVENT_DEPTH", limit=3, size=4, provider="anthropic", data="[["
+    ),
+    ProviderError(
+        "overloaded",
+        provider="anthropic",
+        code="overloaded_error",
+        status=529,
+        retryable=True,
+        retry_after=1.5,
+        body={"type": "error"},
+    ),
+    StreamTimeoutError("slow", provider="gemini", status=504),
+    TruncatedStreamError(
+        "cut",
+        reason="eof",
+        provider="openai_chat",
+        completed=[CALL],
+        partial=[PartialToolCall(index=1, name="g", call_id="c2", raw_arguments='{"b"')],
+        text="hi",
+    ),
+    ToolError("failed", call=CALL),
+    sse_toolcalls.UnknownToolError("unknown", call=CALL),
+    InvalidArgumentsError("invalid", call=CALL, problems=("p",)),
+    sse_toolcalls.ToolExecutionError("raised", call=CALL),
+    sse_toolcalls.ToolTimeoutError("late", call=CALL),
+    sse_toolcalls.CircuitOpenError("open", call=CALL),
+    sse_toolcalls.LedgerError("locked"),
+]
+
+
+def test_every_public_exception_class_is_in_the_pickling_table() -> None:
+    public = {
+        value
+        for name in ALL
+        if isinstance(value := getattr(sse_toolcalls, name), type)
+        and issubclass(value, BaseException)
+    }
+    assert public == {type(error) for error in EVERY_ERROR}
+
+
+@pytest.mark.parametrize("error", EVERY_ERROR, ids=lambda error: type(error).__name__)
+def test_every_exception_round_trips_with_its_attributes(error: SSEToolCallsError) -> None:
+    # BaseException pickles only its args (the message): the classes with required
+    # keyword-only arguments did not unpickle at all before SSEToolCallsError.__reduce__.
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        copy = pickle.loads(pickle.dumps(error, protocol=protocol))
+        assert type(copy) is type(error)
+        assert copy.args == error.args
+        assert str(copy) == str(error)
+        assert vars(copy) == vars(error)
 
 
 def test_the_contract_names_are_at_the_root() -> None:

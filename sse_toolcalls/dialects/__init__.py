@@ -1,4 +1,5 @@
-"""The wire formats: one package per dialect, and recognising a dialect from its stream."""
+"""The wire formats: one package per dialect, the one table of them, and recognising a
+dialect from its stream."""
 
 from __future__ import annotations
 
@@ -6,22 +7,19 @@ from typing import Any
 
 from .. import _json
 from ..calls import DIALECTS, Dialect
-from ..errors import UsageError
+from ..errors import UnknownDialectError
 from ..sse import ServerSentEvent
+from . import anthropic, gemini, openai_chat, openai_responses
 from ._common import Reassembler
-from .anthropic import AnthropicReassembler
-from .gemini import GeminiReassembler
-from .openai_chat import ChatReassembler
-from .openai_responses import ResponsesReassembler
+from ._spec import DialectSpec
 
-__all__ = ["DIALECTS", "detect_dialect", "reassembler_for"]
+__all__ = ["DIALECTS", "DialectSpec", "detect_dialect", "reassembler_for", "spec_for"]
 
-_REASSEMBLERS: dict[str, type[Reassembler]] = {
-    "openai_chat": ChatReassembler,
-    "openai_responses": ResponsesReassembler,
-    "anthropic": AnthropicReassembler,
-    "gemini": GeminiReassembler,
+SPECS: dict[str, DialectSpec] = {
+    spec.name: spec
+    for spec in (openai_chat.SPEC, openai_responses.SPEC, anthropic.SPEC, gemini.SPEC)
 }
+"""The one table of dialects, in the order of ``DIALECTS``."""
 
 _ANTHROPIC_TYPES = frozenset(
     {
@@ -36,17 +34,34 @@ _ANTHROPIC_TYPES = frozenset(
 )
 
 
+def spec_for(dialect: str) -> DialectSpec:
+    """The description of a dialect.
+
+    Raises:
+        UnknownDialectError: the name is not one of ``DIALECTS``.
+    """
+    try:
+        return SPECS[dialect]
+    except (KeyError, TypeError):
+        # TypeError: an unhashable value given as the name is as unknown as any other.
+        raise UnknownDialectError(dialect) from None
+
+
 def reassembler_for(dialect: str, *, rich: bool = True) -> Reassembler:
     """A fresh reassembler for a dialect name.
 
     Raises:
-        UsageError: the name is not one of ``DIALECTS``.
+        UnknownDialectError: the name is not one of ``DIALECTS``.
     """
-    try:
-        factory = _REASSEMBLERS[dialect]
-    except KeyError:
-        raise UsageError(f"unknown dialect {dialect!r}; expected one of {DIALECTS}") from None
-    return factory(rich=rich)
+    return spec_for(dialect).reassembler(rich=rich)
+
+
+def accepts_unterminated(dialect: str | None, data: str) -> bool:
+    """Whether a final event without its blank line, with this data, is read: by the
+    dialect's own rule, or by any dialect's while it is not yet known."""
+    if dialect is not None:
+        return spec_for(dialect).accepts_unterminated(data)
+    return any(spec.accepts_unterminated(data) for spec in SPECS.values())
 
 
 def detect_dialect(event: ServerSentEvent) -> Dialect | None:

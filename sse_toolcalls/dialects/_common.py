@@ -1,4 +1,6 @@
-"""What every dialect's reassembler shares: argument parsing, pending calls, errors.
+"""What every dialect's reassembler shares: argument parsing, pending calls, truncation.
+
+Error objects are read by :mod:`sse_toolcalls.provider_errors`, for streams and HTTP alike.
 
 Protocol knowledge does not live here; each wire format's rules are in its own package.
 """
@@ -24,7 +26,6 @@ from ..calls import (
 from ..errors import (
     LimitExceededError,
     MalformedStreamError,
-    ProviderError,
     SSEToolCallsError,
     TruncatedStreamError,
 )
@@ -48,108 +49,6 @@ The arguments limit plus room for the deepest envelope around arguments (Gemini'
 ``candidates[0].content.parts[0].functionCall.args`` is 6 levels), so arguments at their
 limit always arrive. Past it the event is refused: :class:`LimitExceededError`. Other
 events are read by orjson alone, whose own limit is 1,024 levels."""
-
-# Error types and codes that name a transient condition, across the four providers
-# (Anthropic error.type, OpenAI error.type/code, Google RPC status).
-_RETRYABLE_CODES = frozenset(
-    {
-        "overloaded_error",
-        "rate_limit_error",
-        "api_error",
-        "timeout_error",
-        "server_error",
-        "rate_limit_exceeded",
-        "internal_error",
-        "internal_server_error",
-        "service_unavailable",
-        "overloaded",
-        "timeout",
-        "RESOURCE_EXHAUSTED",
-        "UNAVAILABLE",
-        "INTERNAL",
-        "DEADLINE_EXCEEDED",
-        "ABORTED",
-    }
-)
-# Codes that mean "retrying the same request will fail again", even under a 429 status
-# (OpenAI answers an exhausted quota with 429 insufficient_quota).
-_PERMANENT_CODES = frozenset(
-    {
-        "insufficient_quota",
-        "invalid_request_error",
-        "authentication_error",
-        "permission_error",
-        "not_found_error",
-        "invalid_api_key",
-        "billing_error",
-        "request_too_large",
-        "context_length_exceeded",
-        "tool_use_failed",
-        "INVALID_ARGUMENT",
-        "PERMISSION_DENIED",
-        "UNAUTHENTICATED",
-        "NOT_FOUND",
-        "FAILED_PRECONDITION",
-    }
-)
-
-
-def is_retryable(code: str | None, status: int | None) -> bool:
-    """Whether an error with this code and HTTP status is worth retrying."""
-    if code in _PERMANENT_CODES:
-        return False
-    if code in _RETRYABLE_CODES:
-        return True
-    if status is None:
-        return False
-    # 409 is a lock or conflict on the provider's side; OpenAI's and Anthropic's SDKs retry it.
-    return status in (408, 409, 429, 529) or 500 <= status <= 599
-
-
-def provider_error(
-    provider: str | None,
-    message: str,
-    *,
-    code: str | None = None,
-    status: int | None = None,
-    body: Any = None,
-) -> ProviderError:
-    """Build a classified :class:`ProviderError`."""
-    return ProviderError(
-        message or (code or "the provider reported an error"),
-        provider=provider,
-        code=code,
-        status=status,
-        retryable=is_retryable(code, status),
-        body=body,
-    )
-
-
-def error_from_payload(provider: str | None, payload: Any, raw: str) -> ProviderError:
-    """Read an error object in any of the providers' shapes.
-
-    Shapes: ``{"error": {"type"|"code"|"status", "message"}}`` (OpenAI, Anthropic, Google),
-    ``{"type": "error", "code", "message"}`` (Responses), or plain text.
-    """
-    if not isinstance(payload, dict):
-        return provider_error(provider, raw.strip()[:500], body=raw)
-    err = payload.get("error")
-    if not isinstance(err, dict):
-        err = payload
-    message = err.get("message")
-    code: Any = None
-    for key in ("type", "code", "status"):
-        value = err.get(key)
-        if isinstance(value, str) and value and value != "error":
-            code = value
-            break
-    status = err.get("code") if isinstance(err.get("code"), int) else None
-    if isinstance(err.get("status"), int):
-        status = err["status"]
-    if not isinstance(message, str):
-        message = str(message) if message is not None else ""
-    return provider_error(provider, message, code=code, status=status, body=payload)
-
 
 # orjson turns integers beyond 64 bits into floats, silently losing digits; JSON text with
 # a run of 19 or more digits is handed to the stdlib parser, which keeps them exact. The
@@ -233,8 +132,18 @@ def loads_strict(text: str, *, depth: int = MAX_EVENT_DEPTH) -> Any:
     return json.loads(text)
 
 
+def is_whole_json(data: str) -> bool:
+    """Whether ``data`` is whole JSON text: the test for a final event that lacks its
+    blank line (a cut line can never pass for whole JSON)."""
+    try:
+        _json.loads(data)
+    except ValueError:
+        return False
+    return True
+
+
 def load_json(
-    event: ServerSentEvent, provider: str, *, exact: bool = False, depth: int = MAX_EVENT_DEPTH
+    event: ServerSentEvent, dialect: str, *, exact: bool = False, depth: int = MAX_EVENT_DEPTH
 ) -> Any:
     """Parse an event's data as JSON, or raise :class:`MalformedStreamError`.
 
@@ -246,17 +155,17 @@ def load_json(
     try:
         return loads_strict(event.data, depth=depth) if exact else _json.loads(event.data)
     except _TooDeepError as exc:
-        raise _event_too_deep(exc, provider, event.data) from exc
+        raise _event_too_deep(exc, dialect, event.data) from exc
     except ValueError as exc:
         if event.data.isspace():
             return None
         raise MalformedStreamError(
-            f"{provider}: event data is not JSON ({exc})", provider=provider, data=event.data
+            f"{dialect}: event data is not JSON ({exc})", provider=dialect, data=event.data
         ) from exc
 
 
 def event_object(
-    event: ServerSentEvent, provider: str, *, exact: bool = False
+    event: ServerSentEvent, dialect: str, *, exact: bool = False
 ) -> dict[str, Any] | None:
     """The event's data as a JSON object, or ``None`` for empty or blank data (and JSON
     ``null``): keep-alives with nothing to read.
@@ -275,29 +184,29 @@ def event_object(
         # Measuring every event's depth cost 0.6 us of its 2 us (two str.count, timeit).
         payload = loads_strict(data) if exact else _json.loads(data)
     except _TooDeepError as exc:
-        raise _event_too_deep(exc, provider, data) from exc
+        raise _event_too_deep(exc, dialect, data) from exc
     except ValueError as exc:
         if data.isspace():
             return None
         raise MalformedStreamError(
-            f"{provider}: event data is not JSON ({exc})", provider=provider, data=data
+            f"{dialect}: event data is not JSON ({exc})", provider=dialect, data=data
         ) from exc
     if type(payload) is dict:
         return payload
     if payload is None:
         return None
     raise MalformedStreamError(
-        f"{provider}: an event must be a JSON object", provider=provider, data=data
+        f"{dialect}: an event must be a JSON object", provider=dialect, data=data
     )
 
 
-def _event_too_deep(exc: _TooDeepError, provider: str, data: str) -> LimitExceededError:
+def _event_too_deep(exc: _TooDeepError, dialect: str, data: str) -> LimitExceededError:
     return LimitExceededError(
-        f"{provider}: an event's JSON nests {exc.depth} levels, over MAX_EVENT_DEPTH={exc.limit}",
+        f"{dialect}: an event's JSON nests {exc.depth} levels, over MAX_EVENT_DEPTH={exc.limit}",
         limit_name="MAX_EVENT_DEPTH",
         limit=exc.limit,
         size=exc.depth,
-        provider=provider,
+        provider=dialect,
         data=data,
     )
 
@@ -325,7 +234,7 @@ def _too_deep_arguments(exc: _TooDeepError) -> str:
     return f"arguments nest {exc.depth} levels, over MAX_ARGUMENTS_DEPTH={exc.limit}"
 
 
-def wire_string(value: Any, field: str, provider: str) -> str | None:
+def wire_string(value: Any, field: str, dialect: str) -> str | None:
     """A wire field that names or identifies a call (its name, its id, its item id): the
     string, or ``None`` for JSON ``null`` or an absent field.
 
@@ -340,23 +249,14 @@ def wire_string(value: Any, field: str, provider: str) -> str | None:
     if value is None or type(value) is str:
         return value
     raise MalformedStreamError(
-        f"{provider}: a call's {field} must be a string, got {_json_kind(value)}",
-        provider=provider,
+        f"{dialect}: a call's {field} must be a string, got {_json_kind(value)}",
+        provider=dialect,
     )
 
 
 def _json_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
+    kind = _json.json_type(value)
+    return _json.JSON_TYPE_PHRASES.get(kind, kind)
 
 
 def _nesting(value: Any) -> int:
@@ -376,7 +276,7 @@ def _nesting(value: Any) -> int:
     return deepest
 
 
-def check_nesting(value: Any, provider: str | None = None) -> None:
+def check_nesting(value: Any, dialect: str | None = None) -> None:
     """Refuse a parsed value (arguments sent as an object) nested past ``MAX_EVENT_DEPTH``.
 
     Raises:
@@ -389,7 +289,7 @@ def check_nesting(value: Any, provider: str | None = None) -> None:
             limit_name="MAX_EVENT_DEPTH",
             limit=MAX_EVENT_DEPTH,
             size=depth,
-            provider=provider,
+            provider=dialect,
         )
 
 
@@ -461,13 +361,13 @@ class PendingCall:
 class Reassembler:
     """Base of the per-dialect reassemblers: one instance per streamed response.
 
-    A subclass implements ``dispatch`` (its own table maps event types to handlers) and
+    A subclass implements ``on_event`` (its own table maps event types to handlers) and
     ``finish``. ``handle`` returns the rich stream events a batch of SSE events produced;
     with ``rich=False`` only completed calls and the finish are produced (the fast path
     the complete-calls API uses).
     """
 
-    provider: ClassVar[Dialect]
+    dialect: ClassVar[Dialect]
 
     def __init__(self, *, rich: bool = True) -> None:
         self.rich = rich
@@ -490,7 +390,7 @@ class Reassembler:
             TruncatedStreamError: an event ends the turn early (a token limit).
             MalformedStreamError: an event cannot be read in this dialect.
         """
-        dispatch = self.dispatch
+        on_event = self.on_event
         event = None
         try:
             for event in events:
@@ -500,7 +400,7 @@ class Reassembler:
                     # read (proxies send a second [DONE], usage chunks, keep-alives). One
                     # rule for every dialect, here (issue 9).
                     break
-                dispatch(event)
+                on_event(event)
         except SSEToolCallsError:
             raise
         except Exception as exc:
@@ -509,14 +409,14 @@ class Reassembler:
             # Any other exception is caught too: only our exceptions leave the core
             # (STYLE 6), each root cause also being fixed where it arose.
             raise MalformedStreamError(
-                f"{self.provider}: event has an unexpected shape ({type(exc).__name__}: {exc})",
-                provider=self.provider,
+                f"{self.dialect}: event has an unexpected shape ({type(exc).__name__}: {exc})",
+                provider=self.dialect,
                 data=event.data if event is not None else "",
             ) from exc
         out, self.out = self.out, []
         return out
 
-    def dispatch(self, event: ServerSentEvent) -> None:
+    def on_event(self, event: ServerSentEvent) -> None:
         """Route one event to its handler (subclasses define the routing)."""
         raise NotImplementedError
 
@@ -593,7 +493,7 @@ class Reassembler:
         done = ToolCall(
             name=call.name,
             args=args,
-            provider=self.provider,
+            provider=self.dialect,
             call_id=call.call_id,
             index=call.index,
             raw_arguments=raw,
@@ -621,9 +521,9 @@ class Reassembler:
     ) -> TruncatedStreamError:
         """Build the error for a turn that was cut (the caller raises it)."""
         return TruncatedStreamError(
-            f"{self.provider}: {message}",
+            f"{self.dialect}: {message}",
             reason=reason,
-            provider=self.provider,
+            provider=self.dialect,
             completed=self.completed,
             partial=[call.partial() for call in pending or ()],
             text="".join(self.text_parts),

@@ -17,11 +17,16 @@
   itself once; if its next call to the same tool is refused again, the reply is the
   ``tool_arguments`` fallback.
 - **Step limit**: the ``step_limit`` fallback.
+- **Anything else** (a bug here or in a handler's result, an exception a stream should
+  never raise): the ``internal_error`` fallback, with the exception and its traceback in
+  the diagnostics and the log. Only cancellation, and misuse found before any tool ran
+  (``UsageError``), leave :meth:`Agent.run` as exceptions.
 """
 
 from __future__ import annotations
 
 import logging
+import traceback
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -29,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from .._jsonsafe import clean_text, safe_repr, safe_str
 from ..calls import StreamFinished, ToolCall, ToolResult, ToolSpec
 from ..conversation import (
     AssistantMessage,
@@ -39,8 +45,9 @@ from ..conversation import (
 )
 from ..errors import StreamError, StreamTimeoutError, TruncatedStreamError, UsageError
 from .breaker import CircuitBreaker
-from .diagnostics import Diagnostic, from_exception, report
+from .diagnostics import MAX_BODY_CHARS, Diagnostic, from_exception, report
 from .dispatch import (
+    DEFAULT_MAX_CALLS_PER_TURN,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_READ_RETRIES,
     CallReport,
@@ -122,6 +129,7 @@ class Agent:
         max_steps: int = DEFAULT_MAX_STEPS,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         read_retries: int = DEFAULT_READ_RETRIES,
+        max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN,
         request_timeout: float | None = None,
         options: dict[str, Any] | None = None,
     ) -> None:
@@ -136,6 +144,8 @@ class Agent:
             max_steps: assistant turns per run (at least 1).
             max_concurrency: calls of one turn running at once.
             read_retries: extra runs of a failed read tool.
+            max_calls_per_turn: calls one assistant turn may ask for; a turn asking for
+                more is refused whole (every call gets a ``too_many_calls`` result).
             request_timeout: seconds one request (its whole stream) may take, or
                 ``None``; a stream going silent is the client's ``idle_timeout``.
             options: request options sent with every request (``temperature``...).
@@ -155,6 +165,7 @@ class Agent:
             breaker=breaker,
             max_concurrency=max_concurrency,
             read_retries=read_retries,
+            max_calls_per_turn=max_calls_per_turn,
         )
         """Runs each turn's calls."""
         self.retry = retry if retry is not None else RetryPolicy()
@@ -189,7 +200,8 @@ class Agent:
             The reply: the final answer, or a fallback message, never empty.
 
         Raises:
-            UsageError: the conversation cannot be encoded for the client's dialect.
+            UsageError: the conversation cannot be encoded for the client's dialect,
+                found before any tool ran (after one ran, the reply is a fallback).
             Cancellation from the caller, unswallowed.
         """
         run = _Run(
@@ -200,7 +212,16 @@ class Agent:
             conversation_id or uuid.uuid4().hex,
             lang or self.lang,
         )
-        return await run.go()
+        try:
+            return await run.go()
+        except UsageError as exc:
+            if not run.reports:
+                raise  # misuse, and nothing has run yet: the caller must hear of it
+            return run.crashed(exc)
+        except Exception as exc:
+            # Defence in depth: each failure we know of is handled where it happens;
+            # this is the last line, so that the user always gets a reply.
+            return run.crashed(exc)
 
 
 class _Run:
@@ -296,6 +317,18 @@ class _Run:
                 provider=_dialect(agent.client),
             )
         return last
+
+    def crashed(self, exc: Exception) -> AgentReply:
+        """The ``internal_error`` fallback for an exception that stopped the run."""
+        trace = "".join(traceback.format_exception(exc))
+        diagnostic = Diagnostic(
+            kind="internal_error",
+            message=f"the run stopped on an unexpected {type(exc).__name__}: {safe_str(exc)}",
+            exception=safe_repr(exc),
+            body=clean_text(trace[-MAX_BODY_CHARS:]),
+        )
+        self.diagnostics.append(report(diagnostic, level=logging.ERROR))
+        return self._fallback("internal_error")
 
     def _note(self, diagnostic: Diagnostic) -> None:
         self.diagnostics.append(report(diagnostic, level=logging.WARNING))

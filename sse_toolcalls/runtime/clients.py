@@ -18,6 +18,7 @@ import anyio
 import httpx
 
 from .. import _adopt
+from .._jsonsafe import dumps_safe
 from ..calls import (
     Dialect,
     StreamEvent,
@@ -28,7 +29,7 @@ from ..calls import (
     ToolSpec,
 )
 from ..conversation import Conversation
-from ..errors import ProviderError, StreamTimeoutError, UsageError
+from ..errors import ProviderError, StreamTimeoutError, UnknownDialectError, UsageError
 from ..messages import build_request
 from ..naming import ToolNameMap
 from .edge import TIMEOUT_CODE, aiter_events, aiter_tool_calls
@@ -160,7 +161,12 @@ class ProviderClient:
         )
 
     async def _open(self, body: dict[str, Any]) -> httpx.Response:
-        request = self._http.build_request("POST", self.url(), json=body, headers=self.headers())
+        # Our own encoder, not httpx's json=: the stdlib's refuses NaN and lone surrogates,
+        # which an echoed argument object can hold, and this request is often the one
+        # that carries a tool's result after the tool ran.
+        request = self._http.build_request(
+            "POST", self.url(), content=dumps_safe(body), headers=self.headers()
+        )
         try:
             return await self._http.send(request, stream=True)
         except httpx.TimeoutException as exc:
@@ -298,12 +304,13 @@ def client_for(dialect: str, **kwargs: Any) -> ProviderClient:
     """A client for ``dialect``; ``kwargs`` as in :class:`ProviderClient`.
 
     Raises:
-        UsageError: an unknown dialect, or no API key.
+        UnknownDialectError: an unknown dialect.
+        UsageError: no API key.
     """
     try:
         cls = CLIENTS[dialect]
     except KeyError:
-        raise UsageError(f"unknown dialect {dialect!r}; expected one of {tuple(CLIENTS)}") from None
+        raise UnknownDialectError(dialect, expected=tuple(CLIENTS)) from None
     return cls(**kwargs)
 
 

@@ -253,7 +253,7 @@ def aiter_tool_calls(
             ``"timeout"``, retryable).
         TruncatedStreamError: the stream ended before its dialect's end marker.
         MalformedStreamError, FramingError: the stream cannot be understood.
-        UsageError: an unknown dialect name.
+        UnknownDialectError: an unknown dialect name.
     """
     parser = ToolCallParser(dialect)
     return _apump(response, parser, dialect, idle_timeout)

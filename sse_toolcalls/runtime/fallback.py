@@ -22,10 +22,11 @@ __all__ = [
     "resolve_language",
 ]
 
-FallbackReason = Literal["provider_unavailable", "tool_arguments", "step_limit"]
+FallbackReason = Literal["provider_unavailable", "tool_arguments", "step_limit", "internal_error"]
 """Why the fallback is shown: the provider could not answer (after retries, or with a
 permanent error, or an empty answer); the model failed to call a tool correctly twice in
-a row; the conversation hit its step limit."""
+a row; the conversation hit its step limit; an unexpected exception stopped the run (a
+bug: :meth:`~.agent.Agent.run` answers anyway, and the diagnostics hold the exception)."""
 
 DEFAULT_LANGUAGE = "en"
 """The language used when the user's has no catalogue."""
@@ -35,16 +36,27 @@ MESSAGES: dict[str, dict[FallbackReason, str]] = {
         "provider_unavailable": "I couldn't get a response. Please try again.",
         "tool_arguments": "I couldn't complete that request. Please try again.",
         "step_limit": "I couldn't finish that request in time. Please try again.",
+        "internal_error": "Something went wrong on my side. Please try again.",
     },
     "pt-BR": {
         "provider_unavailable": "Não consegui obter uma resposta. Tente novamente.",
         "tool_arguments": "Não consegui concluir esse pedido. Tente novamente.",
         "step_limit": "Não consegui concluir esse pedido a tempo. Tente novamente.",
+        "internal_error": "Algo deu errado do meu lado. Tente novamente.",
     },
 }
 """The catalogue: language tag (BCP 47) -> reason -> message."""
 
-_REASONS: tuple[FallbackReason, ...] = ("provider_unavailable", "tool_arguments", "step_limit")
+_REASONS: tuple[FallbackReason, ...] = (
+    "provider_unavailable",
+    "tool_arguments",
+    "step_limit",
+    "internal_error",
+)
+_OPTIONAL: dict[FallbackReason, FallbackReason] = {"internal_error": "provider_unavailable"}
+"""Reasons added after the first catalogues: a language registered without one shows its
+message for the reason given here (a catalogue written before the reason existed keeps
+working)."""
 
 
 def resolve_language(tag: str) -> str:
@@ -77,11 +89,17 @@ def fallback_message(reason: FallbackReason = "provider_unavailable", lang: str 
 def register_language(tag: str, messages: Mapping[FallbackReason, str]) -> None:
     """Add (or replace) the messages of one language.
 
+    ``internal_error`` may be left out: that language's ``provider_unavailable`` message
+    is used for it.
+
     Raises:
         UsageError: a reason is missing or a message is empty: a user must never be
             shown nothing.
     """
-    missing = [r for r in _REASONS if not messages.get(r, "").strip()]
+    missing = [r for r in _REASONS if r not in _OPTIONAL and not messages.get(r, "").strip()]
     if missing:
         raise UsageError(f"the messages for {tag!r} lack {missing}")
-    MESSAGES[tag] = {r: messages[r] for r in _REASONS}
+    given = {r: messages[r] for r in _REASONS if messages.get(r, "").strip()}
+    for reason, instead in _OPTIONAL.items():
+        given.setdefault(reason, given[instead])
+    MESSAGES[tag] = given

@@ -1,25 +1,21 @@
-"""HTTP error statuses and bodies to :class:`ProviderError`, in every provider's shape.
+"""HTTP error answers to :class:`ProviderError`: what is HTTP about them.
 
 Pure functions (the clock is a parameter), so the edge, the clients and the tests share
-them. The body shapes:
-
-- OpenAI and compatibles: ``{"error": {"message", "type", "param", "code"}}``
-- Anthropic: ``{"type": "error", "error": {"type", "message"}}``
-- Gemini: ``{"error": {"code", "message", "status"}}``, sometimes wrapped in a list
+them. This module reads the status, ``Retry-After``, ``retry-after-ms``,
+``x-should-retry`` and bounds the body; the error object inside the body is read by the
+core's one reader (:mod:`sse_toolcalls.provider_errors`), which streams use too.
 """
 
 from __future__ import annotations
 
 import email.utils
 import math
+import re
 import time
 from collections.abc import Mapping
-from typing import Any
 
-import orjson
-
-from ..dialects._common import is_retryable
 from ..errors import ProviderError
+from ..provider_errors import error_from_payload, is_retryable, parse_error_body
 
 MAX_ERROR_BODY_BYTES = 64 * 1024
 """How much of an error body is read, in bytes: real error bodies are well under 2 KiB;
@@ -41,6 +37,29 @@ def header(headers: Mapping[str, str] | None, name: str) -> str | None:
     return None
 
 
+MAX_RETRY_AFTER = 86_400.0
+"""Largest wait a ``Retry-After`` / ``retry-after-ms`` header can ask for, in seconds (one
+day): longer than any provider's real hint (rate-limit windows are seconds to minutes;
+a daily quota resets within a day), so a hostile or broken header (``1e308``, a date in
+the year 9999) still reads as "wait long", but as a finite, usable number. What the
+retry loop actually waits is capped again by ``RetryPolicy.max_retry_after``."""
+
+# RFC 9110 section 10.2.3: delta-seconds = 1*DIGIT. A fraction is accepted as well, as
+# the SDKs do for retry-after-ms ("1500.5"); signs, exponents, "_" and "inf" are not.
+_DELTA = re.compile(r"[0-9]+(?:\.[0-9]+)?", re.ASCII)
+
+
+def _delta(text: str, unit: float) -> float | None:
+    """Seconds of a delta in ``unit`` seconds, clamped to ``MAX_RETRY_AFTER``; ``None``
+    when the text is not a delta."""
+    text = text.strip()
+    if not _DELTA.fullmatch(text):
+        return None
+    # float() of a digit string is linear and turns 5,000 digits into inf, never an
+    # error; the clamp keeps it finite.
+    return min(float(text) * unit, MAX_RETRY_AFTER)
+
+
 def parse_retry_after(
     headers: Mapping[str, str] | None, *, now: float | None = None
 ) -> float | None:
@@ -49,66 +68,43 @@ def parse_retry_after(
     ``retry-after-ms`` (OpenAI, Anthropic) wins over ``Retry-After``, which is either
     delta-seconds or an HTTP-date (RFC 9110 section 10.2.3). A date in the past gives 0.
     ``now`` is the current time in seconds since the epoch (default: the system clock).
+
+    Returns:
+        ``None``, or a finite number of seconds from 0 to :data:`MAX_RETRY_AFTER`
+        (a longer wait asked for reads as the maximum).
     """
     millis = header(headers, "retry-after-ms")
     if millis is not None:
-        try:
-            value = float(millis)
-        except ValueError:
-            value = -1.0
-        if math.isfinite(value) and value >= 0:
-            return value / 1000.0
+        value = _delta(millis, 0.001)
+        if value is not None:
+            return value
     raw = header(headers, "retry-after")
     if raw is None:
         return None
-    raw = raw.strip()
+    seconds = _delta(raw, 1.0)
+    if seconds is not None:
+        return seconds
     try:
-        seconds = float(raw)
-    except ValueError:
-        pass
-    else:
-        return seconds if math.isfinite(seconds) and seconds >= 0 else None
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
+        when = email.utils.parsedate_to_datetime(raw.strip())
+        if when.tzinfo is None:
+            return None
+        stamp = when.timestamp()
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
     current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
+    wait = stamp - current
+    if not math.isfinite(wait):  # pragma: no cover - timestamps of valid dates are finite
+        return None
+    return min(max(0.0, wait), MAX_RETRY_AFTER)
 
 
 def is_retryable_status(status: int) -> bool:
     """True for statuses worth retrying after a wait (408, 409, 429, every 5xx incl. 529).
 
-    The rule is the dialects' own (:func:`sse_toolcalls.dialects._common.is_retryable`),
+    The rule is the core's own (:func:`sse_toolcalls.provider_errors.is_retryable`),
     so an error event in a stream and an HTTP error status are classified alike.
     """
     return is_retryable(None, status)
-
-
-def _error_object(parsed: Any) -> tuple[str | None, str | None]:
-    """``(code, message)`` from a parsed error body of any of the known shapes."""
-    if isinstance(parsed, list) and parsed:
-        # Gemini's streaming endpoint wraps its error object in a list.
-        parsed = parsed[0]
-    if not isinstance(parsed, dict):
-        return None, None
-    error = parsed.get("error")
-    if isinstance(error, str):
-        return None, error
-    if not isinstance(error, dict):
-        message = parsed.get("message") or parsed.get("detail")
-        return None, message if isinstance(message, str) else None
-    message = error.get("message")
-    code: Any = None
-    if isinstance(error.get("status"), str):
-        code = error["status"]  # Gemini: RESOURCE_EXHAUSTED, UNAVAILABLE...
-    elif error.get("code") not in (None, ""):
-        code = error["code"]  # OpenAI: rate_limit_exceeded, insufficient_quota...
-    elif isinstance(error.get("type"), str):
-        code = error["type"]  # Anthropic: overloaded_error; OpenAI without a code
-    return (None if code is None else str(code)), (message if isinstance(message, str) else None)
 
 
 def provider_error_from_http(
@@ -125,35 +121,27 @@ def provider_error_from_http(
     be, else its text (at most 500 characters) becomes the message. ``x-should-retry``
     (OpenAI, Anthropic) overrides the status-based classification.
     """
-    text = body[:MAX_ERROR_BODY_BYTES]
-    parsed: Any = None
-    try:
-        parsed = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        parsed = None
-    code, message = _error_object(parsed)
-    if message is None:
-        snippet = text.decode("utf-8", "replace").strip()[:500]
-        message = snippet or f"HTTP {status}"
-    # One rule for in-stream and HTTP errors: the code decides when it is known
-    # (insufficient_quota under a 429 is permanent), the status otherwise.
-    retryable = is_retryable(code, status)
+    parsed, text = parse_error_body(body[:MAX_ERROR_BODY_BYTES])
+    # One reader for in-stream and HTTP errors (sse_toolcalls.provider_errors): the code
+    # decides when it is known (insufficient_quota under a 429 is permanent), the status
+    # otherwise; x-should-retry, an HTTP fact, overrides both.
+    retryable = None
     should_retry = header(headers, "x-should-retry")
     if should_retry is not None and should_retry.strip().lower() in {"true", "false"}:
         retryable = should_retry.strip().lower() == "true"
-    return ProviderError(
-        message,
-        provider=provider,
-        code=code,
+    return error_from_payload(
+        provider,
+        parsed,
+        text,
         status=status,
         retryable=retryable,
         retry_after=parse_retry_after(headers, now=now),
-        body=parsed if parsed is not None else text.decode("utf-8", "replace"),
     )
 
 
 __all__ = [
     "MAX_ERROR_BODY_BYTES",
+    "MAX_RETRY_AFTER",
     "header",
     "is_retryable_status",
     "parse_retry_after",

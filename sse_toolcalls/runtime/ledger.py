@@ -22,18 +22,22 @@ server...): ``reserve`` must be atomic, as a compare-and-set.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import enum
 import hashlib
 import json
+import math
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-import orjson
-
+from .._jsonsafe import MAX_DEPTH, MAX_INT_BITS, dumps_safe, safe_repr
 from ..errors import LedgerError
 
 __all__ = [
@@ -46,12 +50,13 @@ __all__ = [
     "SQLiteLedger",
     "canonical_arguments",
     "idempotency_key",
+    "key_arguments",
 ]
 
 LedgerState = Literal["in_flight", "done"]
 """``in_flight``: started, never confirmed; ``done``: ran, result recorded."""
 
-KEY_VERSION = "v1"
+KEY_VERSION = "v2"
 """Part of every derived key: a change to the derivation changes the version, so old
 ledger rows can never be mistaken for new ones."""
 
@@ -130,35 +135,151 @@ class IdempotencyLedger(Protocol):
 # Keys.
 
 
-def canonical_arguments(arguments: dict[str, Any]) -> str:
-    """The canonical JSON text of validated arguments: keys sorted at every depth, no
-    insignificant whitespace, UTF-8 kept as is. Equal arguments give equal text whatever
-    order the model wrote them in."""
-    return _dumps(arguments, sort_keys=True)
+class _NoCanonicalForm(ValueError):
+    """A value with no canonical text (an arbitrary object, a cycle, too deep)."""
 
 
-def _dumps(value: Any, *, sort_keys: bool = False) -> str:
+_CANONICAL_DEPTH = MAX_DEPTH
+"""Deepest nesting given a canonical form, in levels (the limit of every JSON value we
+write; the registry refuses arguments far shallower, see ``MAX_ARGUMENT_DEPTH``)."""
+
+
+def canonical_arguments(arguments: Any) -> str:
+    """The canonical text of the arguments a handler receives: equal values, equal text.
+
+    "Equal" is equality of JSON values, as the handler sees them:
+
+    - **numbers** by exact value, whatever their spelling or Python type: ``125``,
+      ``125.0``, ``1.25e2`` and ``12500e-2`` all reach the handler equal to ``125`` and
+      give ``125``; an integral float is written as its exact integer, any other float
+      as its shortest round-trip text (``0.1``); ``-0.0`` is ``0``; NaN and the
+      infinities (which no valid call holds) are ``NaN``, ``Infinity``, ``-Infinity``.
+      Booleans are not numbers (``true`` is not ``1``).
+    - **strings** by code point, written with ASCII escapes (so a lone surrogate is
+      written as ``\\ud800`` and never fails). No Unicode normalisation: NFC ``"é"`` and
+      NFD ``"é"`` are different strings to the handler (two different file names on
+      Linux), so they are two requests; the key follows what the handler receives.
+    - **objects** with keys sorted (by their canonical text), at every depth; arrays in
+      order (tuples as arrays); sets in sorted order.
+    - values a function tool decodes: enum members by their value, UUIDs as text,
+      dates and times in ISO 8601 (an aware ``datetime`` in UTC, since instants equal
+      under ``==`` are one request), dataclasses and pydantic models by their fields.
+
+    Returns:
+        ASCII text.
+
+    Raises:
+        ValueError: ``arguments`` holds a value of none of these kinds (an arbitrary
+            object), a cycle, or nesting deeper than ``MAX_DEPTH``;
+            :func:`idempotency_key` then falls back to the JSON arguments.
+    """
+    out: list[str] = []
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else 0).decode()
-    except TypeError:
-        # orjson stops at 64-bit integers; the stdlib writes any integer exactly.
-        return json.dumps(value, sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False)
+        _canonical(arguments, out, _CANONICAL_DEPTH, set())
+    except RecursionError as exc:  # a pydantic model_dump recursing, say
+        raise _NoCanonicalForm("nested too deep") from exc
+    return "".join(out)
+
+
+def _number_text(value: int | float) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if not value.is_integer():
+            return repr(value)
+        value = int(value)
+    if value.bit_length() > MAX_INT_BITS:
+        # Python will not print integers this long in decimal; hex is exact and cheap,
+        # and the "0x" keeps it apart from every decimal spelling.
+        return hex(value)
+    return str(value)
+
+
+def _canonical(value: Any, out: list[str], depth: int, path: set[int]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        out.append(_number_text(value))
+    elif isinstance(value, str):
+        out.append(json.dumps(value, ensure_ascii=True))
+    elif isinstance(value, enum.Enum):
+        _canonical(value.value, out, depth, path)
+    elif isinstance(value, datetime.datetime):
+        if value.utcoffset() is not None:
+            value = value.astimezone(datetime.UTC)
+        out.append(json.dumps(value.isoformat()))
+    elif isinstance(value, datetime.date | datetime.time):
+        out.append(json.dumps(value.isoformat()))
+    elif isinstance(value, uuid.UUID):
+        out.append(json.dumps(str(value)))
+    else:
+        _canonical_container(value, out, depth, path)
+
+
+def _canonical_container(value: Any, out: list[str], depth: int, path: set[int]) -> None:
+    if depth <= 0:
+        raise _NoCanonicalForm(f"nested deeper than {_CANONICAL_DEPTH} levels")
+    if id(value) in path:
+        raise _NoCanonicalForm("a value that contains itself")
+    path.add(id(value))
+    if isinstance(value, dict):
+        items = [(_item_text(k, depth, path), v) for k, v in value.items()]
+        items.sort(key=lambda kv: kv[0])
+        out.append("{")
+        for n, (key, item) in enumerate(items):
+            out.append("," if n else "")
+            out.append(key)
+            out.append(":")
+            _canonical(item, out, depth - 1, path)
+        out.append("}")
+    elif isinstance(value, list | tuple):
+        out.append("[")
+        for n, item in enumerate(value):
+            out.append("," if n else "")
+            _canonical(item, out, depth - 1, path)
+        out.append("]")
+    elif isinstance(value, set | frozenset):
+        texts = sorted(_item_text(v, depth, path) for v in value)
+        out.append("[" + ",".join(texts) + "]")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        _canonical_container(fields, out, depth, path)
+    elif callable(getattr(value, "model_dump", None)):
+        _canonical(value.model_dump(mode="json"), out, depth - 1, path)
+    else:
+        raise _NoCanonicalForm(f"a {type(value).__name__} has no canonical form")
+    path.discard(id(value))
+
+
+def _item_text(value: Any, depth: int, path: set[int]) -> str:
+    part: list[str] = []
+    _canonical(value, part, depth - 1, path)
+    return "".join(part)
 
 
 def idempotency_key(
     *,
     tool: str,
-    arguments: dict[str, Any],
+    arguments: Any,
     conversation_id: str,
     turn: int,
     occurrence: int = 0,
+    json_arguments: dict[str, Any] | None = None,
 ) -> str:
     """The idempotency key of one write call, independent of the provider's call id.
 
     The key is the SHA-256 (hex) of, joined by NUL bytes: :data:`KEY_VERSION`, the
     conversation id, the turn number, the tool name, :func:`canonical_arguments` of the
-    *validated* arguments (after coercion, so ``"5"`` and ``5`` for an integer are one
-    call), and the occurrence number.
+    arguments *the handler receives* (after coercion and decoding, so ``"5"``, ``5``
+    and ``5.0`` for an integer are one call), and the occurrence number. Text is
+    encoded as UTF-8 with lone surrogates passed through, so no id or name can make it
+    fail.
 
     Why not the call id: providers re-issue a call with a new id when a turn is
     regenerated (a retried request, a resumed conversation), and the write must still be
@@ -169,24 +290,45 @@ def idempotency_key(
 
     Args:
         tool: the tool name.
-        arguments: the validated arguments.
+        arguments: the handler's keyword arguments.
         conversation_id: a stable id of the conversation (the caller's; keep it across
             restarts to be protected across restarts).
         turn: which assistant turn of the conversation asked for the call, from 0.
         occurrence: how many identical calls came before it in the same turn.
+        json_arguments: the validated JSON arguments, used (marked as such) when
+            ``arguments`` hold a value with no canonical form (an arbitrary object a
+            decoder made); decoding is deterministic, so equal JSON gives equal
+            handler arguments.
 
     Returns:
-        64 hexadecimal characters.
+        64 hexadecimal characters; never raises.
     """
     parts = (
         KEY_VERSION,
         conversation_id,
         str(turn),
         tool,
-        canonical_arguments(arguments),
+        key_arguments(arguments, json_arguments),
         str(occurrence),
     )
-    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def key_arguments(arguments: Any, json_arguments: dict[str, Any] | None = None) -> str:
+    """The arguments part of :func:`idempotency_key`: :func:`canonical_arguments` of
+    ``arguments``, else of ``json_arguments`` (marked ``json:``), else a ``repr:``
+    (only for a direct call with an arbitrary object); never raises."""
+    try:
+        return canonical_arguments(arguments)
+    except _NoCanonicalForm:
+        pass
+    if json_arguments is not None:
+        try:
+            return "json:" + canonical_arguments(json_arguments)
+        except _NoCanonicalForm:
+            pass
+    # Only reached by a direct call with an arbitrary object and no JSON arguments.
+    return "repr:" + safe_repr(arguments)
 
 
 # --------------------------------------------------------------------------------------
@@ -356,7 +498,7 @@ class SQLiteLedger:
     ) -> None:
         """See :meth:`IdempotencyLedger.record`."""
         now = self._clock()
-        text = _dumps(content)
+        text = dumps_safe(content).decode("utf-8")
         with self._lock:
             try:
                 self._db.execute(

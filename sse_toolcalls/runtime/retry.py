@@ -3,7 +3,7 @@
 Transient (retried): a :class:`ProviderError` marked ``retryable`` (connection errors,
 timeouts including :class:`StreamTimeoutError`, 408, 409, 429, every 5xx, 529, and the
 overloaded or rate-limit error events, all classified by
-:func:`sse_toolcalls.dialects._common.is_retryable`), and a stream cut before its end
+:func:`sse_toolcalls.provider_errors.is_retryable`), and a stream cut before its end
 marker (:class:`TruncatedStreamError` with reason ``"eof"``: the connection dropped).
 Everything else is permanent: an invalid request, authentication, an exhausted quota, a
 stream that stopped at the token limit (asking again gives the same cut), a stream that

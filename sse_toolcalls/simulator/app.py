@@ -25,6 +25,7 @@ from .script import (
     ErrorEvent,
     HTTPError,
     OneByteAtATime,
+    RawBody,
     Script,
     ScriptedCall,
     Stall,
@@ -334,7 +335,7 @@ class SimulatorApp:
 
     def _issue(self, dialect: str, turn: Turn, turn_number: int) -> None:
         """Remember the calls this turn sends, so the next request can be checked."""
-        if isinstance(turn.fault, CutInArguments | ErrorEvent | HTTPError | Stall):
+        if isinstance(turn.fault, CutInArguments | ErrorEvent | HTTPError | Stall | RawBody):
             # Nothing complete reaches the client: it will ask again with the same results.
             # (A stall's calls are issued once the whole stream went out: see _answer.)
             return
@@ -460,6 +461,8 @@ class SimulatorApp:
             chunks = encode_cut_in_arguments(dialect, turn, model=model, turn_number=turn_number)
         elif isinstance(fault, ErrorEvent):
             chunks = encode_error_event(dialect, turn, fault, model=model, turn_number=turn_number)
+        elif isinstance(fault, RawBody):
+            chunks = list(fault.chunks)
         else:
             chunks = encode_turn(dialect, turn, model=model, turn_number=turn_number)
         completed = await _stream(send, receive, chunks, fault)

@@ -17,8 +17,7 @@ from typing import Any
 
 import orjson
 
-from ..calls import DIALECTS
-from ..errors import UsageError
+from ..errors import UnknownDialectError, UsageError
 from .script import ErrorEvent, Turn, resolved_call_id
 
 _CREATED = 1_700_000_000
@@ -396,7 +395,7 @@ def _encoders(dialect: str) -> tuple[_Encoder, _ErrorEncoder]:
     try:
         return _ENCODERS[dialect]
     except KeyError:
-        raise UsageError(f"unknown dialect {dialect!r}; expected one of {DIALECTS}") from None
+        raise UnknownDialectError(dialect) from None
 
 
 def encode_turn(
@@ -409,7 +408,8 @@ def encode_turn(
     is ignored here: see :func:`encode_cut_in_arguments` and :func:`encode_error_event`.
 
     Raises:
-        UsageError: unknown dialect, or a fragment size below 1.
+        UnknownDialectError: an unknown dialect.
+        UsageError: a fragment size below 1.
     """
     encoder, _ = _encoders(dialect)
     return [event.data for event in encoder(turn, model=model, turn_number=turn_number)]
@@ -425,7 +425,8 @@ def encode_cut_in_arguments(
     No end marker follows: a client must report a truncated stream.
 
     Raises:
-        UsageError: unknown dialect, or the turn has no call to cut.
+        UnknownDialectError: an unknown dialect.
+        UsageError: the turn has no call to cut.
     """
     encoder, _ = _encoders(dialect)
     events = encoder(turn, model=model, turn_number=turn_number)
@@ -453,7 +454,7 @@ def encode_error_event(
     error event (Responses adds ``response.failed``, as the API does).
 
     Raises:
-        UsageError: unknown dialect.
+        UnknownDialectError: an unknown dialect.
     """
     encoder, error_encoder = _encoders(dialect)
     head = [e.data for e in encoder(turn, model=model, turn_number=turn_number)]
@@ -504,7 +505,7 @@ def error_body(dialect: str, status: int, message: str = "") -> bytes:
     ``{"error": {"code", "message", "status"}}``.
 
     Raises:
-        UsageError: unknown dialect.
+        UnknownDialectError: an unknown dialect.
     """
     _encoders(dialect)
     text = message or _DEFAULT_MESSAGES.get(status, f"HTTP {status}")

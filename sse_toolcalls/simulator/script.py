@@ -90,7 +90,20 @@ class OneByteAtATime:
     """Write the response body one byte per write: the client must reassemble anyway."""
 
 
-Fault = CutInArguments | ErrorEvent | HTTPError | Stall | OneByteAtATime
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawBody:
+    """Answer with these bytes as the event stream (status 200, the dialect's content
+    type), one write per chunk, instead of the turn's own events: random bytes, invalid
+    UTF-8, hand-made events, a mangled copy of an encoded turn. The turn's calls are not
+    issued (the client may or may not find calls in the bytes), so give the script
+    ``check_results=False`` when a later request may carry results for them. Python
+    only: the JSON script format has no bytes."""
+
+    chunks: tuple[bytes, ...]
+    """The body, in the writes it goes out in."""
+
+
+Fault = CutInArguments | ErrorEvent | HTTPError | Stall | OneByteAtATime | RawBody
 """Anything that can go wrong in a turn."""
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from ..errors import UsageError
+from ..errors import UnknownDialectError, UsageError
 from .app import RecordedRequest, SimulatorApp
 from .script import Script, Turn
 
@@ -84,9 +84,11 @@ class Simulator:
         """The base URL a client of ``dialect`` expects: with ``/v1`` for the OpenAI
         dialects (as their SDKs and compatible servers use), the bare root otherwise."""
         try:
-            return self.base_url + _DIALECT_PREFIX[dialect]
+            prefix = _DIALECT_PREFIX[dialect]
         except KeyError:
-            raise UsageError(f"unknown dialect {dialect!r}") from None
+            # Before the URL: a wrong name is the caller's error whether or not we run.
+            raise UnknownDialectError(dialect, expected=tuple(_DIALECT_PREFIX)) from None
+        return self.base_url + prefix
 
     @property
     def requests(self) -> tuple[RecordedRequest, ...]:

@@ -40,20 +40,15 @@ tool fits the request, so it need not force an unsuitable one.
 
 from __future__ import annotations
 
-import dataclasses
-import datetime
 import difflib
-import enum
 import functools
 import inspect
-import json
 import logging
-import math
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
+from .._jsonsafe import clean_text, dumps_safe, json_value, safe_str
 from ..calls import ToolCall, ToolResult, ToolSpec
 from ..errors import (
     CircuitOpenError,
@@ -143,7 +138,8 @@ class ValidatedCall:
     """The tool it calls."""
 
     arguments: dict[str, Any]
-    """The validated JSON arguments, after coercion (what an idempotency key is made of)."""
+    """The validated JSON arguments, after coercion (an idempotency key is made of
+    ``kwargs``, and of these only when a decoded value has no canonical form)."""
 
     kwargs: dict[str, Any]
     """The keyword arguments the handler receives (decoded for function tools)."""
@@ -475,39 +471,33 @@ class ToolRegistry:
                     value = await value
         except Exception as exc:
             raise ToolExecutionError(
-                f"{validated.tool.name} raised {type(exc).__name__}: {exc}", call=validated.call
+                f"{validated.tool.name} raised {type(exc).__name__}: {safe_str(exc)}",
+                call=validated.call,
             ) from exc
         return value
 
     def result(self, validated: ValidatedCall, value: Any) -> ToolResult:
-        """Make the ok result of a call from its handler's return value.
+        """Make the ok result of a call from its handler's return value; never raises.
 
         Strings are sent as they are; ``dict`` and ``list`` as JSON values; dataclasses,
         pydantic models, enums, dates, UUIDs, tuples and sets are turned into JSON first;
-        numbers, booleans and ``None`` are sent as their JSON text.
+        numbers, booleans and ``None`` are sent as their JSON text. What JSON cannot hold
+        is mapped to the nearest JSON value (:mod:`sse_toolcalls._jsonsafe`: lone
+        surrogates replaced, bytes decoded, NaN as ``null``, cycles cut, any other object
+        as its ``str``): the handler has run by now, so the model must hear what it
+        answered, and an error result would invite it to run the tool again.
 
         Returns:
             A :class:`ToolResult` addressed to the call.
-
-        Raises:
-            ToolExecutionError: the value cannot be represented as JSON.
         """
-        try:
-            content = _content(value)
-        except (TypeError, ValueError) as exc:
-            raise ToolExecutionError(
-                f"{validated.tool.name} returned a value that is not JSON: {exc}",
-                call=validated.call,
-            ) from exc
-        return ToolResult(call=validated.call, content=content)
+        return ToolResult(call=validated.call, content=_content(value))
 
     async def run(self, call: ToolCall) -> ToolResult:
         """Check ``call``, run it within its tool's timeout, and answer it.
 
         Returns:
             The result addressed to ``call``: ok, or ``is_error=True`` for an unknown
-            tool, invalid arguments, a handler that raised or returned something that is
-            not JSON, or a timeout.
+            tool, invalid arguments, a handler that raised, or a timeout.
         """
         outcome = self.validate(call)
         if isinstance(outcome, ToolResult):
@@ -590,7 +580,7 @@ class ToolRegistry:
         else:
             cause = exc.__cause__
             detail = type(cause).__name__ if cause is not None else "error"
-            if self.show_error_details and cause is not None and str(cause):
+            if self.show_error_details and cause is not None and safe_str(cause):
                 detail += f": {_first_line(cause)}"
             logger.warning("tool %r failed: %s", name, exc, exc_info=cause or exc)
             content = {
@@ -635,7 +625,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = safe_str(exc).strip().splitlines()
     return text[0][:300] if text else type(exc).__name__
 
 
@@ -648,39 +638,8 @@ def _is_async(handler: Callable[..., Any]) -> bool:
 
 def _content(value: Any) -> str | dict[str, Any] | list[Any]:
     if isinstance(value, str):
-        return value
-    data = _jsonable(value)
-    if isinstance(data, dict | list):
-        return data
-    return json.dumps(data, allow_nan=False)
-
-
-def _jsonable(value: Any) -> Any:
-    """The JSON value of a handler's return value (raises TypeError / ValueError)."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{value!r} is not a JSON number")
-        return value
-    if isinstance(value, enum.Enum):
-        return _jsonable(value.value)
-    if isinstance(value, datetime.date | datetime.time):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"object key {key!r} is not a string")
-            out[key] = _jsonable(item)
-        return out
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_jsonable(item) for item in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return _jsonable(dump(mode="json"))
-    raise TypeError(f"a {type(value).__name__} is not JSON")
+        return clean_text(value)
+    data = json_value(value)
+    if isinstance(data, dict | list | str):
+        return data  # a str here is the text of a value JSON cannot hold (bytes, objects)
+    return dumps_safe(data).decode("utf-8")

@@ -9,8 +9,14 @@ made, and every :class:`Problem` found: each one has the JSON path of the offend
 
 Problem kinds: ``unknown_tool``, ``invalid_json``, ``missing_field``, ``unexpected_field``,
 ``wrong_type``, ``not_in_enum``, ``bad_format``, ``out_of_range``, ``too_short``,
-``too_long``, ``pattern_mismatch``, ``not_unique``, ``no_matching_alternative`` and
-``constraint`` (any other keyword, with ``jsonschema``'s own wording).
+``too_long``, ``pattern_mismatch``, ``not_unique``, ``no_matching_alternative``,
+``too_deep`` (nesting past :data:`MAX_ARGUMENT_DEPTH`), ``more_problems`` (the count of
+problems past :data:`MAX_REPORTED_PROBLEMS`) and ``constraint`` (any other keyword, with
+``jsonschema``'s own wording).
+
+Bounded work on hostile arguments: nesting is checked (without recursion) before
+``jsonschema`` sees the value, every quoted value is rendered only as far as a message
+shows it, and a message is at most :data:`MAX_MESSAGE_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -18,10 +24,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from .._json import json_type
 from ..errors import UsageError
 from .coercion import COERCIBLE_TYPES, coerce_string
 from .formats import FORMAT_HINTS, format_checker
@@ -31,6 +38,9 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 __all__ = [
+    "MAX_ARGUMENT_DEPTH",
+    "MAX_MESSAGE_CHARS",
+    "MAX_REPORTED_PROBLEMS",
     "ArgumentValidator",
     "Coercion",
     "Problem",
@@ -119,38 +129,88 @@ _TYPE_PHRASES = {
 }
 
 
+MAX_ARGUMENT_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted in one call's arguments, in levels (the
+arguments object itself is level 1). Real tool arguments nest a handful of levels;
+``jsonschema`` validates recursively (several frames per level) and so does any handler
+walking the value, so a hostile 1,000-level value would raise ``RecursionError`` there.
+Deeper arguments are refused with one ``too_deep`` problem before validation."""
+
+MAX_REPORTED_PROBLEMS = 20
+"""Problems listed in one refusal: a model fixes a call from its first few problems, and
+an array of 100,000 wrong items must not become a 100,000-entry result; the rest are
+counted in one ``more_problems`` entry."""
+
+MAX_MESSAGE_CHARS = 300
+"""Longest problem message, in characters (``jsonschema``'s own wording quotes whole
+values)."""
+
+
+def _tokens(value: Any, depth: int) -> Iterator[str]:
+    """JSON text of ``value`` in pieces, lazily, so a caller can stop after a few."""
+    if isinstance(value, str):
+        yield json.dumps(value[: _SHOWN_CHARS + 1], ensure_ascii=False)
+    elif isinstance(value, list | tuple | dict):
+        if depth <= 0:
+            yield "..."
+            return
+        if isinstance(value, dict):
+            yield "{"
+            for n, (key, item) in enumerate(value.items()):
+                yield ", " if n else ""
+                yield from _tokens(str(key), depth - 1)
+                yield ": "
+                yield from _tokens(item, depth - 1)
+            yield "}"
+            return
+        yield "["
+        for n, item in enumerate(value):
+            yield ", " if n else ""
+            yield from _tokens(item, depth - 1)
+        yield "]"
+    else:
+        try:
+            yield json.dumps(value)
+        except (TypeError, ValueError):
+            yield f"<{type(value).__name__}>"
+
+
 def _show(value: Any) -> str:
-    """Render a value for a message: strings single-quoted, the rest as JSON."""
+    """Render a value for a message: strings single-quoted, the rest as JSON; at most
+    about ``_SHOWN_CHARS`` characters, whatever the size or depth of the value."""
     if isinstance(value, str):
         return repr(value) if len(value) <= _SHOWN_CHARS else repr(value[:_SHOWN_CHARS]) + "..."
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
+    pieces: list[str] = []
+    size = 0
+    for piece in _tokens(value, _SHOWN_CHARS):
+        pieces.append(piece)
+        size += len(piece)
+        if size > _SHOWN_CHARS:
+            break
+    text = "".join(pieces)
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "..."
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+def too_deep(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> list[str | int] | None:
+    """The path of the first array or object nested deeper than ``limit`` levels in
+    ``value`` (``value`` itself at level 1), or ``None``. Iterative: any depth is safe."""
+    stack: list[tuple[Any, int, list[str | int]]] = [(value, 1, [])]
+    while stack:
+        node, level, parts = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        if level > limit:
+            return parts
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, item in items:
+            if isinstance(item, dict | list):
+                stack.append((item, level + 1, [*parts, key]))
+    return None
 
 
 def _describe(value: Any) -> str:
     """Say what a value is, for ``got ...``: ``the string '5'``, ``the number 2.7``."""
-    kind = _json_type(value)
+    kind = json_type(value)
     if kind in {"null", "boolean"}:
         return _show(value)
     if kind == "integer":
@@ -201,11 +261,15 @@ def _wanted_types(error: ValidationError) -> tuple[str, ...]:
 
 def _json_container_hint(value: Any, wanted: Sequence[str]) -> str:
     """Tell a model that stringified a structure to send the structure itself."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or value.lstrip()[:1] not in ("[", "{"):
         return ""
+    import orjson
+
     try:
-        parsed = json.loads(value)
-    except ValueError:
+        # orjson, not json: it refuses nesting past 1,024 levels with its own error,
+        # where the stdlib recurses ("[" * 100_000 raised RecursionError here).
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
         return ""
     if isinstance(parsed, list) and "array" in wanted:
         return "; send the array itself, not a string containing it"
@@ -436,6 +500,17 @@ class ArgumentValidator:
             valid, and then ``arguments`` is what the tool should receive (a coerced copy
             when ``coercions`` is not empty, else ``args`` itself).
         """
+        deep = too_deep(args)
+        if deep is not None:
+            problem = Problem(
+                path=path_text(deep),
+                kind="too_deep",
+                message=(
+                    f"nests arrays and objects more than {MAX_ARGUMENT_DEPTH} levels deep; "
+                    "send a flatter value"
+                ),
+            )
+            return args, (), (problem,)
         errors = list(self._validator.iter_errors(args))
         if not errors:
             return args, (), ()
@@ -467,10 +542,26 @@ class ArgumentValidator:
 def _collect(errors: Iterable[ValidationError]) -> tuple[Problem, ...]:
     seen: set[tuple[str, str, str]] = set()
     out: list[Problem] = []
+    more = 0
     for error in errors:
-        for problem in _problems_of(error):
+        for found in _problems_of(error):
+            problem = found
+            if len(found.message) > MAX_MESSAGE_CHARS:
+                problem = replace(found, message=found.message[:MAX_MESSAGE_CHARS] + "...")
             key = (problem.path, problem.kind, problem.message)
-            if key not in seen:
-                seen.add(key)
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(out) < MAX_REPORTED_PROBLEMS:
                 out.append(problem)
+            else:
+                more += 1
+    if more:
+        out.append(
+            Problem(
+                path="$",
+                kind="more_problems",
+                message=f"and {more} more problems like these; fix the ones listed first",
+            )
+        )
     return tuple(out)

@@ -4,10 +4,14 @@ classification, and the wait the provider asked for."""
 from __future__ import annotations
 
 import email.utils
+import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sse_toolcalls.runtime.http_errors import (
+    MAX_RETRY_AFTER,
     is_retryable_status,
     parse_retry_after,
     provider_error_from_http,
@@ -29,10 +33,43 @@ NOW = 1_750_000_000.0
         ({"Retry-After": "nan"}, None),
         ({"Retry-After": "tomorrow"}, None),
         ({}, None),
+        # Hostile hints: bounded where they are read (issue 9).
+        ({"Retry-After": "9" * 5000}, MAX_RETRY_AFTER),
+        ({"Retry-After": "99999999999"}, MAX_RETRY_AFTER),
+        ({"retry-after-ms": "9" * 400}, MAX_RETRY_AFTER),
+        ({"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"}, MAX_RETRY_AFTER),
+        ({"Retry-After": "1e308"}, None),
+        ({"Retry-After": "inf"}, None),
+        ({"Retry-After": "1_000"}, None),
+        ({"retry-after-ms": "nan", "Retry-After": "-inf"}, None),
+        ({"retry-after-ms": "-5", "Retry-After": "2"}, 2.0),
+        ({"Retry-After": "Fri, 31 Dec 9999 23:59:59 +9999"}, None),
     ],
 )
 def test_retry_after(headers: dict[str, str], expected: float | None) -> None:
     assert parse_retry_after(headers, now=NOW) == expected
+
+
+@settings(max_examples=300)
+@given(
+    st.dictionaries(
+        st.sampled_from(["Retry-After", "retry-after-ms", "retry-after"]),
+        st.text() | st.from_regex(r"\A[0-9.e+-]{0,40}\Z") | st.integers().map(str),
+    ),
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
+)
+def test_any_retry_after_header_reads_as_nothing_or_a_bounded_wait(
+    headers: dict[str, str], now: float
+) -> None:
+    wait = parse_retry_after(headers, now=now)
+    assert wait is None or (math.isfinite(wait) and 0.0 <= wait <= MAX_RETRY_AFTER)
+
+
+def test_the_provider_error_carries_the_bounded_wait() -> None:
+    error = provider_error_from_http(
+        429, b"{}", {"retry-after": "9" * 5000}, provider="openai_chat"
+    )
+    assert error.retry_after == MAX_RETRY_AFTER
 
 
 @pytest.mark.parametrize(

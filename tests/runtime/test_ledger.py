@@ -3,13 +3,23 @@ processes and restarts."""
 
 from __future__ import annotations
 
+import datetime
+import json
+import math
 import subprocess
 import sys
 import threading
+import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from sse_toolcalls.calls import ToolCall
+from sse_toolcalls.dialects._common import parse_arguments
 from sse_toolcalls.runtime.ledger import (
     IdempotencyLedger,
     InMemoryLedger,
@@ -18,6 +28,7 @@ from sse_toolcalls.runtime.ledger import (
     canonical_arguments,
     idempotency_key,
 )
+from sse_toolcalls.tools import ToolRegistry
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -141,7 +152,7 @@ def test_a_file_that_is_not_a_database_is_our_error(tmp_path: Path) -> None:
 
 def test_canonical_arguments_ignore_key_order() -> None:
     assert canonical_arguments({"b": 1, "a": {"y": 2, "x": [3, "é"]}}) == (
-        '{"a":{"x":[3,"é"],"y":2},"b":1}'
+        '{"a":{"x":[3,"\\u00e9"],"y":2},"b":1}'
     )
     assert canonical_arguments({"n": 2**70}) == '{"n":1180591620717411303424}'
 
@@ -171,3 +182,199 @@ def test_the_key_ignores_argument_order_but_not_what_matters() -> None:
     }
     assert key not in others
     assert len(others) == 5
+
+
+# --------------------------------------------------------------------------------------
+# The key is computed from what the handler receives, canonically (issue 9).
+
+JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
+
+
+def json_values() -> st.SearchStrategy[Any]:
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**70), 2**70)
+        | st.sampled_from([0, -1, 2**53 + 1, -(10**20)])  # edges a wide range rarely hits
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=6)
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+        max_leaves=8,
+    )
+
+
+Draw = Callable[[st.SearchStrategy[Any]], Any]
+
+
+def spell(value: Any, draw: Draw) -> str:
+    """One of the JSON texts of ``value``: other number spellings, escapes, key order and
+    whitespace, all parsing back to values the handler sees as equal (or, for a float
+    spelling of a large integer, to a different value, which the key must then tell)."""
+    space = str(draw(st.sampled_from(["", " ", "\n  "])))
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        scaled = f"{value}00e-2" if value else "0e-2"  # no leading zeros in JSON
+        return str(
+            draw(st.sampled_from([str(value), f"{value}.0", f"{value}e0", scaled, f"{value}E+0"]))
+        )
+    if isinstance(value, float):
+        text = repr(value)
+        more = [] if "e" in text else [f"{text}0", f"{text}e0"]  # 0.5 -> 0.50, 0.5e0
+        return str(draw(st.sampled_from([text, f"{value:.17e}", *more])))
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=bool(draw(st.booleans())))
+        return str(text.replace("/", "\\/")) if draw(st.booleans()) else str(text)
+    if isinstance(value, list):
+        return "[" + space + ("," + space).join(spell(v, draw) for v in value) + "]"
+    items = draw(st.permutations(list(value.items())))
+    return "{" + ",".join(f"{json.dumps(k)}:{space}{spell(v, draw)}" for k, v in items) + "}"
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality of JSON values as a handler sees them: numbers by value (125 == 125.0),
+    booleans apart from numbers, strings by code point, objects whatever their order."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def handler_sees(registry: ToolRegistry, name: str, text: str) -> tuple[dict[str, Any], str]:
+    """What the handler of ``name`` receives for argument text ``text``, and its key."""
+    args, error = parse_arguments(text)
+    assert error is None, error
+    call = ToolCall(name=name, args=args, provider="openai_chat", call_id="c", index=0)
+    validated = registry.check(call)
+    key = idempotency_key(
+        tool=name,
+        arguments=validated.kwargs,
+        json_arguments=validated.arguments,
+        conversation_id="conv",
+        turn=0,
+    )
+    return validated.kwargs, key
+
+
+def any_json_registry() -> ToolRegistry:
+    registry = ToolRegistry()
+    registry.add_schema_tool("put", {"type": "object"}, lambda **kwargs: None, effect="write")
+    return registry
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.text(max_size=3), json_values(), max_size=4), st.data())
+def test_spellings_that_reach_the_handler_equal_give_one_key(
+    value: dict[str, Any], data: st.DataObject
+) -> None:
+    registry = any_json_registry()
+    first = handler_sees(registry, "put", spell(value, data.draw))
+    second = handler_sees(registry, "put", spell(value, data.draw))
+    assert (first[1] == second[1]) == same(first[0], second[0])
+
+
+def pay_registry() -> ToolRegistry:
+    registry = ToolRegistry()
+
+    @registry.register(effect="write")
+    def pay(to: str, cents: int, rate: float = 1.0) -> str:
+        """Pay someone."""
+        return "paid"
+
+    return registry
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"to":"bob","cents":125.0}',
+        '{"cents":1.25e2,"to":"bob"}',
+        '{"to":"b\\u006fb","cents":12500e-2}',
+    ],
+)
+def test_125_and_125_point_0_are_one_write(text: str) -> None:
+    """The hole: both validate as an integer and reach the handler as 125, but gave two
+    keys, so a re-issued write ran twice."""
+    registry = pay_registry()
+    assert handler_sees(registry, "pay", text) == handler_sees(
+        registry, "pay", '{"to":"bob","cents":125}'
+    )
+
+
+def test_a_float_parameter_given_an_integer_is_the_same_write() -> None:
+    registry = pay_registry()
+    one = handler_sees(registry, "pay", '{"to":"bob","cents":1,"rate":2}')
+    two = handler_sees(registry, "pay", '{"to":"bob","cents":1,"rate":2.0}')
+    assert one == two
+
+
+def test_unicode_is_not_normalised_two_spellings_are_two_requests() -> None:
+    registry = any_json_registry()
+    nfc = handler_sees(registry, "put", json.dumps({"file": "\u00e9"}))
+    nfd = handler_sees(registry, "put", json.dumps({"file": "e\u0301"}))
+    assert nfc[1] != nfd[1]
+
+
+def test_booleans_are_not_numbers_in_the_key() -> None:
+    assert key_of(arguments={"n": True}) != key_of(arguments={"n": 1})
+    assert key_of(arguments={"n": 0}) == key_of(arguments={"n": -0.0})
+
+
+any_character = st.integers(0, 0x10FFFF).map(chr)  # surrogates included
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(any_character, max_size=8),
+    st.text(any_character, max_size=8),
+    st.dictionaries(st.text(any_character, max_size=4), st.text(any_character, max_size=6)),
+)
+def test_the_key_never_raises_on_any_string(
+    tool: str, conversation: str, args: dict[str, str]
+) -> None:
+    key = idempotency_key(tool=tool, arguments=args, conversation_id=conversation, turn=0)
+    assert len(key) == 64
+    assert key == idempotency_key(
+        tool=tool, arguments=dict(args), conversation_id=conversation, turn=0
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {
+            "d": datetime.datetime(
+                2025, 1, 1, 1, tzinfo=datetime.timezone(datetime.timedelta(hours=1))
+            )
+        },
+        {"big": 10**5000, "nan": math.nan, "inf": -math.inf},
+        {"set": {3, 1, 2}, "tuple": (1, 2), "id": uuid.UUID(int=7)},
+    ],
+    ids=["aware-datetime", "non-finite", "containers"],
+)
+def test_decoded_values_have_a_canonical_form(value: dict[str, Any]) -> None:
+    assert canonical_arguments(value).isascii()
+
+
+def test_aware_datetimes_of_one_instant_are_one_key() -> None:
+    utc = datetime.datetime(2025, 1, 1, 0, tzinfo=datetime.UTC)
+    paris = utc.astimezone(datetime.timezone(datetime.timedelta(hours=1)))
+    assert key_of(arguments={"at": utc}) == key_of(arguments={"at": paris})
+
+
+def test_an_object_without_canonical_form_falls_back_to_the_json_arguments() -> None:
+    odd = object()
+    with pytest.raises(ValueError):
+        canonical_arguments({"x": odd})
+    assert key_of(arguments={"x": odd}, json_arguments={"x": 1}) == key_of(
+        arguments={"x": object()}, json_arguments={"x": 1}
+    )
+    assert key_of(arguments={"x": odd}, json_arguments={"x": 1}) != key_of(arguments={"x": 1})

@@ -209,7 +209,12 @@ def test_language_tags_resolve_to_the_nearest_catalogue(tag: str, resolved: str)
 
 def test_every_language_has_every_message() -> None:
     for messages in MESSAGES.values():
-        assert set(messages) == {"provider_unavailable", "tool_arguments", "step_limit"}
+        assert set(messages) == {
+            "provider_unavailable",
+            "tool_arguments",
+            "step_limit",
+            "internal_error",
+        }
         assert all(text.strip() for text in messages.values())
 
 
@@ -228,5 +233,7 @@ def test_a_language_must_be_complete(monkeypatch: pytest.MonkeyPatch) -> None:
         },
     )
     assert fallback_message(lang="es-MX") == "No obtuve una respuesta. Inténtalo de nuevo."
+    # A catalogue written before internal_error existed shows its provider message.
+    assert fallback_message("internal_error", "es") == fallback_message(lang="es")
     with pytest.raises(UsageError):
         fallback_message("nonsense", "en")  # type: ignore[arg-type]

@@ -58,6 +58,10 @@ class Counter:
     def __init__(self) -> None:
         self.runs: list[dict[str, Any]] = []
 
+    def __call__(self, **kwargs: Any) -> str:
+        self.runs.append(kwargs)
+        return "ran"
+
 
 def weather_registry(counter: Counter) -> ToolRegistry:
     registry = ToolRegistry()
@@ -445,22 +449,98 @@ async def test_async_handler_exception_becomes_error_result() -> None:
     assert result.content["error"] == "tool_failed"
 
 
-async def test_return_value_that_is_not_json_becomes_error_result() -> None:
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+def _cycle() -> list[Any]:
+    items: list[Any] = [1]
+    items.append(items)
+    return items
+
+
+@pytest.mark.parametrize(
+    ("value", "content"),
+    [
+        # os.listdir of a file name that is not UTF-8 (surrogateescape): the byte is shown.
+        ("report-\udcff.txt", "report-\\xff.txt"),
+        ("lone \ud800 surrogate", "lone \ufffd surrogate"),
+        ("\ud83d\ude00", "\U0001f600"),  # a pair spelled as two code points is joined
+        ({"name": "a\udc80"}, {"name": "a\\x80"}),
+        (b"caf\xc3\xa9 \xff", "caf\u00e9 \\xff"),
+        (float("nan"), "null"),
+        ([float("inf"), -float("inf")], [None, None]),
+        (10**5000, "<integer of 16610 bits>"),
+        (2**70, str(2**70)),
+        ({"big": 2**70}, {"big": 2**70}),
+        (_cycle(), [1, "<cycle>"]),
+        ({1: "a", None: "b"}, {"1": "a", "null": "b"}),
+        ({"x": {1, 2}}, {"x": [1, 2]}),
+        (_Unprintable(), "<_Unprintable object>"),
+        ([_Unprintable()], ["<_Unprintable object>"]),
+    ],
+    ids=[
+        "surrogateescape",
+        "lone-surrogate",
+        "split-pair",
+        "nested-surrogate",
+        "bytes",
+        "nan",
+        "infinities",
+        "huge-int",
+        "big-int",
+        "nested-big-int",
+        "cycle",
+        "non-str-keys",
+        "set",
+        "unprintable",
+        "nested-unprintable",
+    ],
+)
+async def test_whatever_a_handler_returns_becomes_content_that_encodes(
+    value: Any, content: Any
+) -> None:
+    registry = ToolRegistry()
+    registry.add_schema_tool("give", {"type": "object"}, lambda: value)
+    result = await registry.run(call("give"))
+    assert not result.is_error
+    assert result.content == content
+    # The content goes into the next request: strict encoders must take it.
+    json.dumps(result.content, allow_nan=False).encode("utf-8")
+
+
+async def test_an_arbitrary_object_is_sent_as_its_text() -> None:
     registry = ToolRegistry()
 
     @registry.register
     def weird() -> object:
         return object()
 
-    @registry.register
-    def nan() -> float:
-        return float("nan")
+    result = await registry.run(call("weird"))
+    assert not result.is_error
+    assert isinstance(result.content, str)
+    assert result.content.startswith("<object object at ")
 
-    for name in ("weird", "nan"):
-        result = await registry.run(call(name))
-        assert result.is_error
-        assert isinstance(result.content, dict)
-        assert result.content["error"] == "tool_failed"
+
+async def test_a_handler_whose_exception_cannot_be_printed_gives_a_failure_result() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no str")
+
+    registry = ToolRegistry(show_error_details=True)
+
+    @registry.register
+    def fail() -> None:
+        raise Unprintable
+
+    result = await registry.run(call("fail"))
+    assert result.is_error
+    assert isinstance(result.content, dict)
+    assert result.content["error"] == "tool_failed"
 
 
 @pytest.mark.parametrize(
@@ -583,3 +663,49 @@ def test_literal_parameter_in_registered_tool() -> None:
 
     checked = registry.check(call("convert", {"amount": "2.5", "to": "eur"}))
     assert checked.kwargs == {"amount": 2.5, "to": "eur"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"items": "[" * 100_000},  # a string of brackets where an array is wanted
+        {"items": [[[[]]]], "names": "{" * 100_000},
+    ],
+    ids=["brackets", "braces"],
+)
+async def test_hostile_argument_strings_give_an_error_result(args: dict[str, Any]) -> None:
+    counter = Counter()
+    registry = ToolRegistry()
+    registry.add_schema_tool(
+        "put",
+        {
+            "type": "object",
+            "properties": {"items": {"type": "array"}, "names": {"type": "object"}},
+        },
+        counter,
+    )
+    result = await registry.run(call("put", args))
+    assert result.is_error and counter.runs == []
+    assert isinstance(result.content, dict)
+    assert result.content["error"] == "invalid_arguments"
+    assert result.content["problems"][0]["problem"] == "wrong_type"
+
+
+async def test_arguments_nested_a_thousand_deep_give_an_error_result() -> None:
+    counter = Counter()
+    registry = ToolRegistry()
+    registry.add_schema_tool(
+        "put",
+        {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}}},
+        counter,
+    )
+    deep: Any = 1
+    for _ in range(985):
+        deep = [deep]
+    deep_call = ToolCall(
+        name="put", args={"items": deep}, provider="anthropic", call_id="c", index=0
+    )
+    result = await registry.run(deep_call)
+    assert result.is_error and counter.runs == []
+    assert isinstance(result.content, dict)
+    assert [p["problem"] for p in result.content["problems"]] == ["too_deep"]

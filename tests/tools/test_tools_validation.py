@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.tools import ArgumentValidator, Problem, coerce_string
-from sse_toolcalls.tools.validation import path_text
+from sse_toolcalls.tools.validation import (
+    MAX_ARGUMENT_DEPTH,
+    MAX_MESSAGE_CHARS,
+    MAX_REPORTED_PROBLEMS,
+    path_text,
+    too_deep,
+)
 
 WEATHER: dict[str, Any] = {
     "type": "object",
@@ -426,3 +432,71 @@ def test_validate_never_passes_what_the_schema_refuses(args: dict[str, Any]) -> 
         assert (coercions == ()) == reference.is_valid(args)
         for coercion in coercions:
             assert isinstance(coercion.original, str)
+
+
+# --------------------------------------------------------------------------------------
+# Hostile arguments: bounded work, a structured refusal, never RecursionError (issue 9).
+
+
+def nested(levels: int, leaf: Any = "x") -> Any:
+    """``levels`` arrays around ``leaf``, built without recursion."""
+    value = leaf
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+ARRAYS = {
+    "type": "object",
+    "properties": {
+        "items": {"type": "array"},
+        "names": {"type": "array", "items": {"type": "string"}},
+        "tree": {"$ref": "#/$defs/tree"},
+    },
+    "$defs": {"tree": {"type": "array", "items": {"$ref": "#/$defs/tree"}}},
+}
+
+
+def test_a_string_of_brackets_where_an_array_is_wanted_is_a_wrong_type() -> None:
+    (problem,) = ArgumentValidator(ARRAYS).validate({"items": "[" * 100_000})[2]
+    assert (problem.path, problem.kind) == ("$.items", "wrong_type")
+    assert len(problem.message) < 200
+
+
+@pytest.mark.parametrize("levels", [985, 995, 2_000, 100_000])
+def test_arguments_nested_past_the_limit_are_refused_before_validation(levels: int) -> None:
+    (problem,) = ArgumentValidator(ARRAYS).validate({"names": nested(levels, 1)})[2]
+    assert problem.kind == "too_deep"
+    # The arguments object is level 1, "names" level 2: the first level past the limit.
+    assert problem.path == "$.names" + "[0]" * (MAX_ARGUMENT_DEPTH - 1)
+    assert str(MAX_ARGUMENT_DEPTH) in problem.message
+
+
+def test_the_depth_limit_is_exact_even_through_a_recursive_schema() -> None:
+    validator = ArgumentValidator(ARRAYS)
+    # The arguments object is level 1, so "tree" may hold MAX_ARGUMENT_DEPTH - 1 levels.
+    at_limit = {"tree": nested(MAX_ARGUMENT_DEPTH - 2, [])}
+    assert validator.validate(at_limit)[2] == ()
+    past = {"tree": nested(MAX_ARGUMENT_DEPTH - 1, [])}
+    assert [p.kind for p in validator.validate(past)[2]] == ["too_deep"]
+    assert too_deep(at_limit) is None and too_deep(past) is not None
+
+
+def test_a_deep_wrong_value_under_the_limit_is_quoted_briefly() -> None:
+    (problem,) = ArgumentValidator(ARRAYS).validate({"names": [nested(60, 1)]})[2]
+    assert (problem.path, problem.kind) == ("$.names[0]", "wrong_type")
+    assert len(problem.message) <= MAX_MESSAGE_CHARS + 3
+
+
+def test_a_huge_wrong_value_is_quoted_briefly() -> None:
+    (problem,) = ArgumentValidator(WEATHER).validate(with_(city=list(range(200_000))))[2][:1]
+    assert problem.path == "$.city"
+    assert len(problem.message) < 200
+
+
+def test_many_problems_are_listed_up_to_the_cap_then_counted() -> None:
+    found = ArgumentValidator(ARRAYS).validate({"names": list(range(10_000))})[2]
+    assert len(found) == MAX_REPORTED_PROBLEMS + 1
+    assert [p.path for p in found[:3]] == ["$.names[0]", "$.names[1]", "$.names[2]"]
+    assert found[-1].kind == "more_problems"
+    assert str(10_000 - MAX_REPORTED_PROBLEMS) in found[-1].message

@@ -22,14 +22,10 @@ from ...conversation import (
     SystemPrompt,
     ToolResultsMessage,
     UserMessage,
-    content_text,
-    merge_options,
-    ordered_results,
-    require_call_id,
-    system_text,
 )
 from ...errors import UsageError
 from ...naming import ToolNameMap
+from .._messages import content_text, merge_options, ordered_results, require_call_id, system_text
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -153,7 +149,7 @@ def build_request(
 
     Raises:
         UsageError: an option clashes with a field set here, results of another dialect,
-            calls without ids, duplicate tool names, or content that is not JSON-encodable.
+            calls without ids, or duplicate tool names.
     """
     names = ToolNameMap(DIALECT, [t.name for t in tools])
     messages: list[dict[str, Any]] = []

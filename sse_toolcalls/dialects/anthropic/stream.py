@@ -19,13 +19,13 @@ from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
 from ...errors import MalformedStreamError
+from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
 from .._common import (
     MAX_EVENT_DEPTH,
     PendingCall,
     Reassembler,
     dumps,
-    error_from_payload,
     event_object,
     has_long_number,
     load_json,
@@ -39,7 +39,7 @@ _TRUNCATING = {"max_tokens": "max_tokens", "model_context_window_exceeded": "max
 class AnthropicReassembler(Reassembler):
     """Reassembles ``tool_use`` blocks from a Messages stream."""
 
-    provider: ClassVar[Dialect] = "anthropic"
+    dialect: ClassVar[Dialect] = "anthropic"
 
     def __init__(self, *, rich: bool = True) -> None:
         super().__init__(rich=rich)
@@ -50,11 +50,11 @@ class AnthropicReassembler(Reassembler):
         self._held: list[PendingCall] = []
         """Closed tool_use blocks not yet proven whole (see ``_block_stop``), in order."""
 
-    def dispatch(self, event: ServerSentEvent) -> None:
+    def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
         if not data:
             return
-        payload = event_object(event, self.provider)
+        payload = event_object(event, self.dialect)
         if payload is None:
             return
         kind = payload.get("type")
@@ -75,7 +75,7 @@ class AnthropicReassembler(Reassembler):
         ):
             # The only event that carries arguments as an object: keep big integers exact,
             # and its depth within MAX_EVENT_DEPTH whatever its digits (read exact).
-            payload = load_json(event, self.provider, exact=True)
+            payload = load_json(event, self.dialect, exact=True)
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, payload)
@@ -94,15 +94,15 @@ class AnthropicReassembler(Reassembler):
             # A second block over an open one would silently drop the first call.
             raise MalformedStreamError(
                 f"anthropic: content block {index} started while it was still open",
-                provider=self.provider,
+                provider=self.dialect,
             )
         # Generation went on past the closed blocks: the limit did not cut them.
         self._release_held()
         self._kinds[index] = kind
         if kind == "tool_use":
             call = self.new_call(
-                call_id=wire_string(block.get("id"), "id", self.provider),
-                name=wire_string(block.get("name"), "name", self.provider) or "",
+                call_id=wire_string(block.get("id"), "id", self.dialect),
+                name=wire_string(block.get("name"), "name", self.dialect) or "",
             )
             # The input given with the start is the whole input when no delta follows
             # (a call without parameters, or a translator that sends it whole).
@@ -177,7 +177,7 @@ class AnthropicReassembler(Reassembler):
         self.finished()
 
     def _error(self, payload: dict[str, Any]) -> None:
-        raise error_from_payload(self.provider, payload, dumps(payload))
+        raise error_from_payload(self.dialect, payload, dumps(payload))
 
     def finish(self) -> list[StreamEvent]:
         if not self.ended:

@@ -1,5 +1,30 @@
 """Google Gemini (AI Studio and Vertex AI)."""
 
+from __future__ import annotations
+
+import re
+
+from ...naming import NameRule
+from .._common import is_whole_json
+from .._spec import DialectSpec
+from . import messages
 from .stream import GeminiReassembler
 
-__all__ = ["GeminiReassembler"]
+__all__ = ["GeminiReassembler", "SPEC"]
+
+SPEC = DialectSpec(
+    name="gemini",
+    reassembler=GeminiReassembler,
+    format_results=messages.format_results,
+    assistant_turn=messages.assistant_turn,
+    tool_declarations=messages.tool_declarations,
+    build_request=messages.build_request,
+    # "Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain
+    # underscores, dots, colons and dashes, with a maximum length of 64."
+    name_rule=NameRule(
+        pattern=re.compile(r"[a-zA-Z0-9_.:-]+"),
+        max_length=64,
+        first_char=re.compile(r"[a-zA-Z_]"),
+    ),
+    accepts_unterminated=is_whole_json,
+)

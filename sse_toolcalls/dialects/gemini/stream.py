@@ -29,15 +29,14 @@ from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
 from ...errors import LimitExceededError, MalformedStreamError
+from ...provider_errors import error_from_payload, finish_reason_error, provider_error
 from ...sse import ServerSentEvent
 from .._common import (
     MAX_ARGUMENTS_DEPTH,
     PendingCall,
     Reassembler,
     dumps,
-    error_from_payload,
     event_object,
-    provider_error,
     wire_string,
 )
 
@@ -45,8 +44,6 @@ from .._common import (
 # failure of generation, reported as a ProviderError with the reason as its code.
 _NORMAL = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED"})
 _TRUNCATING = frozenset({"MAX_TOKENS"})
-# Reasons where asking again may well succeed (a malformed or unexpected call).
-_RETRYABLE_REASONS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "OTHER"})
 
 MAX_PARTIAL_PATH_STEPS = MAX_ARGUMENTS_DEPTH
 """Bound on a ``partialArgs`` ``jsonPath``, in steps (keys and indexes after ``$``).
@@ -72,7 +69,7 @@ _PATH_STEP = re.compile(
 class GeminiReassembler(Reassembler):
     """Reassembles ``functionCall`` parts from a Gemini stream."""
 
-    provider: ClassVar[Dialect] = "gemini"
+    dialect: ClassVar[Dialect] = "gemini"
 
     def __init__(self, *, rich: bool = True) -> None:
         super().__init__(rich=rich)
@@ -83,22 +80,22 @@ class GeminiReassembler(Reassembler):
         """JSON paths whose string value continues in the next partial argument, with
         the pieces so far (joined once, when the string ends)."""
 
-    def dispatch(self, event: ServerSentEvent) -> None:
+    def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
         if not data:
             return
         # Only functionCall parts carry arguments as objects, whose big integers must stay
         # exact; other events skip that check.
-        payload = event_object(event, self.provider, exact="functionCall" in data)
+        payload = event_object(event, self.dialect, exact="functionCall" in data)
         if payload is None:
             return
         if payload.get("error"):
-            raise error_from_payload(self.provider, payload, data)
+            raise error_from_payload(self.dialect, payload, data)
         feedback = payload.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason"):
             reason = str(feedback["blockReason"])
             raise provider_error(
-                self.provider, f"the prompt was blocked ({reason})", code=reason, body=payload
+                self.dialect, f"the prompt was blocked ({reason})", code=reason, body=payload
             )
         usage = payload.get("usageMetadata")
         if isinstance(usage, dict):
@@ -151,11 +148,11 @@ class GeminiReassembler(Reassembler):
         if streaming is not None:
             raise MalformedStreamError(
                 "gemini: a new functionCall began before the streamed one ended",
-                provider=self.provider,
+                provider=self.dialect,
             )
         call = self.new_call(
-            call_id=wire_string(function_call.get("id"), "id", self.provider),
-            name=wire_string(function_call.get("name"), "name", self.provider) or "",
+            call_id=wire_string(function_call.get("id"), "id", self.dialect),
+            name=wire_string(function_call.get("name"), "name", self.dialect) or "",
         )
         if isinstance(signature, str):
             call.thought_signature = signature
@@ -230,9 +227,7 @@ class GeminiReassembler(Reassembler):
             raise self.truncated("max_tokens", "generation stopped at MAX_TOKENS", pending)
         if reason not in _NORMAL:
             message = candidate.get("finishMessage") or f"generation stopped: {reason}"
-            error = provider_error(self.provider, str(message), code=reason, body=candidate)
-            error.retryable = reason in _RETRYABLE_REASONS
-            raise error
+            raise finish_reason_error(self.dialect, reason, str(message), body=candidate)
         if pending:
             raise self.truncated("eof", "the turn finished inside a streamed functionCall", pending)
         self.finished()

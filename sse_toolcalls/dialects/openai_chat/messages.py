@@ -9,7 +9,7 @@ Wire shapes (Chat Completions API reference):
 - tools: ``[{"type": "function", "function": {"name", "description", "parameters"}}]``.
 
 Chat has no error flag on a tool message: an error result is sent as the JSON object
-``{"error": ...}`` (see ``conversation.flagless_result_text``).
+``{"error": ...}`` (see ``dialects._messages.flagless_result_text``).
 """
 
 from __future__ import annotations
@@ -24,14 +24,16 @@ from ...conversation import (
     SystemPrompt,
     ToolResultsMessage,
     UserMessage,
+)
+from ...errors import UsageError
+from ...naming import ToolNameMap
+from .._messages import (
     arguments_text,
     flagless_result_text,
     merge_options,
     ordered_results,
     system_text,
 )
-from ...errors import UsageError
-from ...naming import ToolNameMap
 
 __all__ = ["assistant_turn", "build_request", "format_results", "tool_declarations"]
 

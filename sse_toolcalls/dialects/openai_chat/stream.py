@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
 from ...errors import MalformedStreamError
+from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
 from .._common import (
     MAX_EVENT_DEPTH,
@@ -43,9 +44,9 @@ from .._common import (
     Reassembler,
     check_nesting,
     dumps,
-    error_from_payload,
     event_object,
     has_long_number,
+    is_whole_json,
     load_json,
     parse_arguments,
     wire_string,
@@ -57,6 +58,12 @@ _DONE = "[DONE]"
 # own) may nest 7 levels more: the chunk, choices, a choice, delta, tool_calls, an entry,
 # function.
 _EXACT_EVENT_DEPTH = MAX_EVENT_DEPTH + 7
+
+
+def is_done_or_whole(data: str) -> bool:
+    """A final event without its blank line is whole when it is ``[DONE]`` or whole JSON."""
+    return data == _DONE or is_whole_json(data)
+
 
 # finish_reason values that mean generation stopped before the turn was whole.
 # "model_length" is Mistral's (the context ran out); "max_tokens" is passed through by
@@ -72,7 +79,7 @@ _TRUNCATING = {
 class ChatReassembler(Reassembler):
     """Reassembles tool calls from a Chat Completions stream."""
 
-    provider: ClassVar[Dialect] = "openai_chat"
+    dialect: ClassVar[Dialect] = "openai_chat"
 
     def __init__(self, *, rich: bool = True) -> None:
         super().__init__(rich=rich)
@@ -94,26 +101,26 @@ class ChatReassembler(Reassembler):
         """Object arguments of ``_twins_of`` read exactly, by the id() of their
         ``function`` object in ``_payload``."""
 
-    def dispatch(self, event: ServerSentEvent) -> None:
+    def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
         if event.event == "error":
             # OpenAI-compatible servers (Groq, vLLM) abort with an SSE error event.
             try:
-                payload: Any = load_json(event, self.provider)
+                payload: Any = load_json(event, self.dialect)
             except MalformedStreamError:
                 payload = None
-            raise error_from_payload(self.provider, payload, data)
+            raise error_from_payload(self.dialect, payload, data)
         if data == _DONE:
             # Exact match only: "[DONE]" inside an argument string is data (litellm#31562).
             self._end_of_turn()
             return
         if not data:
             return
-        payload = event_object(event, self.provider)
+        payload = event_object(event, self.dialect)
         if payload is None:
             return
         if payload.get("error"):
-            raise error_from_payload(self.provider, payload, data)
+            raise error_from_payload(self.dialect, payload, data)
         self._event = event
         self._payload = payload
         usage = payload.get("usage")
@@ -172,12 +179,12 @@ class ChatReassembler(Reassembler):
                 if call is not None and call.index >= self._released and type(arguments) is str:
                     self.add_arguments(call, arguments)
                     return
-        call_id = wire_string(entry.get("id"), "id", self.provider)
+        call_id = wire_string(entry.get("id"), "id", self.dialect)
         index = entry.get("index")
         if not isinstance(index, int) or isinstance(index, bool):
             index = None
         function = entry.get("function") or {}
-        name = wire_string(function.get("name"), "name", self.provider) or ""
+        name = wire_string(function.get("name"), "name", self.dialect) or ""
         arguments = function.get("arguments")
         if arguments is not None and not isinstance(arguments, str):
             # A few servers send the arguments as an object; keep them as JSON text.
@@ -200,7 +207,7 @@ class ChatReassembler(Reassembler):
     def _object_arguments(self, function: dict[str, Any], arguments: Any) -> str:
         """JSON text of arguments sent as an object, as exact as arguments sent as text."""
         # Held to the depth bound of every dialect's object arguments first.
-        check_nesting(arguments, self.provider)
+        check_nesting(arguments, self.dialect)
         event = self._event
         if self._twins_of is not event:
             # orjson turned the event's integers past 64 bits into floats: an event with
@@ -210,7 +217,7 @@ class ChatReassembler(Reassembler):
             self._twins_of = event
             self._twins = {}
             if event is not None and has_long_number(event.data):
-                exact = load_json(event, self.provider, exact=True, depth=_EXACT_EVENT_DEPTH)
+                exact = load_json(event, self.dialect, exact=True, depth=_EXACT_EVENT_DEPTH)
                 self._twins = self._exact_twins(exact)
         return dumps(self._twins.get(id(function), arguments))
 

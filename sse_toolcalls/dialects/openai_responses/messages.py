@@ -9,7 +9,7 @@ Wire shapes (Responses API reference, input items):
 - tools, flat: ``[{"type": "function", "name", "description", "parameters", "strict"}]``.
 
 Function call outputs have no error flag: an error result is sent as the JSON object
-``{"error": ...}`` (see ``conversation.flagless_result_text``).
+``{"error": ...}`` (see ``dialects._messages.flagless_result_text``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ from ...conversation import (
     SystemPrompt,
     ToolResultsMessage,
     UserMessage,
+)
+from ...errors import UsageError
+from ...naming import ToolNameMap
+from .._messages import (
     arguments_text,
     flagless_result_text,
     merge_options,
@@ -31,8 +35,6 @@ from ...conversation import (
     require_call_id,
     system_text,
 )
-from ...errors import UsageError
-from ...naming import ToolNameMap
 
 __all__ = ["assistant_turn", "build_request", "format_results", "tool_declarations"]
 
@@ -140,7 +142,7 @@ def build_request(
 
     Raises:
         UsageError: an option clashes with a field set here, results of another dialect,
-            calls without ids, duplicate tool names, or content that is not JSON-encodable.
+            calls without ids, or duplicate tool names.
     """
     names = ToolNameMap(DIALECT, [t.name for t in tools])
     items: list[dict[str, Any]] = []

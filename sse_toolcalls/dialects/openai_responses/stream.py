@@ -21,12 +21,12 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
+from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
 from .._common import (
     PendingCall,
     Reassembler,
     dumps,
-    error_from_payload,
     event_object,
     wire_string,
 )
@@ -37,7 +37,7 @@ _FUNCTION_CALL = "function_call"
 class ResponsesReassembler(Reassembler):
     """Reassembles function calls from a Responses API stream."""
 
-    provider: ClassVar[Dialect] = "openai_responses"
+    dialect: ClassVar[Dialect] = "openai_responses"
 
     def __init__(self, *, rich: bool = True) -> None:
         super().__init__(rich=rich)
@@ -47,12 +47,12 @@ class ResponsesReassembler(Reassembler):
         """The open calls, in order: a dict, so the membership test of every delta is O(1)
         (a list made many open calls quadratic)."""
 
-    def dispatch(self, event: ServerSentEvent) -> None:
+    def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
         if not data or data == "[DONE]":
             # OpenRouter appends Chat's [DONE]; it is not part of this protocol.
             return
-        payload = event_object(event, self.provider)
+        payload = event_object(event, self.dialect)
         if payload is None:
             return
         kind = payload.get("type")
@@ -80,10 +80,10 @@ class ResponsesReassembler(Reassembler):
         if item.get("type") != _FUNCTION_CALL:
             return
         call = self.new_call(
-            call_id=wire_string(item.get("call_id"), "call_id", self.provider),
-            name=wire_string(item.get("name"), "name", self.provider) or "",
+            call_id=wire_string(item.get("call_id"), "call_id", self.dialect),
+            name=wire_string(item.get("name"), "name", self.dialect) or "",
         )
-        call.item_id = wire_string(item.get("id"), "item id", self.provider)
+        call.item_id = wire_string(item.get("id"), "item id", self.dialect)
         if call.item_id is not None:
             self._by_item[call.item_id] = call
         output_index = payload.get("output_index")
@@ -117,7 +117,7 @@ class ResponsesReassembler(Reassembler):
         call = self._find(payload)
         if call is None:
             return
-        name = wire_string(payload.get("name"), "name", self.provider)
+        name = wire_string(payload.get("name"), "name", self.dialect)
         if name and not call.name:
             call.name = name
         arguments = payload.get("arguments")
@@ -149,10 +149,10 @@ class ResponsesReassembler(Reassembler):
         return False
 
     def _fill_from_item(self, call: PendingCall, item: dict[str, Any]) -> None:
-        call_id = wire_string(item.get("call_id"), "call_id", self.provider)
+        call_id = wire_string(item.get("call_id"), "call_id", self.dialect)
         if call.call_id is None and call_id is not None:
             call.call_id = call_id
-        name = wire_string(item.get("name"), "name", self.provider)
+        name = wire_string(item.get("name"), "name", self.dialect)
         if not call.name and name is not None:
             call.name = name
 
@@ -210,10 +210,10 @@ class ResponsesReassembler(Reassembler):
     def _failed(self, payload: dict[str, Any]) -> None:
         response = payload.get("response") or {}
         error = response.get("error") if isinstance(response, dict) else None
-        raise error_from_payload(self.provider, {"error": error or {}}, dumps(payload))
+        raise error_from_payload(self.dialect, {"error": error or {}}, dumps(payload))
 
     def _error(self, payload: dict[str, Any]) -> None:
-        raise error_from_payload(self.provider, payload, dumps(payload))
+        raise error_from_payload(self.dialect, payload, dumps(payload))
 
     def _read_usage(self, response: dict[str, Any]) -> None:
         usage = response.get("usage")

@@ -1,0 +1,81 @@
+"""Choosing the backend: forced by argument or environment; fail closed where none works."""
+
+from __future__ import annotations
+
+import pytest
+
+from sse_toolcalls import Sandbox, SandboxUnavailableError, ToolError, UsageError, run_in_sandbox
+from sse_toolcalls.sandbox import BACKEND_ENV, Backend, available_backends
+
+from . import tools
+
+pytestmark = pytest.mark.anyio
+
+
+def test_both_backends_work_on_this_machine() -> None:
+    assert available_backends() == ("bwrap", "landlock")
+
+
+async def test_auto_takes_bubblewrap() -> None:
+    result = await run_in_sandbox(Sandbox(), tools.echo, {"a": 1})
+    assert result.backend == "bwrap" and result.value["arguments"] == {"a": 1}
+
+
+@pytest.mark.parametrize("name", ["bwrap", "landlock"])
+async def test_the_environment_variable_forces_a_backend(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(BACKEND_ENV, name)
+    assert (await run_in_sandbox(Sandbox(), tools.echo, {})).backend == name
+
+
+async def test_none_available_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SandboxUnavailableError, match="allow_unsandboxed") as caught:
+        await run_in_sandbox(Sandbox(), tools.echo, {}, backend="none")
+    assert isinstance(caught.value, ToolError)
+    monkeypatch.setenv(BACKEND_ENV, "none")
+    with pytest.raises(SandboxUnavailableError):
+        await run_in_sandbox(Sandbox(), tools.echo, {})
+
+
+async def test_a_missing_bwrap_is_not_replaced_by_another_backend(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Asked for by name, a backend that does not work here is refused, never swapped.
+    from sse_toolcalls.sandbox import engine
+
+    monkeypatch.setattr(engine, "_bwrap", lambda: None)
+    with pytest.raises(SandboxUnavailableError, match="bubblewrap") as caught:
+        await run_in_sandbox(Sandbox(), tools.echo, {}, backend="bwrap")
+    assert caught.value.reasons == ("bubblewrap is missing or cannot run here",)
+    assert (await run_in_sandbox(Sandbox(), tools.echo, {})).backend == "landlock"
+
+
+async def test_unsandboxed_only_when_allowed_and_still_limited() -> None:
+    result = await run_in_sandbox(
+        Sandbox(), tools.echo, {"a": 1}, backend="none", allow_unsandboxed=True
+    )
+    assert result.backend == "unsandboxed" and result.value["arguments"] == {"a": 1}
+    slow = await run_in_sandbox(
+        Sandbox(timeout=0.5), tools.sleep, {"seconds": 30}, backend="none", allow_unsandboxed=True
+    )
+    assert slow.violation is not None and slow.violation.kind == "timeout"
+
+
+async def test_an_unknown_backend_name_is_a_usage_error() -> None:
+    bad: Backend = "chroot"  # type: ignore[assignment]
+    with pytest.raises(UsageError, match="chroot"):
+        await run_in_sandbox(Sandbox(), tools.echo, {}, backend=bad)
+
+
+async def test_arguments_that_are_not_json_are_a_bad_result() -> None:
+    result = await run_in_sandbox(Sandbox(), tools.echo, {"a": {1, 2}})
+    assert result.violation is not None and result.violation.kind == "bad_result"
+
+
+async def test_arguments_that_are_not_a_mapping_of_names_are_a_usage_error() -> None:
+    for bad in ([1, 2], {1: "x"}):
+        with pytest.raises(UsageError, match="mapping"):
+            await run_in_sandbox(Sandbox(), tools.echo, bad)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="Sandbox"):
+        await run_in_sandbox({"read": []}, tools.echo, {})  # type: ignore[arg-type]
