@@ -29,6 +29,9 @@ __all__ = [
 DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024
 """Default bound on one pending event, in bytes (its lines so far plus the unfinished one).
 
+Bytes as received, however split: an invalid UTF-8 byte counts as one byte, each line
+ending (LF, CR or CRLF) as one, the blank line that ends the event not at all.
+
 The largest real tool-call event is a whole-arguments chunk of a few MB; 64 MiB leaves room
 for ten times the 10 MB arguments the benchmarks use, and still bounds what one hostile or
 broken stream can make us hold."""
@@ -193,9 +196,20 @@ class SSEFramer:
                 head = head[3:]
         if len(head) + self._block_bytes > self.max_event_bytes:
             self._check_sizes(head)
+        # The pending block after these lines, counted here on the bytes, the one place
+        # that counts: counting decoded lines made an invalid byte 1 byte whole but 3 (its
+        # U+FFFD re-encoded) when cut (issue 9). It is what follows the last blank line.
+        last = head.rfind(b"\n\n")
+        if last >= 0:
+            block_bytes = len(head) - last - 2
+        elif head[0] == 0x0A:
+            block_bytes = len(head) - 1
+        else:
+            block_bytes = self._block_bytes + len(head)
         # Decoded once per chunk: UTF-8 resynchronises at every LF, so decoding the whole
         # run of complete lines equals decoding line by line, at a fraction of the calls.
         events = self._text(head.decode("utf-8", "replace"))
+        self._block_bytes = block_bytes
         if end < len(data):
             self._pending += memoryview(data)[end:]
             if len(self._pending) + self._block_bytes > self.max_event_bytes:
@@ -326,13 +340,19 @@ class SSEFramer:
     # ----------------------------------------------------------------------------------
 
     def _check_sizes(self, head: bytes | bytearray) -> None:
-        """Raise if a block in ``head`` (the first one with what was pending) is too big."""
+        """Raise if a block in ``head`` (the first one with what was pending) is too big.
+
+        A block counts its lines with their line endings, not the blank line that ends it
+        (the last line of a complete block ends at the first LF of its LF LF).
+        """
         parts = head.split(b"\n\n")
-        # Counted as the line-by-line path counts: every line with its line ending (the
-        # last line of a complete block ends at the first LF of its LF LF).
-        sizes = [len(part) + 1 for part in parts]
+        # A part that opens with an LF opens with one more blank line (LF LF LF): not its own.
+        sizes = [len(part) + 1 - part.startswith(b"\n") for part in parts]
         sizes[-1] -= 1  # the rest after the last LF LF already holds its line endings
-        sizes[0] += self._block_bytes
+        if head[0] != 0x0A:
+            # The first block goes on with the pending one, unless head opens with the
+            # blank line that ended it (that block was counted when it arrived, issue 9).
+            sizes[0] += self._block_bytes
         if max(sizes) > self.max_event_bytes:
             self._fail(max(sizes))
 
@@ -371,8 +391,8 @@ class SSEFramer:
                 self._block_retry = None
                 self._block_bytes = 0
                 continue
-            # The limit is in bytes; isascii() is a flag check, so the exact count is cheap.
-            self._block_bytes += (len(line) if line.isascii() else len(line.encode())) + 1
+            # Only marks the block open for _text; _feed sets the count, in bytes received.
+            self._block_bytes += len(line) + 1
             if line.startswith("data: "):
                 # The common case, taken before the general field split (same result).
                 data.append(line[6:])
@@ -403,8 +423,6 @@ class SSEFramer:
                         self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
                     self._retry = self._block_retry = int(value)
             # "Otherwise: The field is ignored."
-        if self._block_bytes > self.max_event_bytes:
-            self._fail(self._block_bytes)
         if len(data) > MAX_DATA_LINES_PER_EVENT:
             self._too_many_lines(len(data))
         return events
