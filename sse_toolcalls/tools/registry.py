@@ -60,6 +60,7 @@ from ..errors import (
     UsageError,
 )
 from .signature import DecodeError, function_schema
+from .strict import unnullify
 from .validation import ArgumentValidator, Coercion, Problem, path_text, problem_json
 
 __all__ = [
@@ -170,18 +171,24 @@ class ToolRegistry:
         result = await registry.run(call)   # a ToolResult, ok or error, for call
     """
 
-    def __init__(self, *, show_error_details: bool = False) -> None:
+    def __init__(self, *, show_error_details: bool = False, strict: bool = False) -> None:
         """Make an empty registry.
 
         Args:
             show_error_details: Put a failing handler's exception message in the error
                 result the model sees (off by default: it may hold internals).
+            strict: The tools were declared in OpenAI's strict mode
+                (``build_request(..., strict=True)``): a ``null`` the model sent for an
+                optional property means "absent" and is removed before validation
+                (:func:`~sse_toolcalls.tools.strict.unnullify`).
         """
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, ArgumentValidator] = {}
         self._no_tool_fits: str | None = None
         self.show_error_details = show_error_details
         """Whether handler exception messages reach the model."""
+        self.strict = strict
+        """Whether calls come from strictly declared tools (nulls mean absent)."""
 
     # ----------------------------------------------------------------------------------
     # Adding tools
@@ -408,7 +415,8 @@ class ToolRegistry:
                 call=call,
                 problems=(problem,),
             )
-        arguments, coercions, problems = self._validators[tool.name].validate(call.args)
+        args = unnullify(call.args, tool.parameters) if self.strict else call.args
+        arguments, coercions, problems = self._validators[tool.name].validate(args)
         if problems:
             raise InvalidArgumentsError(
                 f"the arguments for {tool.name!r} have {_count(len(problems), 'problem')}",
