@@ -1,15 +1,21 @@
 """The streaming edge: an HTTP response in, tool calls or rich stream events out.
 
 Works with any response object that has ``aiter_bytes()`` and ``aclose()`` (httpx's,
-or a look-alike), typed by protocols rather than by httpx's class. Before the body is
+httpx2's, or a look-alike; the openai and anthropic SDKs' wrappers are unwrapped), typed
+by protocols rather than by a client's class; a sync client's response given to an async
+reader (or the reverse) is a ``UsageError`` naming the right one. Before the body is
 read, the status and the content type are checked: an HTTP error becomes a
 :class:`ProviderError` built from the provider's error body (read bounded). The response
 is always closed: at the end, on an error, when the consumer breaks out early (the
 generator is finalised; use ``contextlib.aclosing`` to make that immediate), and when the
 consuming task is cancelled.
 
+The head of the body is watched: a body that is not an event stream (a JSON error, an
+HTML page) and a stream of another dialect than the one given are reported as such.
+
 Transport failures are translated into our exception tree: a read timeout (ours via
-``idle_timeout``, or httpx's) becomes a :class:`StreamTimeoutError` (a retryable
+``idle_timeout``, or the HTTP client's, recognised by class hierarchy) becomes a
+:class:`StreamTimeoutError` (a retryable
 ``ProviderError`` with code ``"timeout"``); a dropped connection ends the stream, and the
 dialect decides whether what arrived is complete or truncated
 (:class:`TruncatedStreamError` with what arrived).
@@ -195,7 +201,7 @@ def _check_dialect(event: ServerSentEvent, dialect: str | None) -> bool:
         return False
     if dialect is not None and found != dialect and not _is_error_event(event):
         raise MalformedStreamError(
-            f"expected a {dialect} stream, but this looks like {found}: pass "
+            f"expected a stream of dialect {dialect}, but this looks like {found}: pass "
             f"dialect={found!r}, or None to recognise it from the stream",
             provider=dialect,
             data=event.data[:200],

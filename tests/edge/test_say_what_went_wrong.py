@@ -150,7 +150,7 @@ async def test_another_dialects_stream_is_named(given: str, actual: str) -> None
         ):
             assert isinstance(error, MalformedStreamError), error
             assert f"looks like {actual}" in str(error)
-            assert f"expected a {given} stream" in str(error)
+            assert f"expected a stream of dialect {given}" in str(error)
 
 
 @pytest.mark.parametrize(("given", "actual"), PAIRS)
