@@ -15,10 +15,9 @@ HTML page) and a stream of another dialect than the one given are reported as su
 
 Transport failures are translated into our exception tree: a read timeout (ours via
 ``idle_timeout``, or the HTTP client's, recognised by class hierarchy) becomes a
-:class:`StreamTimeoutError` (a retryable
-``ProviderError`` with code ``"timeout"``); a dropped connection ends the stream, and the
-dialect decides whether what arrived is complete or truncated
-(:class:`TruncatedStreamError` with what arrived).
+:class:`StreamTimeoutError` (a retryable ``ProviderError`` with code ``"timeout"``); a
+dropped connection ends the stream, and the dialect decides whether what arrived is
+complete or truncated (:class:`TruncatedStreamError` with what arrived).
 """
 
 from __future__ import annotations

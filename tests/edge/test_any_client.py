@@ -18,6 +18,7 @@ import openai
 import pytest
 
 from sse_toolcalls.calls import ToolCall
+from sse_toolcalls.conversation import UserMessage
 from sse_toolcalls.errors import (
     ProviderError,
     StreamTimeoutError,
@@ -34,6 +35,7 @@ from sse_toolcalls.runtime import (
     provider_error_from_sdk,
     translate_sdk_errors,
 )
+from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.transport import classify
 from sse_toolcalls.simulator import HTTPError, Script, ScriptedCall, Simulator, Stall, Turn
 from sse_toolcalls.simulator.pytest_plugin import simulator
@@ -381,3 +383,40 @@ def test_sdk_connection_errors_and_bugs() -> None:
         provider_error_from_sdk(KeyError("a bug"))
     with pytest.raises(KeyError), translate_sdk_errors():
         raise KeyError("a bug passes through")
+
+
+# -- our clients over either stack ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", [httpx, httpx2], ids=["httpx", "httpx2"])
+async def test_our_client_over_either_stack(stack: Any, simulator: Simulator) -> None:
+    simulator.play([CALLS])
+    async with stack.AsyncClient(timeout=10.0) as http:
+        client = client_for(
+            "openai_chat",
+            model="sim-model-1",
+            api_key="k",
+            base_url=simulator.base_url_for("openai_chat"),
+            http_client=http,
+        )
+        calls = [c async for c in client.stream_tool_calls([UserMessage(text="hi")])]
+    assert args_of(calls) == EXPECTED
+
+
+@pytest.mark.parametrize("stack", [httpx, httpx2], ids=["httpx", "httpx2"])
+async def test_our_client_maps_either_stacks_connection_error(
+    stack: Any, free_tcp_port: int
+) -> None:
+    # Before: an httpx2 client's ConnectError escaped raw (only httpx's was caught).
+    async with stack.AsyncClient(timeout=5.0) as http:
+        client = client_for(
+            "anthropic",
+            model="m",
+            api_key="k",
+            base_url=f"http://127.0.0.1:{free_tcp_port}",
+            http_client=http,
+        )
+        with pytest.raises(ProviderError) as caught:
+            [c async for c in client.stream_tool_calls([UserMessage(text="hi")])]
+    assert (caught.value.code, caught.value.retryable) == ("connection_error", True)
+    assert isinstance(caught.value.__cause__, stack.ConnectError)
