@@ -28,6 +28,7 @@ from ..calls import ToolCall, ToolResult, ToolSpec
 from ..errors import InvalidArgumentsError, ToolError, UnknownToolError, UsageError
 from .results import NO_TOOL_FITS_REPLY, count, error_result, first_line
 from .signature import DecodeError, function_schema
+from .strict import unnullify
 from .validation import ArgumentValidator, Coercion, Problem, path_text
 
 __all__ = [
@@ -134,18 +135,24 @@ class ToolRegistry:
         reports = await Dispatcher(registry).dispatch([call])   # runs it (the runtime)
     """
 
-    def __init__(self, *, show_error_details: bool = False) -> None:
+    def __init__(self, *, show_error_details: bool = False, strict: bool = False) -> None:
         """Make an empty registry.
 
         Args:
             show_error_details: Put a failing handler's exception message in the error
                 result the model sees (off by default: it may hold internals).
+            strict: The tools were declared in OpenAI's strict mode
+                (``build_request(..., strict=True)``): a ``null`` the model sent for an
+                optional property means "absent" and is removed before validation
+                (:func:`~sse_toolcalls.tools.strict.unnullify`).
         """
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, ArgumentValidator] = {}
         self._no_tool_fits: str | None = None
         self.show_error_details = show_error_details
         """Whether handler exception messages reach the model."""
+        self.strict = strict
+        """Whether calls come from strictly declared tools (nulls mean absent)."""
 
     # ----------------------------------------------------------------------------------
     # Adding tools
@@ -372,7 +379,8 @@ class ToolRegistry:
                 call=call,
                 problems=(problem,),
             )
-        arguments, coercions, problems = self._validators[tool.name].validate(call.args)
+        args = unnullify(call.args, tool.parameters) if self.strict else call.args
+        arguments, coercions, problems = self._validators[tool.name].validate(args)
         if problems:
             raise InvalidArgumentsError(
                 f"the arguments for {tool.name!r} have {count(len(problems), 'problem')}",

@@ -43,8 +43,8 @@ pytestmark = [
     # httpx 0.28's body iterators are nested async generators that it does not close when
     # a body is abandoned early (an error event, a timeout); trio then warns when it
     # finalises them (encode/httpx#3686, fixes pending). Ours are closed explicitly.
-    pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning"),
-    pytest.mark.filterwarnings("ignore:Async generator 'httpcore\\.:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Async generator 'httpx2?\\.:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Async generator 'httpcore2?\\.:ResourceWarning"),
 ]
 
 DEMO_VALUES = {"height": "170 cm", "weight": "70 kg"}
