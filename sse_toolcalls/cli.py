@@ -1,8 +1,9 @@
 """The ``sse-toolcalls`` command line.
 
 ``replay FILE`` runs a recorded stream through the parser and prints one JSON line per
-call; ``demo`` and ``serve`` run the built-in simulator (they import it lazily, so the
-replay path stays as light as the core).
+call; ``demo`` and ``serve`` run the built-in simulator; ``record``, ``check`` and ``fuzz``
+capture, check and fuzz a corpus of the user's own streams (each imports what it needs
+lazily, so the replay path stays as light as the core).
 """
 
 from __future__ import annotations
@@ -81,6 +82,30 @@ def _call_json(call: Any) -> dict[str, Any]:
     return out
 
 
+def check(folders: Sequence[str], *, seed: str, verbose: bool) -> int:
+    """Check every stream of each corpus folder; one line per failing stream, then the
+    count. Returns 0 when all pass, 1 when any fails, 2 when a folder cannot be read."""
+    from .corpus import check_corpus
+
+    passed = failed = 0
+    for folder in folders:
+        try:
+            results = check_corpus(folder, seed=seed)
+        except SSEToolCallsError as exc:
+            sys.stderr.write(f"{exc}\n")
+            return 2
+        for result in results:
+            if result.problem is None:
+                passed += 1
+                if verbose:
+                    sys.stdout.write(f"ok   {folder}/{result.file}\n")
+            else:
+                failed += 1
+                sys.stdout.write(f"FAIL {folder}/{result.file} {result.problem}\n")
+    sys.stdout.write(f"{passed} passed, {failed} failed\n")
+    return 0 if failed == 0 else 1
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -91,7 +116,8 @@ def _positive(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the command line."""
     parser = argparse.ArgumentParser(
-        prog="sse-toolcalls", description="Streamed LLM tool calls: replay, demo, simulator."
+        prog="sse-toolcalls",
+        description="Streamed LLM tool calls: replay, demo, simulator, your own corpus.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     rep = commands.add_parser("replay", help="parse a recorded stream, one JSON line per call")
@@ -105,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the simulator for other clients")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--script", default=None, help="JSON script of assistant turns")
+    chk = commands.add_parser("check", help="check every stream of a corpus folder")
+    chk.add_argument("folder", nargs="+")
+    chk.add_argument("--seed", default="streams", help="seeds random splits and cuts")
+    chk.add_argument("-v", "--verbose", action="store_true", help="also list passing streams")
     return parser
 
 
@@ -125,6 +155,8 @@ def _run(args: argparse.Namespace) -> int:
         from .demo import run_demo
 
         return run_demo(dialect=args.dialect, lang=args.lang, delay=args.delay)
+    if args.command == "check":
+        return check(args.folder, seed=args.seed, verbose=args.verbose)
     from .simulator.cli import serve
 
     return serve(port=args.port, script_file=args.script)
