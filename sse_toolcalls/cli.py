@@ -131,10 +131,26 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the simulator for other clients")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--script", default=None, help="JSON script of assistant turns")
+    rec = commands.add_parser("record", help="a loopback proxy that records every stream")
+    rec.add_argument("--upstream", required=True, help="the provider's base URL")
+    rec.add_argument("--out", required=True, help="the corpus folder to write")
+    rec.add_argument("--port", type=int, default=8766, help="loopback port to listen on")
+    rec.add_argument(
+        "--redact", action="append", default=[], metavar="REGEX", help="also redact (repeatable)"
+    )
     chk = commands.add_parser("check", help="check every stream of a corpus folder")
     chk.add_argument("folder", nargs="+")
     chk.add_argument("--seed", default="streams", help="seeds random splits and cuts")
     chk.add_argument("-v", "--verbose", action="store_true", help="also list passing streams")
+    fuzz = commands.add_parser("fuzz", help="mutate a corpus; report what breaks")
+    fuzz.add_argument("folder")
+    fuzz.add_argument("--seconds", type=float, default=60.0)
+    fuzz.add_argument("--runs", type=_positive, default=None, help="also stop after ~N inputs")
+    fuzz.add_argument("--seed", type=int, default=None, help="default: random")
+    fuzz.add_argument("--findings", default=None, help="default: FOLDER/findings")
+    fuzz.add_argument(
+        "--registry", default=None, metavar="MODULE:ATTRIBUTE", help="validate calls with it"
+    )
     return parser
 
 
@@ -157,6 +173,21 @@ def _run(args: argparse.Namespace) -> int:
         return run_demo(dialect=args.dialect, lang=args.lang, delay=args.delay)
     if args.command == "check":
         return check(args.folder, seed=args.seed, verbose=args.verbose)
+    if args.command == "record":
+        from .corpus.record import serve_proxy
+
+        return serve_proxy(args.upstream, args.out, port=args.port, patterns=args.redact)
+    if args.command == "fuzz":
+        from .corpus.fuzz import run_fuzz
+
+        return run_fuzz(
+            args.folder,
+            seconds=args.seconds,
+            runs=args.runs,
+            seed=args.seed,
+            findings=args.findings,
+            registry=args.registry,
+        )
     from .simulator.cli import serve
 
     return serve(port=args.port, script_file=args.script)
