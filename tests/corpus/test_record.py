@@ -236,3 +236,20 @@ def test_a_key_the_upstream_echoes_is_redacted_from_the_body_and_the_error(
     assert entry["status"] == 401 and entry["expected"]["outcome"] == "provider_error"
     assert "[REDACTED]" in entry["error"]["message"]
     assert_no_secret(tmp_path)
+
+
+def test_httpx2_transports_are_recorded_too(tmp_path: Path) -> None:
+    # By capability: the wrapper never names httpx, so httpx2's transport and stream
+    # classes work as they are (httpx2 is in the test extra, so CI runs this).
+    httpx2 = pytest.importorskip("httpx2")
+    recorder = Recorder(tmp_path)
+    transport = RecordingTransport(httpx2.HTTPTransport(), recorder)
+    with (
+        Simulator([TWO_CALLS]) as sim,
+        httpx2.Client(transport=transport) as http,
+        http.stream("POST", sim.base_url + PATHS["anthropic"], json={"stream": True}) as r,
+    ):
+        seen = b"".join(r.iter_raw())
+    (entry,) = recorder.entries
+    assert (tmp_path / entry["file"]).read_bytes() == seen
+    assert [c["call_id"] for c in entry["expected"]["calls"]] == ["c1", "c2"]
