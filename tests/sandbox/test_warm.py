@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from sse_toolcalls import Sandbox, SandboxResult, UsageError, ViolationKind, run_in_sandbox
 from sse_toolcalls.sandbox import Backend, WarmPool, engine, warm
@@ -221,3 +222,20 @@ def test_a_working_directory_a_tool_locked_is_still_emptied(tmp_path: Path) -> N
     assert warm._reset(str(work))
     assert list(work.iterdir()) == [] and (work.stat().st_mode & 0o777) == 0o700
     assert tmp_path.exists()
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [b"", b"\x00\x00", b"\x00\x00\x00\x09short", (10**9).to_bytes(4, "big") + b"x"],
+    ids=["nothing", "half a header", "short body", "oversized"],
+)
+async def test_a_zygote_that_breaks_the_protocol_is_gone(sent: bytes) -> None:
+    send, receive = anyio.create_memory_object_stream[bytes](4)
+    reader = BufferedByteReceiveStream(receive)
+    zygote = warm._Zygote(process=None, reader=reader, cwd="", group=None)  # type: ignore[arg-type]
+    async with send, receive:
+        if sent:
+            await send.send(sent)
+        await send.aclose()
+        with pytest.raises(warm._Gone):
+            await zygote.frame(1024)
