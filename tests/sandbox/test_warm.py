@@ -38,8 +38,9 @@ def _rss_kib(pool: WarmPool) -> int:
         for pid in engine._descendants(root):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as file:
-                    if b"--zygote" not in file.read() or b"bwrap" in file.read():
-                        continue
+                    argv = file.read().split(b"\0")
+                if b"--zygote" not in argv or argv[0].endswith(b"bwrap"):
+                    continue  # bwrap's own two processes
                 with open(f"/proc/{pid}/status", encoding="ascii") as file:
                     for line in file:
                         if line.startswith("VmRSS:"):
