@@ -7,7 +7,12 @@ its arguments) with the same arguments:
 - ``child, unsandboxed``: a fresh child per call with rlimits and the supervisor but no
   confinement (``backend="none", allow_unsandboxed=True``): the cost of the child itself;
 - ``landlock``: that child confined by Landlock;
-- ``bwrap``: the child under bubblewrap (namespaces, a new filesystem view).
+- ``bwrap``: the child under bubblewrap (namespaces, a new filesystem view);
+- ``landlock, warm`` and ``bwrap, warm``: the same call on a warm worker of a
+  :class:`~sse_toolcalls.sandbox.WarmPool` (a zygote in that confinement, with the handler
+  imported, forking a fresh supervisor and worker per call, its directory reset after);
+- ``first warm call``: the first call of a tool on a new pool (it starts the zygote), one
+  per round, on the best backend.
 
 Every call's value is checked before it counts. Calls of the cases are interleaved, so a
 burst of load on the shared machine hits all of them alike.
@@ -31,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import anyio
 
 from benchmarks.sandbox_tools import echo
-from sse_toolcalls.sandbox import Backend, Sandbox, available_backends, run_in_sandbox
+from sse_toolcalls.sandbox import Backend, Sandbox, WarmPool, available_backends, run_in_sandbox
 
 ARGUMENTS = {"path": "notes.txt", "limit": 10}
 EXPECTED = {"echo": ARGUMENTS}
@@ -47,7 +52,7 @@ async def _in_process() -> Any:
     return echo(**ARGUMENTS)
 
 
-def _sandboxed(backend: Backend) -> Callable[[], Awaitable[Any]]:
+def _sandboxed(backend: Backend, pool: WarmPool | None = None) -> Callable[[], Awaitable[Any]]:
     async def call() -> Any:
         result = await run_in_sandbox(
             BOX,
@@ -55,10 +60,21 @@ def _sandboxed(backend: Backend) -> Callable[[], Awaitable[Any]]:
             ARGUMENTS,
             backend=backend,
             allow_unsandboxed=backend == "none",
+            pool=pool,
         )
         if result.violation is not None:
             raise AssertionError(f"{backend}: {result.violation}")
+        if result.warm is not (pool is not None):
+            raise AssertionError(f"{backend}: warm is {result.warm}")
         return result.value
+
+    return call
+
+
+def _first_warm(backend: Backend) -> Callable[[], Awaitable[Any]]:
+    async def call() -> Any:
+        async with WarmPool() as pool:
+            return await _sandboxed(backend, pool)()
 
     return call
 
@@ -68,19 +84,27 @@ async def _measure(calls: int) -> dict[str, list[float]]:
         "in process": _in_process,
         "child, unsandboxed": _sandboxed("none"),
     }
-    for name in available_backends(BOX):
-        cases[name] = _sandboxed("bwrap" if name == "bwrap" else "landlock")
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    for name, call in cases.items():  # one warm-up each: caches, the bwrap probe
-        if await call() != EXPECTED:
-            raise AssertionError(f"{name}: wrong value")
-    for _ in range(calls):
-        for name, call in cases.items():
-            started = time.perf_counter()
-            value = await call()
-            times[name].append(time.perf_counter() - started)
-            if value != EXPECTED:
-                raise AssertionError(f"{name}: wrong value {value!r}")
+    backends: list[Backend] = [
+        "bwrap" if name == "bwrap" else "landlock" for name in available_backends(BOX)
+    ]
+    for backend in backends:
+        cases[backend] = _sandboxed(backend)
+    async with WarmPool() as pool:
+        for backend in reversed(backends):
+            cases[f"{backend}, warm"] = _sandboxed(backend, pool)
+        if backends:
+            cases["first warm call"] = _first_warm(backends[0])
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        for name, call in cases.items():  # one warm-up each: caches, the bwrap probe, zygotes
+            if await call() != EXPECTED:
+                raise AssertionError(f"{name}: wrong value")
+        for _ in range(calls):
+            for name, call in cases.items():
+                started = time.perf_counter()
+                value = await call()
+                times[name].append(time.perf_counter() - started)
+                if value != EXPECTED:
+                    raise AssertionError(f"{name}: wrong value {value!r}")
     return times
 
 

@@ -1,7 +1,7 @@
 """Validations per second of one typical tool call, side by side in one run.
 
 The call has five properties: a string, an enum, an integer with a range, a nested object
-and a date (the schema of research/peers_execution.md section 3.3). Cases:
+and a date (``benchmarks/weather.py``, the schema the tests share). Cases:
 
 - ``sse_toolcalls ArgumentValidator``: our compiled validator (jsonschema Draft 2020-12,
   strict format checkers, coercion pass only when something failed);
@@ -44,42 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from benchmarks.weather import INVALID, SCHEMA, VALID
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.errors import InvalidArgumentsError
 from sse_toolcalls.tools import ArgumentValidator, ToolRegistry
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "city": {"type": "string", "minLength": 1},
-        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-        "days": {"type": "integer", "minimum": 1, "maximum": 14},
-        "location": {
-            "type": "object",
-            "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
-            "required": ["lat", "lon"],
-            "additionalProperties": False,
-        },
-        "start": {"type": "string", "format": "date"},
-    },
-    "required": ["city", "unit", "days", "location", "start"],
-    "additionalProperties": False,
-}
-VALID: dict[str, Any] = {
-    "city": "Paris",
-    "unit": "celsius",
-    "days": 5,
-    "location": {"lat": 48.85, "lon": 2.35},
-    "start": "2025-06-01",
-}
-INVALID: dict[str, Any] = {
-    "city": "Paris",
-    "unit": "kelvin",
-    "days": "five",
-    "location": {"lon": 2.35},
-    "start": "2025-02-30",
-    "extra": 1,
-}
 
 
 class Loc(BaseModel):

@@ -29,11 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import itertools
 
+from sse_toolcalls import bfcl
 from sse_toolcalls.calls import DIALECTS, ToolCall
 from sse_toolcalls.parser import ToolCallParser
 from sse_toolcalls.simulator.encoders import encode_turn
 from sse_toolcalls.simulator.script import ScriptedCall, Turn
-from sse_toolcalls.tools import bfcl
 
 
 def split_randomly(data: bytes, rng: random.Random) -> list[bytes]:

@@ -81,10 +81,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "aiter_events_from_sse",
         "aiter_tool_calls",
         "aiter_tool_calls_from_sse",
+        "aparse_events",
+        "aparse_tool_calls",
         "fallback_message",
         "iter_events",
         "iter_tool_calls",
+        "parse_events",
+        "parse_tool_calls",
         "provider_error_from_http",
+        "provider_error_from_sdk",
+        "translate_sdk_errors",
     ),
     "runtime.clients": (
         "AnthropicClient",
@@ -94,7 +100,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ProviderClient",
         "client_for",
     ),
-    "runtime.loop": ("LoopOutcome", "run_conversation"),
     "sandbox": (
         "HandlerRef",
         "Sandbox",
@@ -235,18 +240,22 @@ if _typing.TYPE_CHECKING:
     from .runtime import aiter_events_from_sse as aiter_events_from_sse
     from .runtime import aiter_tool_calls as aiter_tool_calls
     from .runtime import aiter_tool_calls_from_sse as aiter_tool_calls_from_sse
+    from .runtime import aparse_events as aparse_events
+    from .runtime import aparse_tool_calls as aparse_tool_calls
     from .runtime import fallback_message as fallback_message
     from .runtime import iter_events as iter_events
     from .runtime import iter_tool_calls as iter_tool_calls
+    from .runtime import parse_events as parse_events
+    from .runtime import parse_tool_calls as parse_tool_calls
     from .runtime import provider_error_from_http as provider_error_from_http
+    from .runtime import provider_error_from_sdk as provider_error_from_sdk
+    from .runtime import translate_sdk_errors as translate_sdk_errors
     from .runtime.clients import AnthropicClient as AnthropicClient
     from .runtime.clients import GeminiClient as GeminiClient
     from .runtime.clients import OpenAIChatClient as OpenAIChatClient
     from .runtime.clients import OpenAIResponsesClient as OpenAIResponsesClient
     from .runtime.clients import ProviderClient as ProviderClient
     from .runtime.clients import client_for as client_for
-    from .runtime.loop import LoopOutcome as LoopOutcome
-    from .runtime.loop import run_conversation as run_conversation
     from .sandbox import HandlerRef as HandlerRef
     from .sandbox import Sandbox as Sandbox
     from .sandbox import SandboxResult as SandboxResult

@@ -1,8 +1,9 @@
 """The ``sse-toolcalls`` command line.
 
 ``replay FILE`` runs a recorded stream through the parser and prints one JSON line per
-call; ``demo`` and ``serve`` run the built-in simulator (they import it lazily, so the
-replay path stays as light as the core).
+call; ``demo`` and ``serve`` run the built-in simulator; ``record``, ``check`` and ``fuzz``
+capture, check and fuzz a corpus of the user's own streams (each imports what it needs
+lazily, so the replay path stays as light as the core).
 """
 
 from __future__ import annotations
@@ -81,6 +82,30 @@ def _call_json(call: Any) -> dict[str, Any]:
     return out
 
 
+def check(folders: Sequence[str], *, seed: str, verbose: bool) -> int:
+    """Check every stream of each corpus folder; one line per failing stream, then the
+    count. Returns 0 when all pass, 1 when any fails, 2 when a folder cannot be read."""
+    from .corpus import check_corpus
+
+    passed = failed = 0
+    for folder in folders:
+        try:
+            results = check_corpus(folder, seed=seed)
+        except SSEToolCallsError as exc:
+            sys.stderr.write(f"{exc}\n")
+            return 2
+        for result in results:
+            if result.problem is None:
+                passed += 1
+                if verbose:
+                    sys.stdout.write(f"ok   {folder}/{result.file}\n")
+            else:
+                failed += 1
+                sys.stdout.write(f"FAIL {folder}/{result.file} {result.problem}\n")
+    sys.stdout.write(f"{passed} passed, {failed} failed\n")
+    return 0 if failed == 0 else 1
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -91,7 +116,8 @@ def _positive(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the command line."""
     parser = argparse.ArgumentParser(
-        prog="sse-toolcalls", description="Streamed LLM tool calls: replay, demo, simulator."
+        prog="sse-toolcalls",
+        description="Streamed LLM tool calls: replay, demo, simulator, your own corpus.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     rep = commands.add_parser("replay", help="parse a recorded stream, one JSON line per call")
@@ -105,6 +131,26 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the simulator for other clients")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--script", default=None, help="JSON script of assistant turns")
+    rec = commands.add_parser("record", help="a loopback proxy that records every stream")
+    rec.add_argument("--upstream", required=True, help="the provider's base URL")
+    rec.add_argument("--out", required=True, help="the corpus folder to write")
+    rec.add_argument("--port", type=int, default=8766, help="loopback port to listen on")
+    rec.add_argument(
+        "--redact", action="append", default=[], metavar="REGEX", help="also redact (repeatable)"
+    )
+    chk = commands.add_parser("check", help="check every stream of a corpus folder")
+    chk.add_argument("folder", nargs="+")
+    chk.add_argument("--seed", default="streams", help="seeds random splits and cuts")
+    chk.add_argument("-v", "--verbose", action="store_true", help="also list passing streams")
+    fuzz = commands.add_parser("fuzz", help="mutate a corpus; report what breaks")
+    fuzz.add_argument("folder")
+    fuzz.add_argument("--seconds", type=float, default=60.0)
+    fuzz.add_argument("--runs", type=_positive, default=None, help="also stop after ~N inputs")
+    fuzz.add_argument("--seed", type=int, default=None, help="default: random")
+    fuzz.add_argument("--findings", default=None, help="default: FOLDER/findings")
+    fuzz.add_argument(
+        "--registry", default=None, metavar="MODULE:ATTRIBUTE", help="validate calls with it"
+    )
     return parser
 
 
@@ -125,6 +171,23 @@ def _run(args: argparse.Namespace) -> int:
         from .demo import run_demo
 
         return run_demo(dialect=args.dialect, lang=args.lang, delay=args.delay)
+    if args.command == "check":
+        return check(args.folder, seed=args.seed, verbose=args.verbose)
+    if args.command == "record":
+        from .corpus.record import serve_proxy
+
+        return serve_proxy(args.upstream, args.out, port=args.port, patterns=args.redact)
+    if args.command == "fuzz":
+        from .corpus.fuzz import run_fuzz
+
+        return run_fuzz(
+            args.folder,
+            seconds=args.seconds,
+            runs=args.runs,
+            seed=args.seed,
+            findings=args.findings,
+            registry=args.registry,
+        )
     from .simulator.cli import serve
 
     return serve(port=args.port, script_file=args.script)

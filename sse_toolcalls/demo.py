@@ -20,11 +20,11 @@ from .calls import (
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
-    ToolResult,
 )
 from .conversation import AssistantMessage, Message, ToolResultsMessage, UserMessage
 from .errors import SSEToolCallsError
 from .runtime.clients import client_for
+from .runtime.dispatch import Dispatcher
 from .runtime.fallback import fallback_message
 from .simulator import Script, ScriptedCall, Simulator, Turn
 from .tools import ToolRegistry
@@ -120,6 +120,9 @@ async def run_demo_async(
     out = out or sys.stdout
     words = _WORDS[lang]
     registry = demo_registry(lang)
+    # The demo streams each turn itself (to show it live) and runs the calls the way the
+    # Agent does, through the one dispatcher.
+    dispatcher = Dispatcher(registry)
 
     def show(text: str) -> None:
         out.write(text)
@@ -135,7 +138,7 @@ async def run_demo_async(
         calls_made = 0
         try:
             async with client:
-                for _ in range(4):
+                for turn in range(4):
                     finished = None
                     show(f"{words.assistant}: ")
                     async for event in client.stream_events(messages, registry.specs()):
@@ -159,10 +162,9 @@ async def run_demo_async(
                     if finished is None or not finished.calls:
                         break
                     messages.append(AssistantMessage(text=finished.text, calls=finished.calls))
-                    results: list[ToolResult] = []
-                    for call in finished.calls:
-                        result = await registry.run(call)
-                        results.append(result)
+                    reports = await dispatcher.dispatch(finished.calls, turn=turn)
+                    results = [report.result for report in reports]
+                    for call, result in zip(finished.calls, results, strict=True):
                         show(
                             f"  ↩ {words.result} #{call.index} "
                             f"({_id_text(call.call_id, words)}): {result.content}\n"

@@ -90,7 +90,11 @@ def assistant_turn(
 
 
 def tool_declarations(
-    dialect: str, tools: Sequence[ToolSpec], *, names: ToolNameMap | None = None
+    dialect: str,
+    tools: Sequence[ToolSpec],
+    *,
+    names: ToolNameMap | None = None,
+    strict: bool = False,
 ) -> list[dict[str, Any]]:
     """The ``tools`` field of a ``dialect`` request, under legal wire names (``names``, or
     a ``ToolNameMap`` built from the tools).
@@ -99,7 +103,7 @@ def tool_declarations(
         UnknownDialectError: an unknown dialect.
         UsageError: duplicate tool names, or a schema Gemini cannot take.
     """
-    return spec_for(dialect).tool_declarations(tools, names=names)
+    return spec_for(dialect).tool_declarations(tools, names=names, strict=strict)
 
 
 def build_request(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -51,6 +52,36 @@ def test_max_event_bytes_at_and_past_the_limit() -> None:
         with pytest.raises(EventTooLargeError):
             for chunk in chunks:
                 framer.feed(chunk)
+
+
+def _framed_or_too_large(raw: bytes, limit: int, cuts: list[int]) -> list[str] | str:
+    framer = SSEFramer(max_event_bytes=limit)
+    bounds = [0, *cuts, len(raw)]
+    try:
+        events = [e for a, b in itertools.pairwise(bounds) for e in framer.feed(raw[a:b])]
+    except EventTooLargeError:
+        return "too large"
+    return [e.data for e in events]
+
+
+@pytest.mark.parametrize(
+    ("raw", "size"),
+    [
+        # Invalid UTF-8 counts as the bytes received, not as its 3-byte U+FFFD (issue 9).
+        (b"data: " + b"\xff" * 10 + b"\n\n", 17),
+        (b"event: \x91\x91\ndata: \xe2\x82\n\n", 19),
+        # A blank line opening a chunk ends the pending block; it adds nothing to the next.
+        (b"data: " + b"x" * 10 + b"\n\ndata: y\n\n", 17),
+        (b"data: " + b"x" * 10 + b"\n\n\n\ndata: " + b"y" * 10 + b"\n\n", 17),
+        (b"data: a\r\n\r\ndata: " + b"x" * 10 + b"\r\n\r\n", 17),
+    ],
+)
+def test_max_event_bytes_counts_bytes_received_on_every_split(raw: bytes, size: int) -> None:
+    splits = [[], list(range(1, len(raw)))] + [[i] for i in range(1, len(raw))]
+    splits += [[i, i + 1] for i in range(1, len(raw) - 1)]
+    for cuts in splits:
+        assert _framed_or_too_large(raw, size, cuts) != "too large", cuts
+        assert _framed_or_too_large(raw, size - 1, cuts) == "too large", cuts
 
 
 @pytest.mark.parametrize("split", [False, True])
@@ -118,9 +149,14 @@ def test_event_depth_at_and_past_the_limit_on_the_fast_and_the_exact_path(
         assert info.value.size == MAX_EVENT_DEPTH + 1
 
 
-def test_chat_object_arguments_at_and_past_the_event_depth_limit() -> None:
+@pytest.mark.parametrize("long_number", [False, True])
+def test_chat_object_arguments_at_and_past_the_event_depth_limit(long_number: bool) -> None:
     for depth, refused in ((MAX_EVENT_DEPTH, False), (MAX_EVENT_DEPTH + 1, True)):
-        raw = object_argument_streams(deep_array(depth - 1).join(['{"a":', "}"]))["openai_chat"]
+        inner = deep_array(depth - 1)
+        if long_number:
+            # The event is then read again exactly, with room for its envelope.
+            inner = inner.replace("[]", "[12345678901234567890123]")
+        raw = object_argument_streams(inner.join(['{"a":', "}"]))["openai_chat"]
         if refused:
             with pytest.raises(LimitExceededError) as info:
                 parse("openai_chat", raw)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -783,3 +784,186 @@ def test_chat_finish_reasons_that_cut_the_turn(reason: str) -> None:
     with pytest.raises(TruncatedStreamError) as info:
         parse(raw, "openai_chat")
     assert info.value.partial[0].call_id == "c"
+
+
+# -- after the end marker -------------------------------------------------------------
+
+_FINISHED = {
+    "openai_chat": "one_call.sse",
+    "openai_responses": "one_call.sse",
+    "anthropic": "one_call.sse",
+    "gemini": "one_call_no_id.sse",
+}
+# What proxies and broken servers send after the end: a second end marker, a usage chunk,
+# a new call's start, an error report, a keep-alive, bytes that are not JSON.
+_TRAILING = {
+    "openai_chat": (
+        b"data: [DONE]\n\n"
+        b'data: {"choices":[],"usage":{"total_tokens":9}}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"late",'
+        b'"function":{"name":"refund","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}\n\n'
+        b'event: error\ndata: {"error":{"message":"late"}}\n\n'
+    ),
+    "openai_responses": (
+        b"event: response.output_item.added\n"
+        b'data: {"type":"response.output_item.added","output_index":9,"item":{"type":'
+        b'"function_call","id":"fc_late","call_id":"late","name":"refund","arguments":"{}"}}\n\n'
+        b'event: response.output_item.done\ndata: {"type":"response.output_item.done",'
+        b'"output_index":9,"item":{"type":"function_call","id":"fc_late","call_id":"late",'
+        b'"name":"refund","arguments":"{}","status":"completed"}}\n\n'
+        b'event: error\ndata: {"type":"error","code":"server_error","message":"late"}\n\n'
+    ),
+    "anthropic": (
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":5,'
+        b'"content_block":{"type":"tool_use","id":"late","name":"refund","input":{}}}\n\n'
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":5}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error"}}\n\n'
+    ),
+    "gemini": (
+        b'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"refund",'
+        b'"args":{}}}]},"finishReason":"STOP"}]}\r\n\r\n'
+        b'data: {"error":{"code":500,"status":"INTERNAL","message":"late"}}\r\n\r\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(_FINISHED))
+@pytest.mark.parametrize("detect", [False, True])
+def test_nothing_after_the_end_marker_is_read(dialect: str, detect: bool) -> None:
+    raw = (
+        Path(__file__).parent.parent / "recorded_streams" / dialect / _FINISHED[dialect]
+    ).read_bytes()
+    trailing = _TRAILING[dialect] + b": ping\n\ndata: not json\n\n"
+
+    def rich(body: bytes) -> list[Any]:
+        parser = StreamParser(None if detect else dialect)
+        return parser.feed(body) + parser.finish()
+
+    expected = rich(raw)
+    assert isinstance(expected[-1], StreamFinished)
+    # The end marker's event closed by its blank line, and by the trailing bytes' own.
+    for body in (raw + trailing, raw.rstrip(b"\r\n") + b"\n\n" + trailing):
+        events = rich(body)
+        assert events == expected
+        assert [e for e in events if isinstance(e, StreamFinished)] == [expected[-1]]
+        assert parse(body, None if detect else dialect, chunk=7) == parse(raw, dialect)
+
+
+# -- a call's name and ids are strings ---------------------------------------------------
+
+# One call per dialect, with its name, id (and Responses' item id) left as placeholders.
+_CALL_STREAMS = {
+    ("openai_chat", "name", "id"): (
+        'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":%(id)s,'
+        '"function":{"name":%(name)s,"arguments":"{}"}}]}}]}\n\n'
+        'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+        "data: [DONE]\n\n"
+    ),
+    ("openai_responses", "name", "call_id", "id"): (
+        'data: {"type":"response.output_item.added","output_index":0,"item":{"type":'
+        '"function_call","id":%(id)s,"call_id":%(call_id)s,"name":%(name)s,"arguments":""}}\n\n'
+        'data: {"type":"response.output_item.done","output_index":0,"item":{"type":'
+        '"function_call","id":%(id)s,"call_id":%(call_id)s,"name":%(name)s,'
+        '"arguments":"{}","status":"completed"}}\n\n'
+        'data: {"type":"response.completed","response":{"status":"completed","output":[]}}\n\n'
+    ),
+    ("anthropic", "name", "id"): (
+        'data: {"type":"message_start","message":{}}\n\n'
+        'data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use",'
+        '"id":%(id)s,"name":%(name)s,"input":{}}}\n\n'
+        'data: {"type":"content_block_stop","index":0}\n\n'
+        'data: {"type":"message_delta","delta":{"stop_reason":"tool_use"}}\n\n'
+        'data: {"type":"message_stop"}\n\n'
+    ),
+    ("gemini", "name", "id"): (
+        'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":%(name)s,'
+        '"id":%(id)s,"args":{}}}]}}]}\n\n'
+        'data: {"candidates":[{"content":{"parts":[]},"finishReason":"STOP"}]}\n\n'
+    ),
+}
+_GOOD = {"name": '"get_time"', "id": '"fc_1"', "call_id": '"call_1"'}
+_NOT_STRINGS = [
+    "5",
+    "-1",
+    "1.5",
+    "true",
+    "false",
+    "0",
+    "[]",
+    '{"a":"b"}',
+    "12345678901234567890123",
+]
+
+
+@pytest.mark.parametrize("key", sorted(_CALL_STREAMS), ids=lambda key: key[0])
+def test_a_call_name_or_id_that_is_not_a_string_makes_the_stream_malformed(
+    key: tuple[str, ...],
+) -> None:
+    dialect, *fields = key
+    template = _CALL_STREAMS[key]
+    [call] = parse((template % _GOOD).encode(), dialect)
+    assert call.name == "get_time"
+    for field in fields:
+        # JSON null is an absent field, as real servers send it on continuations.
+        if field != "name":
+            [call] = parse((template % {**_GOOD, field: "null"}).encode(), dialect)
+            assert call.name == "get_time"
+        for value in _NOT_STRINGS:
+            raw = (template % {**_GOOD, field: value}).encode()
+            for detect in (dialect, None):
+                for finish in (True, False):
+                    # Whole, and cut before its end: never a call or partial of another type.
+                    body = raw if finish else raw[: raw.rindex(b"data:")]
+                    with pytest.raises(MalformedStreamError, match="must be a string"):
+                        parse(body, detect)
+
+
+# -- Chat arguments sent as a JSON object ------------------------------------------------
+
+_BIG = 123456789012345678901234
+
+
+def _chat_object_arguments(*functions: dict[str, Any], legacy: bool = False) -> bytes:
+    delta: dict[str, Any]
+    if legacy:
+        [function] = functions
+        delta = {"function_call": function}
+    else:
+        entries = [{"index": i, "id": f"c{i}", "function": f} for i, f in enumerate(functions)]
+        delta = {"tool_calls": entries}
+    # A second choice first, with its own object arguments: only choice 0 is read.
+    other = {"tool_calls": [{"index": 0, "function": {"name": "other", "arguments": {"n": 1}}}]}
+    chunks = [
+        {"choices": [{"index": 1, "delta": other}, {"index": 0, "delta": delta}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + (
+        b"data: [DONE]\n\n"
+    )
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_chat_object_arguments_keep_integers_past_64_bits_exact(legacy: bool) -> None:
+    args = {"acct": _BIG, "list": [-_BIG * 10 - 9, 1.5, {"deep": [_BIG]}], "s": "x"}
+    body = _chat_object_arguments({"name": "pay", "arguments": args}, legacy=legacy)
+    [call] = parse(body, "openai_chat")
+    assert call.args == args
+    assert type(call.args["acct"]) is int
+    assert call.raw_arguments == json.dumps(args, separators=(",", ":"))
+    # As exact as the same arguments sent as text.
+    as_text = {"name": "pay", "arguments": json.dumps(args)}
+    [text_call] = parse(_chat_object_arguments(as_text, legacy=legacy), "openai_chat")
+    assert text_call.args == call.args
+
+
+def test_chat_object_arguments_of_several_calls_in_one_event_each_exact() -> None:
+    functions = [
+        {
+            "name": "pay",
+            "arguments": {"acct": _BIG + i} if i % 2 else json.dumps({"acct": _BIG + i}),
+        }
+        for i in range(6)
+    ]
+    calls = parse(_chat_object_arguments(*functions), "openai_chat")
+    assert [c.args for c in calls] == [{"acct": _BIG + i} for i in range(6)]

@@ -22,10 +22,8 @@ import copy
 import functools
 import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -37,6 +35,8 @@ from sse_toolcalls import (
     ToolCallParser,
     TruncatedStreamError,
 )
+from sse_toolcalls.corpus.transforms import KEEPS_END
+from sse_toolcalls.corpus.transforms import transforms as variants
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = [ROOT / "recorded_streams", ROOT.parent / "shared" / "external_streams"]
@@ -68,91 +68,12 @@ def load_streams() -> list[Stream]:
 STREAMS = load_streams()
 
 
-# -- transforms: each gives the chunks a server would send, or None where it does not apply
-
-
-def split(raw: bytes) -> tuple[list[bytes], bytes]:
-    """The stream's complete event blocks, LF-framed, without their blank lines; and
-    what follows the last blank line (a cut or unterminated last event), kept as is."""
-    text = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    *complete, tail = text.split(b"\n\n")
-    return [block for block in complete if block.strip(b"\n")], tail
-
-
-def blocks(raw: bytes) -> list[bytes]:
-    return split(raw)[0]
-
-
-def joined(parts: list[bytes], tail: bytes = b"") -> bytes:
-    return b"".join(part + b"\n\n" for part in parts) + tail
-
-
-def rewrite_chat(raw: bytes, change: Callable[[dict[str, Any]], None] | None, done: bool) -> bytes:
-    out = []
-    parts, tail = split(raw)
-    for block in parts:
-        if block == b"data: [DONE]":
-            if done:
-                out.append(block)
-            continue
-        if change is not None and block.startswith(b"data: {") and b"\n" not in block:
-            payload = json.loads(block[6:])
-            change(payload)
-            out.append(b"data: " + json.dumps(payload).encode())
-        else:
-            out.append(block)
-    return joined(out, tail)
-
-
-def final_reason(raw: bytes) -> str:
-    reason = "stop"
-    for block in blocks(raw):
-        if block.startswith(b"data: {") and b"\n" not in block:
-            for choice in json.loads(block[6:]).get("choices") or ():
-                if isinstance(choice, dict) and choice.get("finish_reason"):
-                    reason = choice["finish_reason"]
-    return reason
-
-
-def on_every_chunk(reason: str) -> Callable[[dict[str, Any]], None]:
-    def change(payload: dict[str, Any]) -> None:
-        for choice in payload.get("choices") or ():
-            if isinstance(choice, dict) and not choice.get("finish_reason"):
-                choice["finish_reason"] = reason
-
-    return change
+# -- transforms: the library's own (sse_toolcalls.corpus.transforms, which
+# ``sse-toolcalls check`` uses too); the property below is this test's own oracle.
 
 
 def transforms(stream: Stream) -> dict[str, list[bytes]]:
-    raw = stream.raw
-    parts, tail = split(raw)
-    chat = stream.dialect == "openai_chat" and b"data: [DONE]" in raw
-    ping = b'event: ping\ndata: {"type": "ping"}\n\n' if stream.dialect == "anthropic" else b"\n"
-    out: dict[str, list[bytes]] = {
-        "as recorded": [raw],
-        "crlf": [joined(parts, tail).replace(b"\n", b"\r\n")],
-        "pings between events": [
-            b"".join(block + b"\n\n: ping\n\n" + ping for block in parts) + tail
-        ],
-        "event per chunk": [block + b"\n\n" for block in parts] + ([tail] if tail else []),
-        "one byte at a time": [bytes([b]) for b in joined(parts, tail)],
-    }
-    if chat:
-        every = on_every_chunk(final_reason(raw))
-        out["finish_reason on every chunk"] = [rewrite_chat(raw, every, done=True)]
-        out["no [DONE]"] = [rewrite_chat(raw, None, done=False)]
-        out["finish_reason on every chunk, no [DONE]"] = [rewrite_chat(raw, every, done=False)]
-    return out
-
-
-KEEPS_END = {
-    "as recorded",
-    "crlf",
-    "pings between events",
-    "event per chunk",
-    "one byte at a time",
-    "finish_reason on every chunk",
-}
+    return variants(stream.raw, stream.dialect)
 
 
 # -- the property ----------------------------------------------------------------------

@@ -240,6 +240,8 @@ EVERY_ERROR: list[SSEToolCallsError] = [
     sse_toolcalls.ToolTimeoutError("late", call=CALL),
     sse_toolcalls.CircuitOpenError("open", call=CALL),
     sse_toolcalls.LedgerError("locked"),
+    sse_toolcalls.SandboxDeclarationError("a lambda cannot be imported"),
+    sse_toolcalls.SandboxUnavailableError("no backend", call=CALL, reasons=("no bwrap",)),
 ]
 
 

@@ -142,14 +142,18 @@ def is_whole_json(data: str) -> bool:
     return True
 
 
-def load_json(event: ServerSentEvent, dialect: str, *, exact: bool = False) -> Any:
+def load_json(
+    event: ServerSentEvent, dialect: str, *, exact: bool = False, depth: int = MAX_EVENT_DEPTH
+) -> Any:
     """Parse an event's data as JSON, or raise :class:`MalformedStreamError`.
 
     ``exact`` keeps integers beyond 64 bits exact: needed where the event carries
-    arguments as objects (Anthropic's start input, Gemini's args). Blank data is ``None``.
+    arguments as objects (Anthropic's start input, Gemini's args, Chat's object
+    arguments), and bounds the event's nesting to ``depth`` levels
+    (:class:`LimitExceededError`). Blank data is ``None``.
     """
     try:
-        return loads_strict(event.data) if exact else _json.loads(event.data)
+        return loads_strict(event.data, depth=depth) if exact else _json.loads(event.data)
     except _TooDeepError as exc:
         raise _event_too_deep(exc, dialect, event.data) from exc
     except ValueError as exc:
@@ -228,6 +232,26 @@ def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
 
 def _too_deep_arguments(exc: _TooDeepError) -> str:
     return f"arguments nest {exc.depth} levels, over MAX_ARGUMENTS_DEPTH={exc.limit}"
+
+
+def wire_string(value: Any, field: str, dialect: str) -> str | None:
+    """A wire field that names or identifies a call (its name, its id, its item id): the
+    string, or ``None`` for JSON ``null`` or an absent field.
+
+    One rule for every dialect (issue 9): any other JSON value makes the event malformed,
+    not the call invalid. An invalid call still goes out to be answered under its id and
+    name, and a call with a number for either could not be answered, nor its result sent
+    home; turning the number into text would invent a name or an id the server never sent.
+
+    Raises:
+        MalformedStreamError: the value is neither a string nor ``null``.
+    """
+    if value is None or type(value) is str:
+        return value
+    raise MalformedStreamError(
+        f"{dialect}: a call's {field} must be a string, got {_json_kind(value)}",
+        provider=dialect,
+    )
 
 
 def _json_kind(value: Any) -> str:
@@ -370,6 +394,12 @@ class Reassembler:
         event = None
         try:
             for event in events:
+                if self.ended:
+                    # After the end marker the turn is whole, its calls released and its
+                    # StreamFinished out: nothing later can change it, so nothing later is
+                    # read (proxies send a second [DONE], usage chunks, keep-alives). One
+                    # rule for every dialect, here (issue 9).
+                    break
                 on_event(event)
         except SSEToolCallsError:
             raise

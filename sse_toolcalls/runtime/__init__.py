@@ -1,8 +1,10 @@
 """The async edge and the runtime: HTTP streaming, provider error mapping, provider
 clients, dispatch of calls, policies (retry, circuit breaker, idempotency ledger),
-fallback messages and diagnostics, and the conversation loops.
+fallback messages and diagnostics, the one executor of tool handlers
+(``execute``), and the one conversation loop (``Agent``).
 
-Depends on httpx and anyio; the core (``sse``, ``parser``, ``dialects``) never imports it.
+Depends on anyio, and on an HTTP client (httpx2 or httpx) only where a client is made;
+the core (``sse``, ``parser``, ``dialects``) imports neither.
 """
 
 from __future__ import annotations
@@ -21,9 +23,14 @@ from .edge import (
     aiter_events_from_sse,
     aiter_tool_calls,
     aiter_tool_calls_from_sse,
+    aparse_events,
+    aparse_tool_calls,
     iter_events,
     iter_tool_calls,
+    parse_events,
+    parse_tool_calls,
 )
+from .execute import Executor, run_local
 from .fallback import FallbackReason, fallback_message
 from .http_errors import is_retryable_status, parse_retry_after, provider_error_from_http
 from .ledger import (
@@ -35,6 +42,7 @@ from .ledger import (
     idempotency_key,
 )
 from .retry import RetryPolicy, is_transient
+from .sdk_errors import provider_error_from_sdk, translate_sdk_errors
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -48,6 +56,7 @@ __all__ = [
     "CircuitStatus",
     "Diagnostic",
     "Dispatcher",
+    "Executor",
     "FallbackReason",
     "IdempotencyLedger",
     "InMemoryLedger",
@@ -62,14 +71,21 @@ __all__ = [
     "aiter_events_from_sse",
     "aiter_tool_calls",
     "aiter_tool_calls_from_sse",
+    "aparse_events",
+    "aparse_tool_calls",
     "fallback_message",
     "idempotency_key",
     "is_retryable_status",
     "is_transient",
     "iter_events",
     "iter_tool_calls",
+    "parse_events",
     "parse_retry_after",
+    "parse_tool_calls",
     "provider_error_from_http",
+    "provider_error_from_sdk",
+    "run_local",
+    "translate_sdk_errors",
 ]
 
 # Last, once the classes exist: they take the path users import them from (see the root).

@@ -1,7 +1,8 @@
-"""The hardened conversation loop: the user always gets a message.
+"""The conversation loop, the library's one: the user always gets a message.
 
-:class:`Agent` talks with the model until it answers without calling a tool, like
-:func:`~.loop.run_conversation`, and adds what a product needs when things fail:
+:class:`Agent` talks with the model until it answers without calling a tool (user
+message -> stream -> calls -> dispatch -> results -> next request -> ... -> the final
+text, within ``max_steps``), and adds what a product needs when things fail:
 
 - **Provider or stream failures** (an HTTP error, an error event, a stall, a cut
   stream): transient ones are retried per the :class:`~.retry.RetryPolicy`, re-sending
@@ -53,6 +54,7 @@ from .dispatch import (
     CallReport,
     Dispatcher,
 )
+from .execute import Executor, run_local
 from .fallback import FallbackReason, fallback_message
 from .ledger import IdempotencyLedger
 from .retry import RetryPolicy
@@ -132,6 +134,7 @@ class Agent:
         max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN,
         request_timeout: float | None = None,
         options: dict[str, Any] | None = None,
+        executor: Executor = run_local,
     ) -> None:
         """Args:
             client: the provider client (its dialect decides every format).
@@ -149,6 +152,8 @@ class Agent:
             request_timeout: seconds one request (its whole stream) may take, or
                 ``None``; a stream going silent is the client's ``idle_timeout``.
             options: request options sent with every request (``temperature``...).
+            executor: how a handler is run (:class:`~.execute.Executor`): in this
+                process by default; the dispatcher's seam for another backend.
 
         Raises:
             UsageError: ``max_steps`` below 1, or a bad dispatcher setting.
@@ -166,6 +171,7 @@ class Agent:
             max_concurrency=max_concurrency,
             read_retries=read_retries,
             max_calls_per_turn=max_calls_per_turn,
+            executor=executor,
         )
         """Runs each turn's calls."""
         self.retry = retry if retry is not None else RetryPolicy()

@@ -1,5 +1,5 @@
-"""Thin provider clients over httpx: the endpoint, the auth headers, the request body, and
-the streamed answer through the edge.
+"""Thin provider clients over httpx2 (or a caller's httpx client): the endpoint, the auth
+headers, the request body, and the streamed answer through the edge.
 
 One class per dialect; each takes its API key from the provider's usual environment
 variable unless given one, and a base URL (so any OpenAI-compatible server, or the
@@ -12,10 +12,14 @@ import dataclasses
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import anyio
-import httpx
+
+# httpx2, the HTTP stack the openai, anthropic and mcp SDKs depend on (its API is
+# httpx's), so a user of any of them has no second stack to install; a caller's own
+# httpx.AsyncClient works as well (README, "Which HTTP client").
+import httpx2
 
 from .. import _adopt
 from .._jsonsafe import dumps_safe
@@ -33,8 +37,15 @@ from ..errors import ProviderError, StreamTimeoutError, UnknownDialectError, Usa
 from ..messages import build_request
 from ..naming import ToolNameMap
 from .edge import TIMEOUT_CODE, aiter_events, aiter_tool_calls
+from .transport import classify
 
-DEFAULT_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
+if TYPE_CHECKING:
+    import httpx
+
+AsyncHTTPClient: TypeAlias = "httpx2.AsyncClient | httpx.AsyncClient"
+"""An async client of either stack: httpx2's (the default) or httpx's."""
+
+DEFAULT_TIMEOUT = httpx2.Timeout(120.0, connect=10.0)
 """Connect within 10 s; 120 s for each read, write and pool wait: reasoning models can be
 silent for a minute before the first token, and a stalled stream must still end."""
 
@@ -42,7 +53,7 @@ CONNECTION_CODE = "connection_error"
 """The ``ProviderError.code`` of a request that failed before any answer arrived."""
 
 
-async def _close(stream: AsyncIterator[Any], response: httpx.Response) -> None:
+async def _close(stream: AsyncIterator[Any], response: Any) -> None:
     # The edge closes the response once it has started reading; a consumer that stops
     # before the first item never started it, so the response is closed here too.
     with anyio.CancelScope(shield=True):
@@ -91,8 +102,8 @@ class ProviderClient:
         model: str,
         api_key: str | None = None,
         base_url: str | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        http_client: AsyncHTTPClient | None = None,
+        timeout: httpx2.Timeout | float = DEFAULT_TIMEOUT,
         idle_timeout: float | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
@@ -101,9 +112,9 @@ class ProviderClient:
             api_key: the key; ``None`` reads the environment; ``""`` sends no key (local
                 servers without auth).
             base_url: the API root; ``None`` reads the environment or uses the default.
-            http_client: an httpx client to use (it stays the caller's to close);
-                ``None`` makes one this object owns.
-            timeout: httpx timeouts for a client this object makes.
+            http_client: an httpx2 or httpx ``AsyncClient`` to use (it stays the
+                caller's to close); ``None`` makes an httpx2 one this object owns.
+            timeout: timeouts for a client this object makes.
             idle_timeout: seconds without a chunk after which a stream is abandoned.
             headers: extra headers for every request.
 
@@ -126,7 +137,8 @@ class ProviderClient:
         self._api_key = api_key
         self._extra_headers = dict(headers or {})
         self._owns_client = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=timeout)
+        # Either stack's client: both have build_request/send/aclose with httpx's API.
+        self._http: Any = http_client or httpx2.AsyncClient(timeout=timeout)
 
     # -- what each dialect defines ------------------------------------------------
 
@@ -160,7 +172,7 @@ class ProviderClient:
             self.dialect, conversation, tools, model=self.model, stream=True, **options
         )
 
-    async def _open(self, body: dict[str, Any]) -> httpx.Response:
+    async def _open(self, body: dict[str, Any]) -> Any:
         # Our own encoder, not httpx's json=: the stdlib's refuses NaN and lone surrogates,
         # which an echoed argument object can hold, and this request is often the one
         # that carries a tool's result after the tool ran.
@@ -169,13 +181,17 @@ class ProviderClient:
         )
         try:
             return await self._http.send(request, stream=True)
-        except httpx.TimeoutException as exc:
-            raise StreamTimeoutError(
-                f"{self.dialect}: the request timed out: {exc!r}",
-                provider=self.dialect,
-                code=TIMEOUT_CODE,
-            ) from exc
-        except httpx.HTTPError as exc:
+        except Exception as exc:
+            # Either stack's exceptions, recognised by their class hierarchy.
+            kind = classify(exc)
+            if kind is None:
+                raise
+            if kind == "timeout":
+                raise StreamTimeoutError(
+                    f"{self.dialect}: the request timed out: {exc!r}",
+                    provider=self.dialect,
+                    code=TIMEOUT_CODE,
+                ) from exc
             raise ProviderError(
                 f"{self.dialect}: the request failed: {exc!r}",
                 provider=self.dialect,
@@ -216,7 +232,7 @@ class ProviderClient:
             await _close(calls, response)
 
     async def aclose(self) -> None:
-        """Close the httpx client, if this object made it."""
+        """Close the HTTP client, if this object made it."""
         if self._owns_client:
             await self._http.aclose()
 

@@ -10,8 +10,12 @@ one :class:`CallReport` per call, in call order, each with its call and its resu
   ``max_concurrency``; a call to a tool that is not parallel-safe is a barrier: it starts
   after every earlier call of the turn has finished, and later calls start after it (a
   file system must see ``cd`` before ``mkdir``). All of it in one anyio task group.
-- **Timeouts** per tool (``Tool.timeout``); a sync handler that overruns is abandoned in
-  its worker thread (Python cannot stop it) and answered as timed out.
+- **Running** a handler is :mod:`.execute`'s job, the one place it happens: the
+  dispatcher calls :func:`~.execute.run_once` with its ``executor`` (in-process by
+  default; the seam for a sandbox backend).
+- **Timeouts** per tool (``Tool.timeout``, applied by :func:`~.execute.run_once`); a sync
+  handler that overruns is abandoned in its worker thread (Python cannot stop it) and
+  answered as timed out.
 - **Failures stay local.** A handler that raises or times out gives an error result for
   its own call; its siblings go on. Cancellation from outside propagates: the task group
   cancels every call still running and ``dispatch`` raises, returning nothing partial.
@@ -31,6 +35,8 @@ one :class:`CallReport` per call, in call order, each with its call and its resu
 - **Linear.** Each call waits on at most the calls since the previous barrier (a barrier
   waits for those, a later call for the barrier alone), so a turn's waiting is linear in
   its calls however barriers and parallel calls mix.
+
+Every text the model reads in a result comes from :mod:`sse_toolcalls.tools.results`.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
@@ -51,8 +57,10 @@ from ..errors import (
     ToolTimeoutError,
     UsageError,
 )
+from ..tools import results
 from .breaker import CircuitBreaker
 from .diagnostics import Diagnostic, report
+from .execute import Executor, run_local, run_once
 from .ledger import (
     IdempotencyLedger,
     InMemoryLedger,
@@ -159,6 +167,7 @@ class Dispatcher:
         read_retries: int = DEFAULT_READ_RETRIES,
         key: KeyFunction = _default_key,
         max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN,
+        executor: Executor = run_local,
     ) -> None:
         """Args:
             registry: the tools.
@@ -170,6 +179,8 @@ class Dispatcher:
             key: how a write's idempotency key is made.
             max_calls_per_turn: calls one turn may ask for (at least 1); a turn asking
                 for more is refused whole.
+            executor: how a handler is run (:class:`~.execute.Executor`); in this
+                process by default (:func:`~.execute.run_local`).
 
         Raises:
             UsageError: a concurrency or a call cap below 1, or negative retries.
@@ -192,6 +203,8 @@ class Dispatcher:
         """Extra runs of a failed read."""
         self.max_calls_per_turn = max_calls_per_turn
         """Calls one turn may ask for."""
+        self.executor = executor
+        """How a handler is run."""
         self._key = key
 
     async def dispatch(
@@ -352,43 +365,29 @@ class Dispatcher:
     async def _attempt(
         self, validated: ValidatedCall, *, write: bool = False
     ) -> tuple[ToolResult, CallOutcome, Diagnostic | None]:
-        """Run the handler once within the tool's timeout."""
-        call, tool = validated.call, validated.tool
+        """Run the handler once (within its timeout) and answer the call."""
         try:
-            try:
-                with anyio.fail_after(tool.timeout):
-                    value = await self.registry.invoke(validated)
-            except TimeoutError as exc:
-                raise ToolTimeoutError(
-                    f"{tool.name} did not finish within {tool.timeout:g} s", call=call
-                ) from exc
-            return self.registry.result(validated, value), "ok", None
+            value = await run_once(validated, self.executor)
         except ToolTimeoutError as exc:
-            result = self.registry.error_result(exc)
-            if write:
-                result = _write_timeout_result(call)
+            result = (
+                results.write_timeout_result(validated.call)
+                if write
+                else self.registry.error_result(exc)
+            )
             return result, "timeout", self._tool_problem("tool_timeout", exc, validated)
         except ToolError as exc:
-            outcome: CallOutcome = "failed"
             return (
                 self.registry.error_result(exc),
-                outcome,
+                "failed",
                 self._tool_problem("tool_failed", exc, validated),
             )
+        return results.ok_result(validated.call, value), "ok", None
 
     # ----------------------------------------------------------------------------------
     # Results that did not come from running the handler.
 
     def _over_limit(self, call: ToolCall, count: int, *, log: bool) -> CallReport:
         cap = self.max_calls_per_turn
-        content: dict[str, Any] = {
-            "error": "too_many_calls",
-            "tool": call.name,
-            "message": (
-                f"This turn asked for {count} tool calls; at most {cap} are allowed in one "
-                "turn, so none of them ran. Ask again with fewer calls per turn."
-            ),
-        }
         problem = Diagnostic(
             kind="calls_over_limit",
             message=f"a turn asked for {count} calls, over the cap of {cap}: none ran",
@@ -399,7 +398,7 @@ class Dispatcher:
             report(problem)
         return CallReport(
             call=call,
-            result=ToolResult(call=call, content=content, is_error=True),
+            result=results.too_many_calls_result(call, count=count, cap=cap),
             outcome="over_limit",
             runs=0,
             diagnostics=(problem,),
@@ -431,8 +430,7 @@ class Dispatcher:
     def _from_ledger(validated: ValidatedCall, key: str, entry: LedgerEntry) -> CallReport:
         call, name = validated.call, validated.tool.name
         if entry.state == "done" and entry.content is not None:
-            # The recorded answer, re-addressed to the call that asks now.
-            result = ToolResult(call=call, content=entry.content, is_error=entry.is_error)
+            result = results.replayed_result(call, entry.content, is_error=entry.is_error)
             problem = _note(
                 "write_replayed",
                 f"{name} already ran for this key; its recorded result is returned",
@@ -448,15 +446,6 @@ class Dispatcher:
                 key=key,
                 diagnostics=(problem,),
             )
-        content: dict[str, Any] = {
-            "error": "write_unconfirmed",
-            "tool": name,
-            "message": (
-                f"The action {name!r} was started earlier and never confirmed: it may have "
-                "run. It is not being repeated. Tell the user it is unconfirmed and that it "
-                "should be checked before trying again."
-            ),
-        }
         problem = _note(
             "write_unconfirmed",
             f"{name} has an in-flight reservation since {entry.started_at}",
@@ -465,7 +454,7 @@ class Dispatcher:
         )
         return CallReport(
             call=call,
-            result=ToolResult(call=call, content=content, is_error=True),
+            result=results.write_unconfirmed_result(call),
             outcome="unconfirmed",
             runs=0,
             key=key,
@@ -475,14 +464,6 @@ class Dispatcher:
     @staticmethod
     def _ledger_refusal(validated: ValidatedCall, key: str, exc: LedgerError) -> CallReport:
         call, name = validated.call, validated.tool.name
-        content: dict[str, Any] = {
-            "error": "tool_unavailable",
-            "tool": name,
-            "message": (
-                f"The action {name!r} could not be run safely right now and was not run. "
-                "Tell the user to try again later."
-            ),
-        }
         problem = _note(
             "ledger_error",
             f"the ledger refused a reservation, so the write did not run: {exc}",
@@ -493,29 +474,12 @@ class Dispatcher:
         )
         return CallReport(
             call=call,
-            result=ToolResult(call=call, content=content, is_error=True),
+            result=results.ledger_refusal_result(call),
             outcome="ledger_error",
             runs=0,
             key=key,
             diagnostics=(problem,),
         )
-
-
-def _write_timeout_result(call: ToolCall) -> ToolResult:
-    # A write that overran may still finish in its abandoned thread or on the remote
-    # side: telling the model "retry later" would invite a second action.
-    return ToolResult(
-        call=call,
-        content={
-            "error": "tool_timeout",
-            "tool": call.name,
-            "message": (
-                f"The action {call.name!r} did not finish in time and may still have "
-                "happened. Do not repeat it; tell the user it is unconfirmed."
-            ),
-        },
-        is_error=True,
-    )
 
 
 def _note(

@@ -1,35 +1,53 @@
 """The streaming edge: an HTTP response in, tool calls or rich stream events out.
 
 Works with any response object that has ``aiter_bytes()`` and ``aclose()`` (httpx's,
-or a look-alike), typed by protocols rather than by httpx's class. Before the body is
+httpx2's, or a look-alike; the openai and anthropic SDKs' wrappers are unwrapped), typed
+by protocols rather than by a client's class; a sync client's response given to an async
+reader (or the reverse) is a ``UsageError`` naming the right one. Before the body is
 read, the status and the content type are checked: an HTTP error becomes a
 :class:`ProviderError` built from the provider's error body (read bounded). The response
 is always closed: at the end, on an error, when the consumer breaks out early (the
 generator is finalised; use ``contextlib.aclosing`` to make that immediate), and when the
 consuming task is cancelled.
 
+The head of the body is watched: a body that is not an event stream (a JSON error, an
+HTML page) and a stream of another dialect than the one given are reported as such.
+
 Transport failures are translated into our exception tree: a read timeout (ours via
-``idle_timeout``, or httpx's) becomes a :class:`StreamTimeoutError` (a retryable
-``ProviderError`` with code ``"timeout"``); a dropped connection ends the stream, and the
-dialect decides whether what arrived is complete or truncated
-(:class:`TruncatedStreamError` with what arrived).
+``idle_timeout``, or the HTTP client's, recognised by class hierarchy) becomes a
+:class:`StreamTimeoutError` (a retryable ``ProviderError`` with code ``"timeout"``); a
+dropped connection ends the stream, and the dialect decides whether what arrived is
+complete or truncated (:class:`TruncatedStreamError` with what arrived).
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterable, AsyncIterator, Iterator, Mapping
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import anyio
 
+from .. import _json
 from ..calls import StreamEvent, ToolCall
-from ..errors import ProviderError, SSEToolCallsError, StreamTimeoutError
+from ..dialects import detect_dialect
+from ..errors import (
+    MalformedStreamError,
+    ProviderError,
+    SSEToolCallsError,
+    StreamTimeoutError,
+    UsageError,
+)
 from ..parser import StreamParser, ToolCallParser
+from ..sse import ServerSentEvent, SSEFramer
 from .http_errors import MAX_ERROR_BODY_BYTES, header, provider_error_from_http
+from .transport import classify
 
 TIMEOUT_CODE = "timeout"
 """The ``ProviderError.code`` of a stream that went silent for too long."""
+
+NOT_AN_EVENT_STREAM_CODE = "not_an_event_stream"
+"""The ``ProviderError.code`` of a body that claims (or omits) ``text/event-stream`` but
+opens as a JSON document or an HTML page (a proxy's error page, a non-streaming answer)."""
 
 
 @runtime_checkable
@@ -118,14 +136,130 @@ def _status_error(
         error.retryable = False
         return error
     snippet = body[:200].decode("utf-8", "replace").strip()
+    if content_type is None:
+        # The header said (or did not say) event stream; the first bytes said otherwise.
+        return ProviderError(
+            f"the body is not an event stream ({_looks_like(body)}): {snippet}",
+            provider=provider,
+            code=NOT_AN_EVENT_STREAM_CODE,
+            status=status,
+            retryable=False,
+            body=snippet,
+        )
     return ProviderError(
-        f"expected text/event-stream, got {content_type!r}: {snippet}",
+        f"expected text/event-stream, got {content_type!r} ({_looks_like(body)}): {snippet}",
         provider=provider,
         code="unexpected_content_type",
         status=status,
         retryable=False,
         body=snippet,
     )
+
+
+def _looks_like(body: bytes) -> str:
+    head = body.lstrip(_LEADING)[:64].lower()
+    if head.startswith((b"<!doctype html", b"<html")) or b"<html" in head:
+        return "an HTML page"
+    if head[:1] in (b"{", b"["):
+        return "a JSON document"
+    return "not SSE"
+
+
+# --------------------------------------------------------------------------------------
+# The head of the body: what a stream that is not ours looks like in its first bytes.
+
+_LEADING = b"\xef\xbb\xbf \t\r\n"
+"""A BOM and blank lines may open an event stream; both are skipped before sniffing."""
+
+MAX_HEAD_BYTES = 64 * 1024
+"""How far into the body the edge looks for the first event that tells the dialect, in
+bytes: every provider's first event does (its ``MAX_EVENTS_BEFORE_DETECTION`` counterpart
+in bytes); past this the parser alone decides."""
+
+
+def _is_error_event(event: ServerSentEvent) -> bool:
+    # Error objects are attributed by shape only: a proxy's error in another vendor's
+    # shape is still an error of this stream, reported as such by its dialect.
+    if event.event == "error":
+        return True
+    try:
+        payload: Any = _json.loads(event.data)
+    except ValueError:
+        return False
+    return isinstance(payload, dict) and ("error" in payload or payload.get("type") == "error")
+
+
+def _check_dialect(event: ServerSentEvent, dialect: str | None) -> bool:
+    """Whether ``event`` told the dialect (so no later event need be looked at).
+
+    Raises:
+        MalformedStreamError: it is the first event of another dialect's stream.
+    """
+    found = detect_dialect(event)
+    if found is None:
+        return False
+    if dialect is not None and found != dialect and not _is_error_event(event):
+        raise MalformedStreamError(
+            f"expected a stream of dialect {dialect}, but this looks like {found}: pass "
+            f"dialect={found!r}, or None to recognise it from the stream",
+            provider=dialect,
+            data=event.data[:200],
+        )
+    return True
+
+
+class _Head:
+    """Watches the first bytes of a body: a body that is not an event stream at all (a
+    JSON error, an HTML page) and a stream of another dialect than the one given are
+    reported as what they are, not as a truncated stream.
+
+    The first meaningful event is recognised by the one recogniser,
+    ``dialects.detect_dialect``, over events from a framer of the head's own (the
+    parser's is not ours to look into); it stops at the first event that tells.
+    """
+
+    def __init__(self, dialect: str | None) -> None:
+        self._dialect = dialect
+        self._framer: SSEFramer | None = SSEFramer() if dialect is not None else None
+        self._seen = 0
+        self._started = False
+        self.not_sse = False
+        """The first non-blank byte opens a JSON document or a markup page."""
+        self.done = False
+        """Nothing more to look at."""
+
+    def look(self, chunk: bytes) -> None:
+        """Look at the next chunk of the body.
+
+        Raises:
+            MalformedStreamError: the stream is another dialect's.
+        """
+        if not self._started:
+            stripped = chunk.lstrip(_LEADING)
+            if stripped:
+                self._started = True
+                # No SSE line starts with these: a field name would be "{..." or "<...",
+                # which no server sends and a conforming client ignores.
+                if stripped[:1] in (b"{", b"[", b"<"):
+                    self.not_sse = self.done = True
+                    return
+        framer = self._framer
+        if framer is None:
+            self.done = self._started
+            return
+        self._seen += len(chunk)
+        try:
+            events = framer.feed(chunk)
+        except SSEToolCallsError:
+            # The parser meets the same bytes and reports them.
+            self.done = True
+            return
+        for event in events:
+            if _check_dialect(event, self._dialect):
+                self.done = True
+                return
+        if self._seen >= MAX_HEAD_BYTES:
+            self.done = True
 
 
 def _needs_error(status: int | None, headers: Mapping[str, str] | None) -> str | bool:
@@ -135,12 +269,8 @@ def _needs_error(status: int | None, headers: Mapping[str, str] | None) -> str |
 
 
 def _is_timeout(exc: BaseException) -> bool:
-    if isinstance(exc, TimeoutError):
-        return True
-    # httpx is only consulted when the caller already imported it (a response of ours
-    # never comes from anywhere else): the edge itself depends on protocols only.
-    httpx = sys.modules.get("httpx")
-    return httpx is not None and isinstance(exc, httpx.TimeoutException)
+    # By class hierarchy, not by module: httpx's, httpx2's and the SDKs' timeouts alike.
+    return classify(exc) == "timeout"
 
 
 def _timeout_error(
@@ -186,6 +316,27 @@ async def _read_bounded(response: AsyncByteResponse) -> bytes:
     return b"".join(pieces)[:MAX_ERROR_BODY_BYTES]
 
 
+async def _aclose_all(
+    chunks: AsyncIterator[bytes] | None,
+    response: AsyncByteResponse,
+    primary: BaseException | None,
+) -> None:
+    """Close the body iterator and the response; never let a failure to close hide the
+    error that is already on its way (it becomes a note on that error)."""
+    failure: Exception | None = None
+    for closer in (getattr(chunks, "aclose", None), response.aclose):
+        if closer is None:
+            continue
+        try:
+            await closer()
+        except Exception as exc:
+            failure = failure or exc
+    if failure is not None:
+        if primary is None:
+            raise failure
+        primary.add_note(f"closing the response also failed: {failure!r}")
+
+
 async def _apump(
     response: AsyncByteResponse,
     parser: _Parser,
@@ -193,12 +344,14 @@ async def _apump(
     idle_timeout: float | None,
 ) -> AsyncIterator[Any]:
     chunks: AsyncIterator[bytes] | None = None
+    primary: BaseException | None = None
     try:
         status, headers = _status_and_headers(response)
         if _needs_error(status, headers):
             body = await _read_bounded(response)
             raise _status_error(status, headers, body, provider, _bad_content_type(headers))
         chunks = response.aiter_bytes()
+        head = _Head(provider)
         tail: list[Any] | None = None
         while tail is None:
             try:
@@ -217,23 +370,121 @@ async def _apump(
                     raise _timeout_error(provider, exc, idle_timeout) from exc
                 tail = _dropped(parser, provider, exc)
                 break
+            if not head.done:
+                head.look(chunk)
+                if head.not_sse:
+                    body = chunk + await _read_bounded_from(chunks, len(chunk))
+                    raise _status_error(status, headers, body, provider, None)
             for item in parser.feed(chunk):
                 yield item
         for item in tail:
             yield item
+    except BaseException as exc:
+        primary = exc
+        raise
     finally:
         # Shielded: a cancelled consumer must still release the connection.
         with anyio.CancelScope(shield=True):
-            closer = getattr(chunks, "aclose", None)
-            try:
-                if closer is not None:
-                    await closer()
-            finally:
-                await response.aclose()
+            await _aclose_all(chunks, response, primary)
+
+
+async def _read_bounded_from(chunks: AsyncIterator[bytes], size: int) -> bytes:
+    # The rest of a body that is not an event stream, for its report (bounded).
+    pieces: list[bytes] = []
+    try:
+        async for chunk in chunks:
+            pieces.append(chunk)
+            size += len(chunk)
+            if size >= MAX_ERROR_BODY_BYTES:
+                break
+    except Exception:
+        pass
+    return b"".join(pieces)
+
+
+def _has(obj: object, name: str) -> bool:
+    return callable(getattr(obj, name, None))
+
+
+def _unwrap(response: object) -> object:
+    """The HTTP response inside an SDK's wrapper, or ``response`` itself.
+
+    The openai and anthropic SDKs' ``APIResponse`` and ``AsyncAPIResponse`` (from
+    ``with_streaming_response``) hold it as ``http_response``; their ``Stream`` and
+    ``AsyncStream`` as ``response`` (unread until the stream is iterated). Their own
+    ``iter_bytes``/``close`` are not used: the async wrapper's ``iter_bytes`` is async
+    and it has no ``aclose``.
+    """
+    inner = getattr(response, "http_response", None)
+    if inner is not None and (_has(inner, "aiter_bytes") or _has(inner, "iter_bytes")):
+        return inner
+    if not _has(response, "aiter_bytes") and not _has(response, "iter_bytes"):
+        inner = getattr(response, "response", None)
+        if inner is not None and (_has(inner, "aiter_bytes") or _has(inner, "iter_bytes")):
+            return inner
+    return response
+
+
+def _opened_by(response: object) -> Literal["sync", "async"] | None:
+    """Which kind of client opened an httpx-family response: its body stream is
+    iterable one way only (``SyncByteStream`` or ``AsyncByteStream``)."""
+    stream = getattr(response, "stream", None)
+    if stream is None:
+        return None
+    sync, async_ = hasattr(stream, "__iter__"), hasattr(stream, "__aiter__")
+    if sync and not async_:
+        return "sync"
+    if async_ and not sync:
+        return "async"
+    return None
+
+
+def _async_response(response: object, sync_name: str) -> AsyncByteResponse:
+    """``response`` (or the HTTP response inside it) as the async edge reads it.
+
+    Raises:
+        UsageError: a sync client's response (naming the sync function to use), or an
+            object without ``aiter_bytes()`` and ``aclose()``.
+    """
+    response = _unwrap(response)
+    opened = _opened_by(response)
+    if opened == "sync" or (
+        opened is None and not _has(response, "aiter_bytes") and _has(response, "iter_bytes")
+    ):
+        raise UsageError(
+            f"this response was opened by a sync client; read it with {sync_name}(), "
+            "or open it with an async client (httpx.AsyncClient, AsyncOpenAI...)"
+        )
+    if not (_has(response, "aiter_bytes") and _has(response, "aclose")):
+        raise UsageError(
+            "expected a streamed HTTP response with aiter_bytes() and aclose() (httpx, "
+            f"httpx2, or an SDK's AsyncAPIResponse), got {type(response).__name__}"
+        )
+    return cast(AsyncByteResponse, response)
+
+
+def _sync_response(response: object, async_name: str) -> SyncByteResponse:
+    """``response`` as the sync edge reads it. Raises ``UsageError`` as
+    :func:`_async_response` does, naming the async function for an async response."""
+    response = _unwrap(response)
+    opened = _opened_by(response)
+    if opened == "async" or (
+        opened is None and not _has(response, "iter_bytes") and _has(response, "aiter_bytes")
+    ):
+        raise UsageError(
+            f"this response was opened by an async client; read it with {async_name}(), "
+            "or open it with a sync client (httpx.Client, OpenAI...)"
+        )
+    if not (_has(response, "iter_bytes") and _has(response, "close")):
+        raise UsageError(
+            "expected a streamed HTTP response with iter_bytes() and close() (httpx, "
+            f"httpx2, or an SDK's APIResponse), got {type(response).__name__}"
+        )
+    return cast(SyncByteResponse, response)
 
 
 def aiter_tool_calls(
-    response: AsyncByteResponse,
+    response: AsyncByteResponse | object,
     dialect: str | None = None,
     *,
     idle_timeout: float | None = None,
@@ -242,25 +493,33 @@ def aiter_tool_calls(
     completes it, in stream order.
 
     Args:
-        response: anything with ``aiter_bytes()`` and ``aclose()``; ``status_code`` and
-            ``headers``, when present, are checked before the body is read.
+        response: an async client's streamed response: httpx's or httpx2's, the
+            openai/anthropic SDKs' ``AsyncAPIResponse`` (``with_streaming_response``) or
+            ``AsyncStream`` (its ``.response`` is read), or anything with
+            ``aiter_bytes()`` and ``aclose()``; ``status_code`` and ``headers``, when
+            present, are checked before the body is read.
         dialect: the wire format, or ``None`` to detect it from the stream.
         idle_timeout: seconds without a chunk after which the stream is abandoned.
 
     Raises:
         ProviderError: an HTTP error status, a content type other than
-            ``text/event-stream``, an error inside the stream, or a timeout (code
+            ``text/event-stream``, a body that is not an event stream (code
+            ``"not_an_event_stream"``), an error inside the stream, or a timeout (code
             ``"timeout"``, retryable).
         TruncatedStreamError: the stream ended before its dialect's end marker.
-        MalformedStreamError, FramingError: the stream cannot be understood.
+        MalformedStreamError, FramingError: the stream cannot be understood, or it is
+            another dialect's than ``dialect`` (the message names it).
         UnknownDialectError: an unknown dialect name.
+        UsageError: a sync client's response (use :func:`iter_tool_calls`), or not a
+            response at all.
     """
     parser = ToolCallParser(dialect)
-    return _apump(response, parser, dialect, idle_timeout)
+    http = _async_response(response, "iter_tool_calls")
+    return _apump(http, parser, dialect, idle_timeout)
 
 
 def aiter_events(
-    response: AsyncByteResponse,
+    response: AsyncByteResponse | object,
     dialect: str | None = None,
     *,
     idle_timeout: float | None = None,
@@ -268,7 +527,8 @@ def aiter_events(
     """The rich stream events (text deltas, call progress, completed calls, the end) of a
     streamed response. Same arguments and errors as :func:`aiter_tool_calls`."""
     parser = StreamParser(dialect)
-    return _apump(response, parser, dialect, idle_timeout)
+    http = _async_response(response, "iter_events")
+    return _apump(http, parser, dialect, idle_timeout)
 
 
 # --------------------------------------------------------------------------------------
@@ -294,14 +554,34 @@ def _read_bounded_sync(response: SyncByteResponse) -> bytes:
     return b"".join(pieces)[:MAX_ERROR_BODY_BYTES]
 
 
+def _close_all(
+    chunks: Iterator[bytes] | None, response: SyncByteResponse, primary: BaseException | None
+) -> None:
+    """Sync :func:`_aclose_all`."""
+    failure: Exception | None = None
+    for closer in (getattr(chunks, "close", None), response.close):
+        if closer is None:
+            continue
+        try:
+            closer()
+        except Exception as exc:
+            failure = failure or exc
+    if failure is not None:
+        if primary is None:
+            raise failure
+        primary.add_note(f"closing the response also failed: {failure!r}")
+
+
 def _pump(response: SyncByteResponse, parser: _Parser, provider: str | None) -> Iterator[Any]:
     chunks: Iterator[bytes] | None = None
+    primary: BaseException | None = None
     try:
         status, headers = _status_and_headers(response)
         if _needs_error(status, headers):
             body = _read_bounded_sync(response)
             raise _status_error(status, headers, body, provider, _bad_content_type(headers))
         chunks = response.iter_bytes()
+        head = _Head(provider)
         tail: list[Any] | None = None
         while tail is None:
             try:
@@ -316,30 +596,53 @@ def _pump(response: SyncByteResponse, parser: _Parser, provider: str | None) -> 
                     raise _timeout_error(provider, exc, None) from exc
                 tail = _dropped(parser, provider, exc)
                 break
+            if not head.done:
+                head.look(chunk)
+                if head.not_sse:
+                    body = chunk + _read_bounded_rest(chunks, len(chunk))
+                    raise _status_error(status, headers, body, provider, None)
             yield from parser.feed(chunk)
         yield from tail
+    except BaseException as exc:
+        primary = exc
+        raise
     finally:
-        try:
-            closer = getattr(chunks, "close", None)
-            if closer is not None:
-                closer()
-        finally:
-            response.close()
+        _close_all(chunks, response, primary)
 
 
-def iter_tool_calls(response: SyncByteResponse, dialect: str | None = None) -> Iterator[ToolCall]:
+def _read_bounded_rest(chunks: Iterator[bytes], size: int) -> bytes:
+    pieces: list[bytes] = []
+    try:
+        for chunk in chunks:
+            pieces.append(chunk)
+            size += len(chunk)
+            if size >= MAX_ERROR_BODY_BYTES:
+                break
+    except Exception:
+        pass
+    return b"".join(pieces)
+
+
+def iter_tool_calls(
+    response: SyncByteResponse | object, dialect: str | None = None
+) -> Iterator[ToolCall]:
     """Sync :func:`aiter_tool_calls`, over a response with ``iter_bytes()`` and ``close()``.
 
     The read timeout is the HTTP client's (httpx ``timeout=``); it surfaces as a
-    retryable ``ProviderError`` with code ``"timeout"``. Other errors as in
-    :func:`aiter_tool_calls`.
+    retryable ``ProviderError`` with code ``"timeout"``. Takes httpx's and httpx2's
+    responses, the SDKs' ``APIResponse`` and ``Stream``. Other errors as in
+    :func:`aiter_tool_calls` (an async client's response: use it).
     """
-    return _pump(response, ToolCallParser(dialect), dialect)
+    parser = ToolCallParser(dialect)
+    return _pump(_sync_response(response, "aiter_tool_calls"), parser, dialect)
 
 
-def iter_events(response: SyncByteResponse, dialect: str | None = None) -> Iterator[StreamEvent]:
+def iter_events(
+    response: SyncByteResponse | object, dialect: str | None = None
+) -> Iterator[StreamEvent]:
     """Sync :func:`aiter_events`. Errors as in :func:`iter_tool_calls`."""
-    return _pump(response, StreamParser(dialect), dialect)
+    parser = StreamParser(dialect)
+    return _pump(_sync_response(response, "aiter_events"), parser, dialect)
 
 
 # --------------------------------------------------------------------------------------
@@ -358,11 +661,18 @@ def _reframe(event: SSELike) -> bytes:
 async def _apump_events(
     events: AsyncIterable[SSELike], parser: _Parser, provider: str | None
 ) -> AsyncIterator[Any]:
+    told = provider is None
     async for event in events:
+        if not told:
+            told = _check_dialect(_as_sse(event), provider)
         for item in parser.feed(_reframe(event)):
             yield item
     for item in parser.finish():
         yield item
+
+
+def _as_sse(event: SSELike) -> ServerSentEvent:
+    return ServerSentEvent(event.event or "message", event.data, "", None)
 
 
 def aiter_tool_calls_from_sse(
@@ -384,15 +694,117 @@ def aiter_events_from_sse(
     return _apump_events(events, StreamParser(dialect), dialect)
 
 
+# --------------------------------------------------------------------------------------
+# Interop: events the caller's SDK already parsed (iterating openai's or anthropic's own
+# stream), or plain dicts.
+
+SDKEvent = Mapping[str, Any] | object
+"""A parsed event: a JSON object as a dict, or an SDK's pydantic model of one."""
+
+
+def _payload(event: SDKEvent) -> Any:
+    if isinstance(event, Mapping):
+        return event
+    dump = getattr(event, "model_dump", None)
+    if callable(dump):
+        # The SDKs build their models from the wire JSON; by_alias and exclude_unset give
+        # back its keys, and only them (no defaults the provider never sent).
+        return dump(mode="json", by_alias=True, exclude_unset=True)
+    raise UsageError(
+        f"expected a parsed event (a dict, or an SDK model with model_dump()), got "
+        f"{type(event).__name__}"
+    )
+
+
+def _sse_of(event: SDKEvent) -> ServerSentEvent:
+    """The event as the framer would have given it.
+
+    The dialects read an event's JSON text (the JSON reader is theirs, with its depth and
+    exact-integer rules), so a parsed event is written back once with orjson, about 1 us
+    per event; the event type, where the payload names one (Anthropic, Responses), is
+    the SSE event name those streams carry.
+    """
+    payload = _payload(event)
+    try:
+        data = _json.dumps(payload).decode()
+    except TypeError as exc:
+        raise UsageError(f"the event cannot be read as JSON: {exc}") from exc
+    kind = payload.get("type") if isinstance(payload, Mapping) else None
+    return ServerSentEvent(kind if isinstance(kind, str) else "message", data, "", None)
+
+
+def _pump_parsed(
+    events: Iterable[SDKEvent], parser: _Parser, provider: str | None
+) -> Iterator[Any]:
+    told = provider is None
+    for event in events:
+        sse = _sse_of(event)
+        if not told:
+            told = _check_dialect(sse, provider)
+        yield from parser.feed(_reframe(sse))
+    yield from parser.finish()
+
+
+async def _apump_parsed(
+    events: AsyncIterable[SDKEvent], parser: _Parser, provider: str | None
+) -> AsyncIterator[Any]:
+    told = provider is None
+    async for event in events:
+        sse = _sse_of(event)
+        if not told:
+            told = _check_dialect(sse, provider)
+        for item in parser.feed(_reframe(sse)):
+            yield item
+    for item in parser.finish():
+        yield item
+
+
+def parse_events(events: Iterable[SDKEvent], dialect: str | None = None) -> Iterator[StreamEvent]:
+    """Rich stream events from events an SDK already parsed: iterate the SDK's own
+    stream (``client.chat.completions.create(stream=True)``, ``client.messages.create(
+    stream=True)``) and hand its events, or plain dicts, here.
+
+    The caller owns the SDK's stream. Errors as in :func:`aiter_tool_calls` without the
+    HTTP checks; ``UsageError`` for an item that is not a parsed event.
+    """
+    return _pump_parsed(events, StreamParser(dialect), dialect)
+
+
+def parse_tool_calls(events: Iterable[SDKEvent], dialect: str | None = None) -> Iterator[ToolCall]:
+    """The complete tool calls of events an SDK already parsed. See :func:`parse_events`."""
+    return _pump_parsed(events, ToolCallParser(dialect), dialect)
+
+
+def aparse_events(
+    events: AsyncIterable[SDKEvent], dialect: str | None = None
+) -> AsyncIterator[StreamEvent]:
+    """Async :func:`parse_events` (``AsyncOpenAI``, ``AsyncAnthropic`` streams)."""
+    return _apump_parsed(events, StreamParser(dialect), dialect)
+
+
+def aparse_tool_calls(
+    events: AsyncIterable[SDKEvent], dialect: str | None = None
+) -> AsyncIterator[ToolCall]:
+    """Async :func:`parse_tool_calls`."""
+    return _apump_parsed(events, ToolCallParser(dialect), dialect)
+
+
 __all__ = [
+    "MAX_HEAD_BYTES",
+    "NOT_AN_EVENT_STREAM_CODE",
     "TIMEOUT_CODE",
     "AsyncByteResponse",
+    "SDKEvent",
     "SSELike",
     "SyncByteResponse",
     "aiter_events",
     "aiter_events_from_sse",
     "aiter_tool_calls",
     "aiter_tool_calls_from_sse",
+    "aparse_events",
+    "aparse_tool_calls",
     "iter_events",
     "iter_tool_calls",
+    "parse_events",
+    "parse_tool_calls",
 ]

@@ -15,6 +15,7 @@ from .engine import (
     run_in_sandbox,
 )
 from .results import SandboxResult, Violation, ViolationKind
+from .warm import WarmPool
 
 __all__ = [
     "BACKEND_ENV",
@@ -25,6 +26,7 @@ __all__ = [
     "SandboxResult",
     "Violation",
     "ViolationKind",
+    "WarmPool",
     "available_backends",
     "handler_ref",
     "parse_size",

@@ -46,6 +46,10 @@ _PR_CAPBSET_DROP = 24
 _PR_CAP_AMBIENT = 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
 _CAPABILITY_VERSION_3 = 0x20080522
+_HEADER = 4
+"""Bytes of a frame's length, big-endian (the zygote's requests and replies)."""
+_TAIL_BYTES = 4000
+"""Bytes of a warm call's output kept for diagnostics (the engine keeps as much of a cold one)."""
 _WATCH_SECONDS = 0.01
 """How often the supervisor counts the tool's processes: a full /proc scan costs about
 1 ms with 300 processes on the machine."""
@@ -485,29 +489,39 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, allow_nan=False, separators=(",", ":")).encode()
 
 
-def main() -> None:
-    raw = sys.stdin.buffer.read()
-    request: dict[str, Any] = json.loads(raw)
+def _setup(request: dict[str, Any]) -> Any:
+    """What the supervisor (cold) or the zygote (warm) does first: the handler's path, a
+    subreaper, not dumpable. Returns libc."""
     # -I -S left only the standard library: the handler's imports need the parent's path.
     sys.path[:0] = request["sys_path"]
-
     libc = _libc()
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Not dumpable: the worker (same uid, under bubblewrap the same namespaces) cannot
     # ptrace the supervisor to shed its rlimits, nor read its memory; the worker makes
     # itself dumpable again, so that it may read its own /proc entries.
     libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    # The result goes out on the original stdout; what the handler prints goes to stderr.
-    result = os.dup(1)
-    os.dup2(2, 1)
+    return libc
+
+
+def _supervise(request: dict[str, Any], libc: Any, result: int, *, warm: bool) -> None:
+    """Fork the worker for ``request``, wait for it, kill what it left, write the reply to
+    ``result``: one JSON object (cold), or two frames, the worker's output tail and the
+    reply (warm: the worker's output is captured here, the zygote's stderr goes nowhere)."""
     os.chdir(request["cwd"])
     read_end, write_end = os.pipe()
+    output = os.pipe() if warm else None
     pid = os.fork()
     if pid == 0:
         code = 0
         try:
             os.close(read_end)
             os.close(result)
+            if output is not None:
+                # Only what this call needs: no fd of the zygote's survives into the tool.
+                os.close(output[0])
+                os.dup2(output[1], 1)
+                os.dup2(output[1], 2)
+                os.close(output[1])
             # The worker dies with the supervisor, whatever killed it.
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
@@ -517,6 +531,10 @@ def main() -> None:
         finally:
             os._exit(code)
     os.close(write_end)
+    tail = bytearray()
+    if output is not None:
+        os.close(output[1])
+        os.set_blocking(output[0], False)
     # Readable when the worker has exited, even while a process it left holds the pipe.
     exited = os.pidfd_open(pid)
     limit = int(request["max_result_bytes"])
@@ -526,12 +544,17 @@ def main() -> None:
     size = 0
     over = False
     reaped: tuple[int, Any] | None = None
+    watched = [read_end, exited] if output is None else [read_end, exited, output[0]]
     while True:
         # Data, the end of the pipe, or (with "watch") the next count of the worker's
         # tree: where neither a pids cgroup nor a user namespace makes the limit exact
         # (Landlock: RLIMIT_NPROC counts the whole uid), the supervisor counts the tool's
         # own processes and threads itself.
-        ready, _, _ = select.select([read_end, exited], [], [], _WATCH_SECONDS if watch else None)
+        ready, _, _ = select.select(watched, [], [], _WATCH_SECONDS if watch else None)
+        if output is not None and output[0] in ready:
+            if not _read_tail(output[0], tail):
+                watched.remove(output[0])
+            continue
         if read_end in ready:
             chunk = os.read(read_end, 65536)
             if not chunk:
@@ -545,6 +568,7 @@ def main() -> None:
             if sum(table[pid][1] for pid in _tree(pid, table)) > processes:
                 over = True
                 break
+            continue
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             reaped = (status, usage)
@@ -566,6 +590,9 @@ def main() -> None:
     else:
         status, usage = reaped
     _kill_below_me()
+    if output is not None:
+        _read_tail(output[0], tail)  # all its writers are dead now: the rest, at once
+        os.close(output[0])
     data = b"".join(chunks)
     if over:
         out = _dumps(
@@ -580,9 +607,151 @@ def main() -> None:
         out = data
     else:
         out = _dumps(_from_status(status, usage.ru_utime + usage.ru_stime, request["limits"], ""))
-    view = memoryview(out)
+    if output is None:
+        _write_all(result, out)
+    else:
+        _write_all(result, _frame(bytes(tail)) + _frame(out))
+
+
+def _read_tail(fd: int, tail: bytearray) -> bool:
+    """Read what is there into ``tail`` (its last _TAIL_BYTES kept); False at the end."""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        tail += chunk
+        del tail[: max(0, len(tail) - _TAIL_BYTES)]
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
     while view:
-        view = view[os.write(result, view) :]
+        view = view[os.write(fd, view) :]
+
+
+def _frame(data: bytes) -> bytes:
+    return len(data).to_bytes(_HEADER, "big") + data
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    """``size`` bytes from ``fd``, or None at its end."""
+    parts: list[bytes] = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--zygote"]:
+        _zygote()
+        return
+    raw = sys.stdin.buffer.read()
+    request: dict[str, Any] = json.loads(raw)
+    libc = _setup(request)
+    # The result goes out on the original stdout; what the handler prints goes to stderr.
+    result = os.dup(1)
+    os.dup2(2, 1)
+    _supervise(request, libc, result, warm=False)
+
+
+# --------------------------------------------------------------------------------------
+# The zygote (the warm worker): one per tool, forking a fresh supervisor per call.
+
+
+def _residue() -> list[Any]:
+    """What a call could leave in the zygote's namespaces that outlives its processes, to
+    compare with the zygote's start: SysV IPC objects, POSIX message queues, files under
+    /dev (a tmpfs, writable), keys. Under bubblewrap only (its namespaces are the zygote's
+    own); under Landlock these are the machine's, shared by the cold path alike."""
+    found: list[Any] = []
+    for name in ("/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem"):
+        with contextlib.suppress(OSError), open(name, "rb") as file:
+            found.append(file.read().splitlines()[1:])
+    for top in ("/dev", "/dev/mqueue"):
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "pts")  # ptys go with their processes
+            for entry in sorted(files + dirs):
+                with contextlib.suppress(OSError):
+                    info = os.lstat(os.path.join(folder, entry))
+                    found.append((folder, entry, info.st_mode, info.st_size, info.st_mtime_ns))
+    with contextlib.suppress(OSError), open("/proc/keys", "rb") as file:
+        # The key's id, type, description and summary, not its usage count.
+        found.append(sorted(tuple(line.split()[:1] + line.split()[7:]) for line in file))
+    return found
+
+
+def _zygote() -> None:
+    """Serve calls of one tool: read a boot request (the tool's static request), confine
+    this process as the worker will be (Landlock: the same rules plus /proc, for the
+    supervisor's sweep), import the handler, answer ``ready``; then per call, read a frame
+    header, fork a supervisor that reads the request itself (so no call's arguments or
+    result ever pass through this process's memory, which every later call inherits),
+    wait for it, check that nothing of the call is left, and answer ``ready`` again.
+    Anything unexpected ends the zygote: the engine then discards it."""
+    boot = _read_exactly(0, int.from_bytes(_read_exactly(0, _HEADER) or b"", "big"))
+    if boot is None:
+        return
+    request: dict[str, Any] = json.loads(boot)
+    libc = _setup(request)
+    result = os.dup(1)
+    os.dup2(2, 1)
+    if request["landlock"]:
+        if os.geteuid() == 0:
+            drop_capabilities()
+        apply_landlock([*request["read"], "/proc"], request["write"], network=request["network"])
+    os.chdir(request["cwd"])
+    # A failed import is left for each call's worker to report, as in a cold call.
+    with contextlib.suppress(BaseException):
+        _import(request)
+    refusal = None
+    if len(os.listdir("/proc/self/task")) > 1:
+        refusal = "the handler's module starts a thread at import"
+    elif _tree(os.getpid(), _process_table()) != {os.getpid()}:
+        refusal = "the handler's module starts a process at import"
+    if refusal is not None:
+        _write_all(result, _frame(_dumps({"refused": refusal})))
+        return
+    baseline = _residue() if not request["landlock"] else None
+    ready = _frame(_dumps({"ready": True}))
+    _write_all(result, ready)
+    while True:
+        header = _read_exactly(0, _HEADER)
+        if header is None:
+            return
+        size = int.from_bytes(header, "big")
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                # Not inherited through fork: this call's orphans must come to its
+                # supervisor; and it dies with the zygote.
+                libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+                libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                call = _read_exactly(0, size)
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                os.close(null)
+                if call is None:
+                    code = 3
+                else:
+                    _supervise(json.loads(call), libc, result, warm=True)
+            except BaseException:
+                code = 70
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        _kill_below_me()
+        if status != 0 or (baseline is not None and _residue() != baseline):
+            return
+        _write_all(result, ready)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import anyio
 import anyio.abc
@@ -30,6 +30,9 @@ from ..errors import SandboxUnavailableError, UsageError
 from . import _cgroup, _child
 from .declaration import HandlerRef, Sandbox, handler_ref
 from .results import SandboxResult, Violation, ViolationKind
+
+if TYPE_CHECKING:
+    from .warm import WarmPool
 
 __all__ = [
     "BACKEND_ENV",
@@ -346,6 +349,7 @@ async def run_in_sandbox(
     *,
     allow_unsandboxed: bool = False,
     backend: Backend | None = None,
+    pool: WarmPool | None = None,
 ) -> SandboxResult:
     """Run ``handler(**arguments)`` in a fresh child confined to ``sandbox``.
 
@@ -361,6 +365,9 @@ async def run_in_sandbox(
         allow_unsandboxed: Run in a plain child (rlimits and the timeout only) where no
             backend can enforce the declaration, instead of refusing.
         backend: Which backend to use; ``None`` reads :data:`BACKEND_ENV`, else ``"auto"``.
+        pool: Run the call on a warm worker of this pool (a fork of a zygote that has the
+            handler imported, in the same confinement) where it can; else, and without a
+            pool, in a cold child. Unsandboxed calls always run cold.
 
     Returns:
         The handler's value, or the violation that stopped it.
@@ -377,6 +384,16 @@ async def run_in_sandbox(
     ref = handler_ref(handler)
     chosen = _choose(sandbox, backend, allow_unsandboxed)
     started = time.monotonic()
+    if pool is not None:
+        warm = await pool._run(sandbox, ref, dict(arguments), chosen)
+        if warm is not None:
+            return SandboxResult(
+                value=warm[0],
+                violation=warm[1],
+                backend=chosen,
+                seconds=time.monotonic() - started,
+                warm=True,
+            )
     cwd = await anyio.to_thread.run_sync(_make_workdir)
     try:
         value, violation = await _run(sandbox, ref, dict(arguments), chosen, cwd)
@@ -389,10 +406,16 @@ async def run_in_sandbox(
 
 
 def _prepare(
-    sandbox: Sandbox, ref: HandlerRef, arguments: dict[str, Any], backend: str, cwd: str
+    sandbox: Sandbox,
+    ref: HandlerRef,
+    arguments: dict[str, Any],
+    backend: str,
+    cwd: str,
+    *,
+    warm: bool = False,
 ) -> tuple[list[str], bytes] | Violation:
     """The child's command line and request (blocking: it resolves paths), or the
-    violation of arguments that are not JSON."""
+    violation of arguments that are not JSON. With ``warm``, the zygote's."""
     here = os.getcwd()
     read = [_absolute(os.fspath(path), cwd) for path in sandbox.read]
     write = [_absolute(os.fspath(path), cwd) for path in sandbox.write]
@@ -432,11 +455,15 @@ def _prepare(
         payload = _json.dumps(request)
     except TypeError as exc:
         return _violation(ViolationKind.BAD_RESULT, f"the call's arguments are not JSON: {exc}")
-    python = [sys.executable, "-I", "-S", str(_CHILD)]
+    python = [sys.executable, "-I", "-S", str(_CHILD), *(["--zygote"] if warm else [])]
     if backend == "bwrap":
-        return [*_bwrap_argv(sandbox, read=read, write=write, system=system, cwd=cwd), *python], (
-            payload
-        )
+        argv = _bwrap_argv(sandbox, read=read, write=write, system=system, cwd=cwd)
+        if warm:
+            # The IPC namespace outlives a call: its message queues must be visible for the
+            # zygote to see that a call left none.
+            at = argv.index("--dev") + 2
+            argv[at:at] = ["--mqueue", "/dev/mqueue"]
+        return [*argv, *python], payload
     return python, payload
 
 

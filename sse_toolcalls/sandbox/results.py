@@ -67,3 +67,6 @@ class SandboxResult:
     """What enforced the call: ``"bwrap"``, ``"landlock"`` or ``"unsandboxed"``."""
     seconds: float
     """Wall-clock time of the call, the child's start and end included."""
+    warm: bool = False
+    """Whether a warm worker of a :class:`~sse_toolcalls.sandbox.WarmPool` ran the call
+    (else a cold child did)."""

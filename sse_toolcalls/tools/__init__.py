@@ -1,13 +1,12 @@
 """The tools layer: a registry of tools, validated calls, and results for the model.
 
 - :class:`ToolRegistry` (``registry``): tools from Python functions or raw JSON Schema,
-  checked and compiled once; ``check``/``validate`` a call, ``invoke`` it, or ``run`` both.
+  checked and compiled once; ``check``/``validate`` a call (the runtime runs it).
 - :mod:`~sse_toolcalls.tools.signature`: JSON Schema from type hints and docstrings.
 - :mod:`~sse_toolcalls.tools.validation`: ``jsonschema`` Draft 2020-12 with strict format
   checkers (:mod:`~sse_toolcalls.tools.formats`), every problem with its path.
 - :mod:`~sse_toolcalls.tools.coercion`: the narrow coercion table.
-- :mod:`~sse_toolcalls.tools.bfcl`: Berkeley Function Calling Leaderboard data as tools and
-  calls, an outside check of all of the above.
+- :mod:`~sse_toolcalls.tools.results`: every result text the model reads.
 
 Importing this package does not import ``jsonschema``: that happens when the first tool is
 added (its schema is checked and compiled then), so ``import sse_toolcalls`` stays light.

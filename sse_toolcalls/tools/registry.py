@@ -1,66 +1,35 @@
-"""The tool registry: tools by name, validated calls, results addressed to their call.
+"""The tool registry: tools by name, checked calls, their declarations.
 
 A :class:`ToolRegistry` holds :class:`Tool` values built from Python functions
 (:meth:`ToolRegistry.register`, usable as a decorator) or from a raw JSON Schema
 (:meth:`ToolRegistry.add_schema_tool`). Each tool's schema is checked and compiled once, when
-it is added. A completed :class:`~sse_toolcalls.calls.ToolCall` then goes through two
-separable steps:
+it is added. The registry looks tools up, checks calls and describes tools, synchronously;
+it never runs a handler (the runtime does: :mod:`sse_toolcalls.runtime.execute`, through
+the :class:`~sse_toolcalls.runtime.Dispatcher`).
 
-1. **check** (:meth:`ToolRegistry.check`, or :meth:`ToolRegistry.validate` which returns an
-   error result instead of raising): the tool is looked up, arguments that were not a JSON
-   object are refused, the arguments are validated against the schema with narrow coercion
-   (see :mod:`sse_toolcalls.tools.coercion`), and decoded into the Python values a function
-   tool's hints ask for. Nothing runs before this step passes.
-2. **invoke** (:meth:`ToolRegistry.invoke`): the handler runs, an ``async`` one awaited, a
-   sync one in a worker thread (``anyio.to_thread``), and its return value becomes the
-   result's content.
-
-:meth:`ToolRegistry.run` does both, within the tool's timeout, and never raises for a
-refusal or a failure: every one becomes a :class:`~sse_toolcalls.calls.ToolResult` with
-``is_error=True`` under the same call, whose content is a JSON object the model can act on::
-
-    {"error": "invalid_arguments", "tool": "get_weather",
-     "message": "The arguments for 'get_weather' have 2 problems; fix each one and call the tool again.",
-     "problems": [
-        {"path": "$.unit", "problem": "not_in_enum",
-         "message": "must be one of 'celsius', 'fahrenheit'; got 'kelvin'",
-         "allowed": ["celsius", "fahrenheit"]},
-        {"path": "$.days", "problem": "missing_field",
-         "message": "required field 'days' (an integer) is missing"}]}
-
-``error`` is one of ``unknown_tool`` (with ``available_tools``), ``invalid_arguments``,
-``tool_failed``, ``tool_timeout`` and ``tool_unavailable`` (an open circuit). The
-exception text of a failing handler is kept out of the model's view unless the registry
-was made with ``show_error_details=True``; it is logged on the ``sse_toolcalls.tools``
-logger.
+**check** (:meth:`ToolRegistry.check`, or :meth:`ToolRegistry.validate`, which returns an
+error result instead of raising): the tool is looked up, arguments that were not a JSON
+object are refused, the arguments are validated against the schema with narrow coercion
+(see :mod:`sse_toolcalls.tools.coercion`), and decoded into the Python values a function
+tool's hints ask for. Nothing runs before this step passes. A refusal is answered with
+an error result the model can act on (its texts: :mod:`sse_toolcalls.tools.results`).
 
 :meth:`ToolRegistry.enable_no_tool_fits` adds a tool the model can call to say that no
 tool fits the request, so it need not force an unsuitable one.
-"""  # noqa: E501
+"""
 
 from __future__ import annotations
 
-import difflib
-import functools
-import inspect
-import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
-from .._jsonsafe import clean_text, dumps_safe, json_value, safe_str
 from ..calls import ToolCall, ToolResult, ToolSpec
-from ..errors import (
-    CircuitOpenError,
-    InvalidArgumentsError,
-    ToolError,
-    ToolExecutionError,
-    ToolTimeoutError,
-    UnknownToolError,
-    UsageError,
-)
+from ..errors import InvalidArgumentsError, ToolError, UnknownToolError, UsageError
+from .results import NO_TOOL_FITS_REPLY, count, error_result, first_line
 from .signature import DecodeError, function_schema
-from .validation import ArgumentValidator, Coercion, Problem, path_text, problem_json
+from .strict import unnullify
+from .validation import ArgumentValidator, Coercion, Problem, path_text
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -70,8 +39,6 @@ __all__ = [
     "ToolRegistry",
     "ValidatedCall",
 ]
-
-logger = logging.getLogger("sse_toolcalls.tools")
 
 Effect = Literal["read", "write"]
 """``read``: no side effect, safe to retry. ``write``: changes something; never run twice."""
@@ -86,9 +53,6 @@ NO_TOOL_FITS_NAME = "no_suitable_tool"
 _NO_TOOL_FITS_DESCRIPTION = (
     "Call this when none of the other tools fits the user's request, instead of calling a "
     "tool that does not fit. Say why in `reason`; then answer the user directly."
-)
-_NO_TOOL_FITS_REPLY = (
-    "Noted: no tool fits this request. Answer the user directly, without calling a tool."
 )
 
 
@@ -152,7 +116,7 @@ _Handler = Callable[..., Any]
 
 
 class ToolRegistry:
-    """Tools by name; checks calls against their schemas and runs them.
+    """Tools by name; checks calls against their schemas and declares the tools.
 
     Example::
 
@@ -167,21 +131,28 @@ class ToolRegistry:
                 unit: The temperature unit.
             '''
 
-        result = await registry.run(call)   # a ToolResult, ok or error, for call
+        checked = registry.validate(call)   # a ValidatedCall, or an error result for call
+        reports = await Dispatcher(registry).dispatch([call])   # runs it (the runtime)
     """
 
-    def __init__(self, *, show_error_details: bool = False) -> None:
+    def __init__(self, *, show_error_details: bool = False, strict: bool = False) -> None:
         """Make an empty registry.
 
         Args:
             show_error_details: Put a failing handler's exception message in the error
                 result the model sees (off by default: it may hold internals).
+            strict: The tools were declared in OpenAI's strict mode
+                (``build_request(..., strict=True)``): a ``null`` the model sent for an
+                optional property means "absent" and is removed before validation
+                (:func:`~sse_toolcalls.tools.strict.unnullify`).
         """
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, ArgumentValidator] = {}
         self._no_tool_fits: str | None = None
         self.show_error_details = show_error_details
         """Whether handler exception messages reach the model."""
+        self.strict = strict
+        """Whether calls come from strictly declared tools (nulls mean absent)."""
 
     # ----------------------------------------------------------------------------------
     # Adding tools
@@ -327,7 +298,7 @@ class ToolRegistry:
             raise UsageError(f"the no-tool-fits tool is already enabled as {self._no_tool_fits!r}")
 
         def no_tool_fits(reason: str) -> str:
-            return _NO_TOOL_FITS_REPLY
+            return NO_TOOL_FITS_REPLY
 
         tool = self.add_schema_tool(
             name,
@@ -408,10 +379,11 @@ class ToolRegistry:
                 call=call,
                 problems=(problem,),
             )
-        arguments, coercions, problems = self._validators[tool.name].validate(call.args)
+        args = unnullify(call.args, tool.parameters) if self.strict else call.args
+        arguments, coercions, problems = self._validators[tool.name].validate(args)
         if problems:
             raise InvalidArgumentsError(
-                f"the arguments for {tool.name!r} have {_count(len(problems), 'problem')}",
+                f"the arguments for {tool.name!r} have {count(len(problems), 'problem')}",
                 call=call,
                 problems=problems,
             )
@@ -443,155 +415,22 @@ class ToolRegistry:
             return self.error_result(exc)
 
     # ----------------------------------------------------------------------------------
-    # Running
-
-    async def invoke(self, validated: ValidatedCall) -> Any:
-        """Run the handler of a validated call (no timeout here: see :meth:`run`).
-
-        A sync handler runs in a worker thread; if the caller is cancelled meanwhile the
-        thread is abandoned (Python cannot stop it) and the cancellation goes on.
-
-        Returns:
-            What the handler returned.
-
-        Raises:
-            ToolExecutionError: the handler raised (the original exception is its cause).
-        """
-        import anyio.to_thread
-
-        handler = validated.tool.handler
-        try:
-            if _is_async(handler):
-                value = await handler(**validated.kwargs)
-            else:
-                value = await anyio.to_thread.run_sync(
-                    functools.partial(handler, **validated.kwargs), abandon_on_cancel=True
-                )
-                if inspect.isawaitable(value):
-                    value = await value
-        except Exception as exc:
-            raise ToolExecutionError(
-                f"{validated.tool.name} raised {type(exc).__name__}: {safe_str(exc)}",
-                call=validated.call,
-            ) from exc
-        return value
-
-    def result(self, validated: ValidatedCall, value: Any) -> ToolResult:
-        """Make the ok result of a call from its handler's return value; never raises.
-
-        Strings are sent as they are; ``dict`` and ``list`` as JSON values; dataclasses,
-        pydantic models, enums, dates, UUIDs, tuples and sets are turned into JSON first;
-        numbers, booleans and ``None`` are sent as their JSON text. What JSON cannot hold
-        is mapped to the nearest JSON value (:mod:`sse_toolcalls._jsonsafe`: lone
-        surrogates replaced, bytes decoded, NaN as ``null``, cycles cut, any other object
-        as its ``str``): the handler has run by now, so the model must hear what it
-        answered, and an error result would invite it to run the tool again.
-
-        Returns:
-            A :class:`ToolResult` addressed to the call.
-        """
-        return ToolResult(call=validated.call, content=_content(value))
-
-    async def run(self, call: ToolCall) -> ToolResult:
-        """Check ``call``, run it within its tool's timeout, and answer it.
-
-        Returns:
-            The result addressed to ``call``: ok, or ``is_error=True`` for an unknown
-            tool, invalid arguments, a handler that raised, or a timeout.
-        """
-        outcome = self.validate(call)
-        if isinstance(outcome, ToolResult):
-            return outcome
-        import anyio
-
-        timeout = outcome.tool.timeout
-        try:
-            try:
-                with anyio.fail_after(timeout):
-                    value = await self.invoke(outcome)
-            except TimeoutError as exc:
-                raise ToolTimeoutError(
-                    f"{outcome.tool.name} did not finish within {timeout:g} s", call=call
-                ) from exc
-            return self.result(outcome, value)
-        except ToolError as exc:
-            return self.error_result(exc)
-
-    # ----------------------------------------------------------------------------------
     # Error results
 
     def error_result(self, exc: ToolError) -> ToolResult:
-        """Turn a refusal or failure into the error result the model sees.
+        """Turn a refusal or failure into the error result the model sees
+        (:func:`sse_toolcalls.tools.results.error_result`, with this registry's tool names
+        and ``show_error_details``).
 
         Returns:
-            A :class:`ToolResult` with ``is_error=True`` addressed to ``exc.call``, whose
-            content is the JSON object described in the module docstring.
+            A :class:`ToolResult` with ``is_error=True`` addressed to ``exc.call``.
 
         Raises:
             UsageError: ``exc`` carries no call.
         """
-        call = exc.call
-        if call is None:
-            raise UsageError("an error result needs the call it answers (exc.call is None)")
-        name = call.name
-        content: dict[str, Any]
-        if isinstance(exc, UnknownToolError):
-            available = self.names()
-            close = difflib.get_close_matches(name, available, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            listed = ", ".join(repr(n) for n in available) or "none"
-            message = f"There is no tool named {name!r}.{hint} The available tools are: {listed}."
-            problem = Problem(
-                path="$", kind="unknown_tool", message=message, allowed=tuple(available)
-            )
-            content = {
-                "error": "unknown_tool",
-                "tool": name,
-                "message": message,
-                "available_tools": available,
-                "problems": [problem_json(problem)],
-            }
-        elif isinstance(exc, InvalidArgumentsError):
-            problems = [p for p in exc.problems if isinstance(p, Problem)]
-            content = {
-                "error": "invalid_arguments",
-                "tool": name,
-                "message": (
-                    f"The arguments for {name!r} have {_count(len(problems), 'problem')}; "
-                    "fix each one and call the tool again."
-                ),
-                "problems": [problem_json(p) for p in problems],
-            }
-        elif isinstance(exc, ToolTimeoutError):
-            content = {
-                "error": "tool_timeout",
-                "tool": name,
-                "message": f"The tool {name!r} did not finish in time; it may be retried later.",
-            }
-        elif isinstance(exc, CircuitOpenError):
-            content = {
-                "error": "tool_unavailable",
-                "tool": name,
-                "message": (
-                    f"The tool {name!r} is unavailable for now after repeated failures; "
-                    "do without it or try again later."
-                ),
-            }
-        else:
-            cause = exc.__cause__
-            detail = type(cause).__name__ if cause is not None else "error"
-            if self.show_error_details and cause is not None and safe_str(cause):
-                detail += f": {_first_line(cause)}"
-            logger.warning("tool %r failed: %s", name, exc, exc_info=cause or exc)
-            content = {
-                "error": "tool_failed",
-                "tool": name,
-                "message": (
-                    f"The tool {name!r} failed while running ({detail}). Check the arguments; "
-                    "if they are right, tell the user the tool is failing."
-                ),
-            }
-        return ToolResult(call=call, content=content, is_error=True)
+        return error_result(
+            exc, available_tools=self.names(), show_error_details=self.show_error_details
+        )
 
 
 def _decode_problems(exc: Exception) -> tuple[Problem, ...]:
@@ -617,29 +456,4 @@ def _decode_problems(exc: Exception) -> tuple[Problem, ...]:
         ]
         if problems:
             return tuple(problems)
-    return (Problem(path=path_text(prefix), kind="constraint", message=_first_line(cause)),)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _first_line(exc: BaseException) -> str:
-    text = safe_str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
-
-
-def _is_async(handler: Callable[..., Any]) -> bool:
-    if inspect.iscoroutinefunction(handler):
-        return True
-    call = getattr(handler, "__call__", None)  # noqa: B004 - async __call__ of an object
-    return call is not None and inspect.iscoroutinefunction(call)
-
-
-def _content(value: Any) -> str | dict[str, Any] | list[Any]:
-    if isinstance(value, str):
-        return clean_text(value)
-    data = json_value(value)
-    if isinstance(data, dict | list | str):
-        return data  # a str here is the text of a value JSON cannot hold (bytes, objects)
-    return dumps_safe(data).decode("utf-8")
+    return (Problem(path=path_text(prefix), kind="constraint", message=first_line(cause)),)

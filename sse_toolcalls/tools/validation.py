@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -316,114 +316,159 @@ _LENGTH_KEYWORDS = {
 }
 
 
+_Reader = Callable[["ValidationError", list[str | int], str], list[Problem]]
+"""Reads one ``jsonschema`` error (the error, its path as parts and as text) into the
+problems the model is told about."""
+
+
 def _problems_of(error: ValidationError) -> list[Problem]:
-    """Translate one ``jsonschema`` error into the problems the model is told about."""
+    """Translate one ``jsonschema`` error into the problems the model is told about: the
+    reader of its keyword in :data:`_READERS`, else ``jsonschema``'s own message."""
     parts = list(error.absolute_path)
     path = path_text(parts)
-    keyword = error.validator
+    reader = _READERS.get(str(error.validator))
+    if reader is None:
+        return [_constraint(error, path)]
+    return reader(error, parts, path)
+
+
+def _constraint(error: ValidationError, path: str) -> Problem:
+    return Problem(path=path, kind="constraint", message=error.message)
+
+
+def _required(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
     value = error.instance
     rule: Any = error.validator_value
-    if keyword == "required":
-        missing = [n for n in rule if isinstance(value, dict) and n not in value]
-        return [
-            Problem(
-                path=path_text([*parts, name]),
-                kind="missing_field",
-                message=f"required field {_field_phrase(error.schema, name)} is missing",
-            )
-            for name in missing
-        ]
-    if keyword in {"additionalProperties", "unevaluatedProperties"}:
-        schema = error.schema if isinstance(error.schema, dict) else {}
-        accepted = list(schema.get("properties", {}))
-        if accepted:
-            tail = "the accepted fields are " + ", ".join(repr(a) for a in accepted)
-        else:
-            tail = "this object takes no fields"
-        return [
-            Problem(
-                path=path_text([*parts, name]),
-                kind="unexpected_field",
-                message=f"{name!r} is not an accepted field; {tail}",
-            )
-            for name in _unexpected_fields(error)
-        ] or [Problem(path=path, kind="unexpected_field", message=error.message)]
+    missing = [n for n in rule if isinstance(value, dict) and n not in value]
+    return [
+        Problem(
+            path=path_text([*parts, name]),
+            kind="missing_field",
+            message=f"required field {_field_phrase(error.schema, name)} is missing",
+        )
+        for name in missing
+    ]
+
+
+def _unexpected(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    accepted = list(schema.get("properties", {}))
+    if accepted:
+        tail = "the accepted fields are " + ", ".join(repr(a) for a in accepted)
+    else:
+        tail = "this object takes no fields"
+    return [
+        Problem(
+            path=path_text([*parts, name]),
+            kind="unexpected_field",
+            message=f"{name!r} is not an accepted field; {tail}",
+        )
+        for name in _unexpected_fields(error)
+    ] or [Problem(path=path, kind="unexpected_field", message=error.message)]
+
+
+def _wrong_type(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
     wanted = _wanted_types(error)
-    if wanted:
-        hint = _json_container_hint(value, wanted)
-        return [
-            Problem(
-                path=path,
-                kind="wrong_type",
-                message=f"must be {_types_phrase(wanted)}; got {_describe(value)}{hint}",
-            )
-        ]
-    if keyword == "enum":
-        allowed = tuple(rule)
-        shown = ", ".join(_show(a) for a in allowed)
-        return [
-            Problem(
-                path=path,
-                kind="not_in_enum",
-                message=f"must be one of {shown}; got {_show(value)}",
-                allowed=allowed,
-            )
-        ]
-    if keyword == "const":
-        return [
-            Problem(
-                path=path,
-                kind="not_in_enum",
-                message=f"must be exactly {_show(rule)}; got {_show(value)}",
-                allowed=(rule,),
-            )
-        ]
-    if keyword == "format":
-        fmt = str(rule)
-        hint = FORMAT_HINTS.get(fmt, f"a valid {fmt}")
-        return [
-            Problem(path=path, kind="bad_format", message=f"must be {hint}; got {_show(value)}")
-        ]
-    if keyword in _RANGE_WORDS:
-        bound = _show(rule)
-        return [
-            Problem(
-                path=path,
-                kind="out_of_range",
-                message=f"must be {_RANGE_WORDS[keyword]} {bound}; got {_show(value)}",
-            )
-        ]
-    if keyword == "multipleOf":
-        return [
-            Problem(
-                path=path,
-                kind="out_of_range",
-                message=f"must be a multiple of {_show(rule)}; got {_show(value)}",
-            )
-        ]
-    if keyword in _LENGTH_KEYWORDS:
-        kind, word, unit = _LENGTH_KEYWORDS[keyword]
-        size = len(value) if isinstance(value, str | list | dict) else 0
-        return [
-            Problem(
-                path=path,
-                kind=kind,
-                message=f"must have {word} {rule} {unit}; it has {size}",
-            )
-        ]
-    if keyword == "pattern":
-        return [
-            Problem(
-                path=path,
-                kind="pattern_mismatch",
-                message=f"must match the pattern {rule!r}; got {_show(value)}",
-            )
-        ]
-    if keyword == "uniqueItems":
-        return [Problem(path=path, kind="not_unique", message="must not repeat an item")]
-    if keyword in {"anyOf", "oneOf"}:
-        return [_alternatives_problem(error, path)]
-    return [Problem(path=path, kind="constraint", message=error.message)]
+    if not wanted:  # a "type" whose value names no type: jsonschema's own words
+        return [_constraint(error, path)]
+    value = error.instance
+    hint = _json_container_hint(value, wanted)
+    return [
+        Problem(
+            path=path,
+            kind="wrong_type",
+            message=f"must be {_types_phrase(wanted)}; got {_describe(value)}{hint}",
+        )
+    ]
+
+
+def _alternatives(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
+    # Alternatives that differ only in type read as one wrong type ("a string or null").
+    if _only_type_alternatives(error):
+        return _wrong_type(error, parts, path)
+    return [_alternatives_problem(error, path)]
+
+
+def _enum(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
+    rule: Any = error.validator_value
+    allowed = tuple(rule)
+    shown = ", ".join(_show(a) for a in allowed)
+    return [
+        Problem(
+            path=path,
+            kind="not_in_enum",
+            message=f"must be one of {shown}; got {_show(error.instance)}",
+            allowed=allowed,
+        )
+    ]
+
+
+def _const(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
+    rule = error.validator_value
+    return [
+        Problem(
+            path=path,
+            kind="not_in_enum",
+            message=f"must be exactly {_show(rule)}; got {_show(error.instance)}",
+            allowed=(rule,),
+        )
+    ]
+
+
+def _format(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
+    fmt = str(error.validator_value)
+    hint = FORMAT_HINTS.get(fmt, f"a valid {fmt}")
+    message = f"must be {hint}; got {_show(error.instance)}"
+    return [Problem(path=path, kind="bad_format", message=message)]
+
+
+def _range(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
+    word = _RANGE_WORDS[str(error.validator)]
+    message = f"must be {word} {_show(error.validator_value)}; got {_show(error.instance)}"
+    return [Problem(path=path, kind="out_of_range", message=message)]
+
+
+def _multiple(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
+    message = f"must be a multiple of {_show(error.validator_value)}; got {_show(error.instance)}"
+    return [Problem(path=path, kind="out_of_range", message=message)]
+
+
+def _length(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
+    kind, word, unit = _LENGTH_KEYWORDS[str(error.validator)]
+    value = error.instance
+    size = len(value) if isinstance(value, str | list | dict) else 0
+    message = f"must have {word} {error.validator_value} {unit}; it has {size}"
+    return [Problem(path=path, kind=kind, message=message)]
+
+
+def _pattern(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
+    message = f"must match the pattern {error.validator_value!r}; got {_show(error.instance)}"
+    return [Problem(path=path, kind="pattern_mismatch", message=message)]
+
+
+def _unique(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:
+    return [Problem(path=path, kind="not_unique", message="must not repeat an item")]
+
+
+_READERS: dict[str, _Reader] = {
+    "required": _required,
+    "additionalProperties": _unexpected,
+    "unevaluatedProperties": _unexpected,
+    "type": _wrong_type,
+    "anyOf": _alternatives,
+    "oneOf": _alternatives,
+    "enum": _enum,
+    "const": _const,
+    "format": _format,
+    **dict.fromkeys(_RANGE_WORDS, _range),
+    "multipleOf": _multiple,
+    **dict.fromkeys(_LENGTH_KEYWORDS, _length),
+    "pattern": _pattern,
+    "uniqueItems": _unique,
+}
+"""The keyword table: each JSON Schema keyword the model is told about in its own words,
+with its reader; any other keyword (``not``, ``if``/``then``, ``dependentRequired``...)
+gets ``jsonschema``'s message as a ``constraint`` problem."""
 
 
 def _alternatives_problem(error: ValidationError, path: str) -> Problem:

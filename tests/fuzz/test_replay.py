@@ -23,7 +23,7 @@ from sse_toolcalls import (
     TruncatedStreamError,
     UsageError,
 )
-from tests.fuzz import invariants
+from sse_toolcalls.corpus import invariants
 from tests.fuzz.corpus import TOKENS, seed_inputs, seed_streams, write_dictionary, write_seeds
 from tests.fuzz.invariants import (
     BYTE_AT_A_TIME_MAX,

@@ -17,7 +17,7 @@ from sse_toolcalls.errors import ProviderError, TruncatedStreamError, UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.http_errors import provider_error_from_http
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.tools import ToolRegistry, ValidatedCall
 
 pytestmark = pytest.mark.anyio
 
@@ -175,3 +175,20 @@ async def test_a_conversation_can_be_continued_and_settings_are_checked() -> Non
     assert len(reply.conversation) == 2
     with pytest.raises(UsageError):
         Agent(client, registry(), max_steps=0)
+
+
+async def test_the_agent_runs_handlers_through_its_executor() -> None:
+    # The seam of the one executor reaches the one loop: a sandbox backend given to the
+    # agent runs every handler of the run, and nothing runs in this process.
+    seen: list[dict[str, Any]] = []
+
+    async def elsewhere(validated: ValidatedCall, /) -> Any:
+        seen.append(validated.kwargs)
+        return "from the backend"
+
+    client = FakeClient([calling(("forecast", {"city": "Lima", "days": 2})), answer("Done.")])
+    reply = await Agent(client, registry(), retry=no_wait(), executor=elsewhere).run("hi")
+    assert reply.text == "Done."
+    assert seen == [{"city": "Lima", "days": 2}]
+    assert [r.content for r in reply.results] == ["from the backend"]
+    assert reply.reports[0].runs == 1

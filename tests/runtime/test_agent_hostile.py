@@ -52,8 +52,8 @@ from sse_toolcalls.simulator import (
 from sse_toolcalls.tools import ToolRegistry
 
 pytestmark = [
-    pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning"),
-    pytest.mark.filterwarnings("ignore:Async generator 'httpcore\\.:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Async generator 'httpx2?\\.:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Async generator 'httpcore2?\\.:ResourceWarning"),
 ]
 
 FINAL = "All done."

@@ -44,8 +44,8 @@ pytestmark = [
     # httpx 0.28 leaves its body iterators to the garbage collector when a stream is
     # abandoned early (an error event, a timeout), and trio warns when it finalises them
     # (encode/httpx#3686). Ours are closed explicitly.
-    pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning"),
-    pytest.mark.filterwarnings("ignore:Async generator 'httpcore\\.:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Async generator 'httpx2?\\.:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Async generator 'httpcore2?\\.:ResourceWarning"),
 ]
 
 USER = "Pay bob 500 cents, please."

@@ -1,17 +1,21 @@
 """Real sandboxed tools attacking their sandbox, under bubblewrap and under Landlock, on
-asyncio and trio: each attack is stopped with its own violation and leaves no process."""
+asyncio and trio, each in a cold child and on a warm worker: each attack is stopped with its
+own violation and leaves no process."""
 
 from __future__ import annotations
 
 import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.abc
 import pytest
 
-from sse_toolcalls import Sandbox, SandboxResult, ViolationKind, run_in_sandbox
-from sse_toolcalls.sandbox import Backend
+from sse_toolcalls import Sandbox, SandboxResult, ViolationKind
+from sse_toolcalls import run_in_sandbox as run_cold
+from sse_toolcalls.sandbox import Backend, WarmPool
 
 from . import tools
 from .conftest import sandbox_pids
@@ -19,6 +23,33 @@ from .conftest import sandbox_pids
 pytestmark = pytest.mark.anyio
 
 SECRET = "the secret outside"
+
+_Run = Callable[..., Awaitable[SandboxResult]]
+run_in_sandbox: _Run = run_cold
+"""Each test's entry point: the engine's, cold or with a pool (``path`` below)."""
+
+
+@pytest.fixture(autouse=True, params=["cold", "warm"])
+async def path(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[str]:
+    """Every attack once in a cold child and once on a warm worker, which must answer as
+    the cold child does; the pool is closed (its zygotes killed) before the process check."""
+    name: str = request.param
+    if name == "cold":
+        yield name
+        return
+    async with WarmPool(per_tool=4) as pool:
+
+        async def warm(
+            sandbox: Sandbox, handler: Any, arguments: Mapping[str, Any], **options: Any
+        ) -> SandboxResult:
+            result = await run_cold(sandbox, handler, arguments, pool=pool, **options)
+            assert result.warm, "the call ran cold"
+            return result
+
+        monkeypatch.setitem(globals(), "run_in_sandbox", warm)
+        yield name
 
 
 @pytest.fixture
@@ -85,13 +116,18 @@ async def test_a_symlink_or_dotdot_out_of_a_declared_directory_is_refused(
     assert _kind(made) is ViolationKind.DENIED_PATH, made
 
 
-async def test_relative_paths_live_in_a_fresh_working_directory(backend: Backend) -> None:
+async def test_relative_paths_live_in_a_fresh_working_directory(
+    backend: Backend, path: str
+) -> None:
     box = Sandbox(write=["scratch"])
     first = await run_in_sandbox(box, tools.write_then_list, {"name": "scratch"}, backend=backend)
     second = await run_in_sandbox(box, tools.write_then_list, {"name": "scratch"}, backend=backend)
     assert first.value["listing"] == second.value["listing"] == ["scratch"]
-    assert first.value["cwd"] != second.value["cwd"]
-    assert not Path(first.value["cwd"]).exists()  # noqa: ASYNC240 - one stat, in a test
+    # A warm worker's directory is the same one, emptied (bound into its namespace once).
+    assert (first.value["cwd"] != second.value["cwd"]) is (path == "cold")
+    # Removed after the call, or (warm) emptied, and removed with its zygote.
+    left = Path(first.value["cwd"])
+    assert not left.exists() or not any(left.iterdir())  # noqa: ASYNC240 - in a test
 
 
 async def test_the_network_is_refused_unless_declared(backend: Backend) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -118,3 +119,128 @@ def trace_parent() -> str:
     if libc.ptrace(ptrace_attach, os.getppid(), None, None) == 0:
         return "attached"
     return "refused" if ctypes.get_errno() in (errno.EPERM, errno.EACCES) else "other"
+
+
+_SEEN: list[str] = []
+"""A module global a call writes: a later call must not see it."""
+
+
+def remember(word: str) -> dict[str, Any]:
+    """Report what earlier calls left (the global, the directory, its mode and attributes),
+    then leave all of it behind for the next call."""
+    seen: dict[str, Any] = {
+        "global": list(_SEEN),
+        "files": sorted(os.listdir(".")),
+        "mode": os.stat(".").st_mode & 0o7777,
+    }
+    try:
+        seen["xattrs"] = os.listxattr(".")
+    except OSError:
+        seen["xattrs"] = []
+    _SEEN.append(word)
+    with open("note.txt", "w", encoding="utf-8") as file:
+        file.write(word)
+    os.mkdir("hidden")
+    with open("hidden/deep.txt", "w", encoding="utf-8") as file:
+        file.write(word)
+    os.chmod("hidden", 0)
+    with contextlib.suppress(OSError):
+        os.setxattr(".", "user.note", word.encode())
+    os.chmod(".", 0o500)
+    return seen
+
+
+def leave_ipc() -> dict[str, Any]:
+    """Leave a SysV shared memory segment, a file in /dev/shm and a POSIX message queue
+    (each outlives the process in the namespace's IPC), and report what was already there."""
+    import ctypes
+
+    found = look_ipc()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmget(0, 4096, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+    with contextlib.suppress(OSError), open("/dev/shm/note", "w", encoding="utf-8") as file:
+        file.write("left")
+    libc.mq_open.restype = ctypes.c_int
+    libc.mq_open(b"/note", os.O_CREAT | os.O_RDWR, 0o600, None)
+    return found
+
+
+def look_ipc() -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name in ("/dev/shm", "/dev/mqueue"):
+        try:
+            found[name] = sorted(os.listdir(name))
+        except OSError:
+            found[name] = None
+    try:
+        with open("/proc/sysvipc/shm", encoding="utf-8") as file:
+            found["sysv"] = file.read().splitlines()[1:]
+    except OSError:
+        found["sysv"] = None
+    return found
+
+
+def leak_fd(path: str | None = None) -> list[int]:
+    """Open fds this call has, then leave one open (the process's end closes it)."""
+    opened = []
+    for fd in range(256):
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue
+        opened.append(fd)
+    os.dup(0)
+    return opened
+
+
+def leave_daemon() -> int:
+    """Start a daemon that leaves the session, and return at once."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(600)
+        os._exit(0)
+    os.wait()
+    return 0
+
+
+def burn(seconds: float) -> float:
+    """Use ``seconds`` of CPU time."""
+    started = time.process_time()
+    while time.process_time() - started < seconds:
+        pass
+    return time.process_time()
+
+
+def kill_supervisors() -> str:
+    """Kill the supervisor and its parent (the zygote, on a warm worker)."""
+    import errno
+
+    parent = os.getppid()
+    try:
+        with open(f"/proc/{parent}/stat", "rb") as stat:
+            grandparent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+    except OSError:
+        grandparent = 0
+    outcome = "killed"
+    for pid in (grandparent, parent):
+        if pid > 1:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError as exc:
+                outcome = "refused" if exc.errno == errno.EPERM else "other"
+    time.sleep(2)
+    return outcome
+
+
+def misbehave(how: str) -> dict[str, Any]:
+    """One tool that behaves, or crashes, hangs or forks without end, as asked."""
+    if how == "crash":
+        crash()
+    elif how == "hang":
+        time.sleep(60)
+    elif how == "fork":
+        fork_bomb()
+    elif how == "kill":
+        kill_supervisors()
+    return {"how": how, "seen": list(_SEEN)}

@@ -16,9 +16,14 @@ from httpx_sse import aconnect_sse
 from sse_toolcalls.calls import DIALECTS, ToolCall
 from sse_toolcalls.conversation import AssistantMessage, ToolResultsMessage, UserMessage
 from sse_toolcalls.errors import ProviderError, TruncatedStreamError
-from sse_toolcalls.runtime import TIMEOUT_CODE, aiter_tool_calls, aiter_tool_calls_from_sse
+from sse_toolcalls.runtime import (
+    TIMEOUT_CODE,
+    Agent,
+    Dispatcher,
+    aiter_tool_calls,
+    aiter_tool_calls_from_sse,
+)
 from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.runtime.loop import run_conversation
 from sse_toolcalls.simulator import (
     CutInArguments,
     ErrorEvent,
@@ -38,8 +43,8 @@ pytestmark = [
     # httpx 0.28's body iterators are nested async generators that it does not close when
     # a body is abandoned early (an error event, a timeout); trio then warns when it
     # finalises them (encode/httpx#3686, fixes pending). Ours are closed explicitly.
-    pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning"),
-    pytest.mark.filterwarnings("ignore:Async generator 'httpcore\\.:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Async generator 'httpx2?\\.:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Async generator 'httpcore2?\\.:ResourceWarning"),
 ]
 
 DEMO_VALUES = {"height": "170 cm", "weight": "70 kg"}
@@ -90,9 +95,9 @@ def client(sim: Simulator, dialect: str, **kwargs: Any) -> Any:
 async def test_two_calls_then_the_final_answer(dialect: str, simulator: Simulator) -> None:
     simulator.play([TWO_CALLS, FINAL])
     async with client(simulator, dialect) as provider:
-        outcome = await run_conversation(provider, demo_registry(), "How tall and heavy am I?")
+        outcome = await Agent(provider, demo_registry()).run("How tall and heavy am I?")
     simulator.assert_no_problems()
-    assert outcome.finished
+    assert not outcome.is_fallback
     assert outcome.steps == 2
     assert outcome.text == "You are 170 cm tall and weigh 70 kg."
     assert [c.args for c in outcome.calls] == [{"key": "height"}, {"key": "weight"}]
@@ -119,7 +124,8 @@ async def test_a_result_under_the_wrong_id_is_refused_readably(
             ToolCall(name=c.name, args=c.args, provider=c.provider, call_id="bogus", index=c.index)
             for c in calls
         ]
-        results = tuple([await registry.run(c) for c in wrong])
+        reports = await Dispatcher(registry).dispatch(wrong)
+        results = tuple(r.result for r in reports)
         conversation = [
             UserMessage(text="hi"),
             AssistantMessage(text="", calls=tuple(wrong)),
@@ -207,7 +213,10 @@ async def test_a_cut_in_the_arguments_is_truncated(dialect: str, simulator: Simu
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 async def test_an_error_event_is_a_provider_error(dialect: str, simulator: Simulator) -> None:
-    fault = ErrorEvent(code="overloaded_error", message="Overloaded", after_events=2)
+    # Mid-stream in every dialect: Gemini's second event here is its last, whose
+    # finishReason ends the turn, and after the end marker nothing is read (issue 9).
+    after = 1 if dialect == "gemini" else 2
+    fault = ErrorEvent(code="overloaded_error", message="Overloaded", after_events=after)
     simulator.play([Turn(calls=TWO_CALLS.calls, fault=fault)])
     error, response = await fetch_error(simulator, dialect, ProviderError)
     assert "Overloaded" in error.message

@@ -1,12 +1,11 @@
-"""The registry: adding tools, refusing calls with structured results, running handlers."""
+"""The registry: adding tools, refusing calls with structured results (the runtime runs
+them: tests/runtime/test_execute.py)."""
 
 from __future__ import annotations
 
 import datetime
 import enum
 import json
-import threading
-import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,6 +16,7 @@ import pytest
 
 from sse_toolcalls.calls import ToolCall, ToolResult, ToolSpec
 from sse_toolcalls.errors import InvalidArgumentsError, UnknownToolError, UsageError
+from sse_toolcalls.runtime import Dispatcher
 from sse_toolcalls.tools import NO_TOOL_FITS_NAME, Tool, ToolRegistry, ValidatedCall
 
 pytestmark = pytest.mark.anyio
@@ -39,6 +39,13 @@ def call(
         raw_arguments=json.dumps(args or {}),
         arguments_error=arguments_error,
     )
+
+
+async def run(registry: ToolRegistry, c: ToolCall) -> ToolResult:
+    """``c`` run the one way a call runs (the dispatcher), with no retry, so each run
+    counts once; a fresh ledger each time, so a write runs."""
+    (report,) = await Dispatcher(registry, read_retries=0).dispatch([c])
+    return report.result
 
 
 class Unit(enum.Enum):
@@ -122,7 +129,7 @@ GOOD = {
 async def test_sync_handler_receives_decoded_python_values() -> None:
     counter = Counter()
     registry = weather_registry(counter)
-    result = await registry.run(call("get_weather", GOOD))
+    result = await run(registry, call("get_weather", GOOD))
     assert not result.is_error
     assert counter.runs == [
         {
@@ -143,39 +150,15 @@ async def test_sync_handler_receives_decoded_python_values() -> None:
     }
 
 
-async def test_sync_handler_runs_in_a_worker_thread() -> None:
-    registry = ToolRegistry()
-    seen: list[int] = []
-
-    @registry.register
-    def where() -> str:
-        seen.append(threading.get_ident())
-        return "ok"
-
-    result = await registry.run(call("where"))
-    assert result.content == "ok"
-    assert seen != [threading.get_ident()]
-
-
-async def test_async_handler_is_awaited() -> None:
-    counter = Counter()
-    registry = weather_registry(counter)
-    result = await registry.run(call("book_table", {"restaurant": "Chez Marie"}))
-    assert result == ToolResult(
-        call=call("book_table", {"restaurant": "Chez Marie"}), content="booked Chez Marie for 2"
-    )
-    assert counter.runs == [{"restaurant": "Chez Marie", "guests": 2}]
-
-
 async def test_result_keeps_the_call_as_its_address() -> None:
     counter = Counter()
     registry = weather_registry(counter)
     for call_id, provider in [("toolu_1", "anthropic"), ("", "openai_chat"), (None, "gemini")]:
         c = call("get_weather", GOOD, call_id=call_id, provider=provider)
-        result = await registry.run(c)
+        result = await run(registry, c)
         assert result.call is c
         bad = call("get_weather", {}, call_id=call_id, provider=provider)
-        assert (await registry.run(bad)).call is bad
+        assert (await run(registry, bad)).call is bad
 
 
 def test_register_declares_effect_parallelism_and_timeout() -> None:
@@ -251,7 +234,7 @@ async def test_raw_schema_tool_gets_json_arguments() -> None:
         description="Look a thing up.",
     )
     uid = "123e4567-e89b-12d3-a456-426614174000"
-    result = await registry.run(call("lookup", {"id": uid, "n": "4"}))
+    result = await run(registry, call("lookup", {"id": uid, "n": "4"}))
     assert result.content == [1, 2]
     assert received == [{"id": uid, "n": 4}]
 
@@ -267,7 +250,7 @@ async def test_invalid_arguments_become_one_error_result_listing_every_problem()
         "get_weather",
         {"city": "Paris", "unit": "kelvin", "location": {"lat": "north", "lon": 2}, "x": 1},
     )
-    result = await registry.run(bad)
+    result = await run(registry, bad)
     assert result.is_error
     assert result.call is bad
     assert counter.runs == []
@@ -317,7 +300,7 @@ async def test_arguments_that_were_not_json_are_refused_without_validation() -> 
     counter = Counter()
     registry = weather_registry(counter)
     bad = call("get_weather", {}, arguments_error="Expecting ',' delimiter: line 1 column 9")
-    result = await registry.run(bad)
+    result = await run(registry, bad)
     assert result.is_error
     assert counter.runs == []
     content = result.content
@@ -337,7 +320,7 @@ async def test_arguments_that_were_not_json_are_refused_without_validation() -> 
 
 async def test_unknown_tool_is_an_error_result_listing_the_tools() -> None:
     registry = weather_registry(Counter())
-    result = await registry.run(call("get_wether", {"city": "Paris"}))
+    result = await run(registry, call("get_wether", {"city": "Paris"}))
     assert result.is_error
     content = result.content
     assert isinstance(content, dict)
@@ -384,9 +367,11 @@ async def test_nothing_runs_before_it_validates() -> None:
         call("get_weathers", GOOD),
     ]
     for c in refused:
-        assert (await registry.run(c)).is_error
+        assert (await run(registry, c)).is_error
     assert counter.runs == []
-    assert not (await registry.run(call("book_table", {"restaurant": "X", "guests": "3"}))).is_error
+    assert not (
+        await run(registry, call("book_table", {"restaurant": "X", "guests": "3"}))
+    ).is_error
     assert counter.runs == [{"restaurant": "X", "guests": 3}]
 
 
@@ -399,8 +384,8 @@ async def test_pydantic_validator_refusal_is_an_invalid_arguments_result() -> No
         ran.append(span)
         return span.high - span.low
 
-    assert (await registry.run(call("count", {"span": {"low": 1, "high": 4}}))).content == "3"
-    result = await registry.run(call("count", {"span": {"low": 5, "high": 4}}))
+    assert (await run(registry, call("count", {"span": {"low": 1, "high": 4}}))).content == "3"
+    result = await run(registry, call("count", {"span": {"low": 5, "high": 4}}))
     assert result.is_error
     assert isinstance(result.content, dict)
     assert result.content["error"] == "invalid_arguments"
@@ -411,220 +396,13 @@ async def test_pydantic_validator_refusal_is_an_invalid_arguments_result() -> No
 
 
 # --------------------------------------------------------------------------------------
-# Failures while running
-
-
-async def test_handler_exception_becomes_error_result_without_internals() -> None:
-    registry = ToolRegistry()
-
-    @registry.register
-    def fail(x: int) -> int:
-        raise RuntimeError("database password is hunter2")
-
-    result = await registry.run(call("fail", {"x": 1}))
-    assert result.is_error
-    assert isinstance(result.content, dict)
-    assert result.content["error"] == "tool_failed"
-    assert "RuntimeError" in result.content["message"]
-    assert "hunter2" not in json.dumps(result.content)
-
-    detailed = ToolRegistry(show_error_details=True)
-    detailed.register(fail)
-    shown = await detailed.run(call("fail", {"x": 1}))
-    assert isinstance(shown.content, dict)
-    assert "hunter2" in shown.content["message"]
-
-
-async def test_async_handler_exception_becomes_error_result() -> None:
-    registry = ToolRegistry()
-
-    @registry.register
-    async def fail() -> None:
-        await anyio.lowlevel.checkpoint()
-        raise KeyError("k")
-
-    result = await registry.run(call("fail"))
-    assert result.is_error
-    assert isinstance(result.content, dict)
-    assert result.content["error"] == "tool_failed"
-
-
-class _Unprintable:
-    def __str__(self) -> str:
-        raise RuntimeError("no str")
-
-    def __repr__(self) -> str:
-        raise RuntimeError("no repr")
-
-
-def _cycle() -> list[Any]:
-    items: list[Any] = [1]
-    items.append(items)
-    return items
-
-
-@pytest.mark.parametrize(
-    ("value", "content"),
-    [
-        # os.listdir of a file name that is not UTF-8 (surrogateescape): the byte is shown.
-        ("report-\udcff.txt", "report-\\xff.txt"),
-        ("lone \ud800 surrogate", "lone \ufffd surrogate"),
-        ("\ud83d\ude00", "\U0001f600"),  # a pair spelled as two code points is joined
-        ({"name": "a\udc80"}, {"name": "a\\x80"}),
-        (b"caf\xc3\xa9 \xff", "caf\u00e9 \\xff"),
-        (float("nan"), "null"),
-        ([float("inf"), -float("inf")], [None, None]),
-        (10**5000, "<integer of 16610 bits>"),
-        (2**70, str(2**70)),
-        ({"big": 2**70}, {"big": 2**70}),
-        (_cycle(), [1, "<cycle>"]),
-        ({1: "a", None: "b"}, {"1": "a", "null": "b"}),
-        ({"x": {1, 2}}, {"x": [1, 2]}),
-        (_Unprintable(), "<_Unprintable object>"),
-        ([_Unprintable()], ["<_Unprintable object>"]),
-    ],
-    ids=[
-        "surrogateescape",
-        "lone-surrogate",
-        "split-pair",
-        "nested-surrogate",
-        "bytes",
-        "nan",
-        "infinities",
-        "huge-int",
-        "big-int",
-        "nested-big-int",
-        "cycle",
-        "non-str-keys",
-        "set",
-        "unprintable",
-        "nested-unprintable",
-    ],
-)
-async def test_whatever_a_handler_returns_becomes_content_that_encodes(
-    value: Any, content: Any
-) -> None:
-    registry = ToolRegistry()
-    registry.add_schema_tool("give", {"type": "object"}, lambda: value)
-    result = await registry.run(call("give"))
-    assert not result.is_error
-    assert result.content == content
-    # The content goes into the next request: strict encoders must take it.
-    json.dumps(result.content, allow_nan=False).encode("utf-8")
-
-
-async def test_an_arbitrary_object_is_sent_as_its_text() -> None:
-    registry = ToolRegistry()
-
-    @registry.register
-    def weird() -> object:
-        return object()
-
-    result = await registry.run(call("weird"))
-    assert not result.is_error
-    assert isinstance(result.content, str)
-    assert result.content.startswith("<object object at ")
-
-
-async def test_a_handler_whose_exception_cannot_be_printed_gives_a_failure_result() -> None:
-    class Unprintable(Exception):
-        def __str__(self) -> str:
-            raise RuntimeError("no str")
-
-    registry = ToolRegistry(show_error_details=True)
-
-    @registry.register
-    def fail() -> None:
-        raise Unprintable
-
-    result = await registry.run(call("fail"))
-    assert result.is_error
-    assert isinstance(result.content, dict)
-    assert result.content["error"] == "tool_failed"
-
-
-@pytest.mark.parametrize(
-    ("value", "content"),
-    [
-        ("text", "text"),
-        (None, "null"),
-        (3, "3"),
-        (True, "true"),
-        ({"a": (1, 2)}, {"a": [1, 2]}),
-        ([Unit.CELSIUS], ["celsius"]),
-        (Location(lat=1, lon=2), {"lat": 1, "lon": 2}),
-    ],
-)
-async def test_return_values_become_json_content(value: Any, content: Any) -> None:
-    registry = ToolRegistry()
-    registry.add_schema_tool("give", {"type": "object"}, lambda: value)
-    result = await registry.run(call("give"))
-    assert not result.is_error
-    assert result.content == content
-
-
-async def test_async_handler_past_its_timeout_becomes_timeout_result() -> None:
-    registry = ToolRegistry()
-
-    @registry.register(timeout=0.05)
-    async def slow() -> str:
-        await anyio.sleep(10)
-        return "late"
-
-    with anyio.fail_after(5):
-        result = await registry.run(call("slow"))
-    assert result.is_error
-    assert isinstance(result.content, dict)
-    assert result.content["error"] == "tool_timeout"
-
-
-async def test_sync_handler_past_its_timeout_does_not_hold_the_caller() -> None:
-    registry = ToolRegistry()
-    release = threading.Event()
-
-    @registry.register(timeout=0.05)
-    def stuck() -> str:
-        release.wait(5)
-        return "late"
-
-    started = time.monotonic()
-    result = await registry.run(call("stuck"))
-    release.set()
-    assert time.monotonic() - started < 2
-    assert isinstance(result.content, dict)
-    assert result.content["error"] == "tool_timeout"
-
-
-async def test_cancellation_from_outside_is_not_swallowed() -> None:
-    registry = ToolRegistry()
-
-    @registry.register(timeout=None)
-    async def forever() -> None:
-        await anyio.sleep(10)
-
-    with anyio.move_on_after(0.05) as scope:
-        await registry.run(call("forever"))
-    assert scope.cancelled_caught
-
-
-async def test_validate_and_invoke_are_separable() -> None:
-    counter = Counter()
-    registry = weather_registry(counter)
-    validated = registry.check(call("book_table", {"restaurant": "Y"}))
-    assert counter.runs == []
-    value = await registry.invoke(validated)
-    assert value == "booked Y for 2"
-    assert registry.result(validated, value).content == "booked Y for 2"
-
-
-# --------------------------------------------------------------------------------------
 # The no-op tool
 
 
 async def test_no_tool_fits_is_off_until_enabled() -> None:
     registry = weather_registry(Counter())
     assert NO_TOOL_FITS_NAME not in registry
-    assert (await registry.run(call(NO_TOOL_FITS_NAME, {"reason": "x"}))).is_error
+    assert (await run(registry, call(NO_TOOL_FITS_NAME, {"reason": "x"}))).is_error
 
 
 async def test_no_tool_fits_tool_answers_and_is_recognised() -> None:
@@ -637,13 +415,13 @@ async def test_no_tool_fits_tool_answers_and_is_recognised() -> None:
     c = call("no_suitable_tool", {"reason": "the user asked for a poem"})
     assert registry.is_no_tool_fits(c)
     assert not registry.is_no_tool_fits(call("get_weather", GOOD))
-    result = await registry.run(c)
+    result = await run(registry, c)
     assert not result.is_error
     assert isinstance(result.content, str)
     assert "Answer the user directly" in result.content
     assert counter.runs == []
     # It is validated like any tool.
-    assert (await registry.run(call("no_suitable_tool", {}))).is_error
+    assert (await run(registry, call("no_suitable_tool", {}))).is_error
     with pytest.raises(UsageError):
         registry.enable_no_tool_fits()
 
@@ -684,7 +462,7 @@ async def test_hostile_argument_strings_give_an_error_result(args: dict[str, Any
         },
         counter,
     )
-    result = await registry.run(call("put", args))
+    result = await run(registry, call("put", args))
     assert result.is_error and counter.runs == []
     assert isinstance(result.content, dict)
     assert result.content["error"] == "invalid_arguments"
@@ -705,7 +483,7 @@ async def test_arguments_nested_a_thousand_deep_give_an_error_result() -> None:
     deep_call = ToolCall(
         name="put", args={"items": deep}, provider="anthropic", call_id="c", index=0
     )
-    result = await registry.run(deep_call)
+    result = await run(registry, deep_call)
     assert result.is_error and counter.runs == []
     assert isinstance(result.content, dict)
     assert [p["problem"] for p in result.content["problems"]] == ["too_deep"]

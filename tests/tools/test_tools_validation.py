@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmarks.weather import INVALID, SCHEMA, VALID
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.tools import ArgumentValidator, Problem, coerce_string
 from sse_toolcalls.tools.validation import (
+    _READERS,
     MAX_ARGUMENT_DEPTH,
     MAX_MESSAGE_CHARS,
     MAX_REPORTED_PROBLEMS,
@@ -19,34 +21,29 @@ from sse_toolcalls.tools.validation import (
     too_deep,
 )
 
+# The benchmark's weather schema (one definition), with a few more kinds of field.
 WEATHER: dict[str, Any] = {
-    "type": "object",
+    **SCHEMA,
     "properties": {
-        "city": {"type": "string", "minLength": 1},
-        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-        "days": {"type": "integer", "minimum": 1, "maximum": 14},
-        "location": {
-            "type": "object",
-            "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
-            "required": ["lat", "lon"],
-            "additionalProperties": False,
-        },
-        "start": {"type": "string", "format": "date"},
+        **SCHEMA["properties"],
         "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
         "verbose": {"type": "boolean"},
         "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
         "ratio": {"type": "number"},
     },
-    "required": ["city", "unit", "days", "location", "start"],
-    "additionalProperties": False,
 }
-VALID: dict[str, Any] = {
-    "city": "Paris",
-    "unit": "celsius",
-    "days": 5,
-    "location": {"lat": 48.85, "lon": 2.35},
-    "start": "2025-06-01",
-}
+
+
+def test_the_benchmarks_invalid_call_has_its_five_problems() -> None:
+    _, _, found = ArgumentValidator(SCHEMA).validate(INVALID)
+    assert {p.path: p.kind for p in found} == {
+        "$.unit": "not_in_enum",
+        "$.days": "wrong_type",
+        "$.location.lat": "missing_field",
+        "$.start": "bad_format",
+        "$.extra": "unexpected_field",
+    }
+    assert ArgumentValidator(SCHEMA).validate(VALID)[2] == ()
 
 
 @pytest.fixture(scope="module")
@@ -500,3 +497,41 @@ def test_many_problems_are_listed_up_to_the_cap_then_counted() -> None:
     assert [p.path for p in found[:3]] == ["$.names[0]", "$.names[1]", "$.names[2]"]
     assert found[-1].kind == "more_problems"
     assert str(10_000 - MAX_REPORTED_PROBLEMS) in found[-1].message
+
+
+# One schema and one value breaking it, per keyword of the table, with the problem kind.
+_KEYWORD_CASES: dict[str, tuple[dict[str, Any], Any, str]] = {
+    "required": ({"required": ["a"]}, {}, "missing_field"),
+    "additionalProperties": ({"additionalProperties": False}, {"a": 1}, "unexpected_field"),
+    "unevaluatedProperties": ({"unevaluatedProperties": False}, {"a": 1}, "unexpected_field"),
+    "type": ({"properties": {"a": {"type": "integer"}}}, {"a": "x"}, "wrong_type"),
+    "anyOf": ({"anyOf": [{"required": ["a"]}, {"required": ["b"]}]}, {}, "no_matching_alternative"),
+    "oneOf": ({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {}, "no_matching_alternative"),
+    "enum": ({"properties": {"a": {"enum": [1]}}}, {"a": 2}, "not_in_enum"),
+    "const": ({"properties": {"a": {"const": 1}}}, {"a": 2}, "not_in_enum"),
+    "format": ({"properties": {"a": {"format": "date"}}}, {"a": "x"}, "bad_format"),
+    "minimum": ({"properties": {"a": {"minimum": 1}}}, {"a": 0}, "out_of_range"),
+    "maximum": ({"properties": {"a": {"maximum": 1}}}, {"a": 2}, "out_of_range"),
+    "exclusiveMinimum": ({"properties": {"a": {"exclusiveMinimum": 1}}}, {"a": 1}, "out_of_range"),
+    "exclusiveMaximum": ({"properties": {"a": {"exclusiveMaximum": 1}}}, {"a": 1}, "out_of_range"),
+    "multipleOf": ({"properties": {"a": {"multipleOf": 2}}}, {"a": 3}, "out_of_range"),
+    "minLength": ({"properties": {"a": {"minLength": 2}}}, {"a": "x"}, "too_short"),
+    "maxLength": ({"properties": {"a": {"maxLength": 1}}}, {"a": "xy"}, "too_long"),
+    "minItems": ({"properties": {"a": {"minItems": 1}}}, {"a": []}, "too_short"),
+    "maxItems": ({"properties": {"a": {"maxItems": 0}}}, {"a": [1]}, "too_long"),
+    "minProperties": ({"minProperties": 1}, {}, "too_short"),
+    "maxProperties": ({"maxProperties": 0}, {"a": 1}, "too_long"),
+    "pattern": ({"properties": {"a": {"pattern": "^y"}}}, {"a": "x"}, "pattern_mismatch"),
+    "uniqueItems": ({"properties": {"a": {"uniqueItems": True}}}, {"a": [1, 1]}, "not_unique"),
+}
+
+
+def test_every_keyword_of_the_table_is_read_in_its_own_words() -> None:
+    # The keyword chain is a table (issue 10): each keyword it names has a case here, and
+    # a keyword outside it keeps jsonschema's message as a "constraint" problem.
+    assert set(_KEYWORD_CASES) == set(_READERS)
+    for keyword, (schema, value, kind) in _KEYWORD_CASES.items():
+        _, _, problems = ArgumentValidator({"type": "object", **schema}).validate(value)
+        assert [p.kind for p in problems] == [kind], keyword
+    _, _, problems = ArgumentValidator({"type": "object", "not": {}}).validate({})
+    assert [p.kind for p in problems] == ["constraint"]

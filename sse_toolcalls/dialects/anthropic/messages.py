@@ -110,24 +110,36 @@ def format_results(
 
 
 def tool_declarations(
-    tools: Sequence[ToolSpec], *, names: ToolNameMap | None = None
+    tools: Sequence[ToolSpec], *, names: ToolNameMap | None = None, strict: bool = False
 ) -> list[dict[str, Any]]:
     """The ``tools`` field: one custom tool per spec, under its wire name, with the JSON
     Schema as ``input_schema``.
 
+    ``strict`` declares each tool ``"strict": true`` (strict tool use: grammar-constrained
+    inputs), its schema with ``additionalProperties: false`` on every object; optional
+    properties stay optional there, so nothing needs mapping back.
+
     Raises:
-        UsageError: two specs share a name.
+        UsageError: two specs share a name; with ``strict``, a schema strict mode
+            cannot express.
     """
     if names is None:
         names = ToolNameMap(DIALECT, [t.name for t in tools])
-    return [
-        {
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        declaration: dict[str, Any] = {
             "name": names.to_wire(tool.name),
             "description": tool.description,
             "input_schema": tool.parameters,
         }
-        for tool in tools
-    ]
+        if strict:
+            # Imported here: the tools package loads jsonschema, which requests do not need.
+            from ...tools.strict import strict_schema
+
+            declaration["input_schema"] = strict_schema(tool.parameters, all_required=False)
+            declaration["strict"] = True
+        out.append(declaration)
+    return out
 
 
 def build_request(
@@ -137,6 +149,7 @@ def build_request(
     model: str,
     stream: bool = True,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    strict: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
     """The JSON body of a Messages request (``POST .../v1/messages``).
@@ -175,6 +188,6 @@ def build_request(
         body["system"] = system
     body["messages"] = messages
     if tools:
-        body["tools"] = tool_declarations(tools, names=names)
+        body["tools"] = tool_declarations(tools, names=names, strict=strict)
     body["stream"] = stream
     return merge_options(body, options)

@@ -29,6 +29,7 @@ from .._common import (
     event_object,
     has_long_number,
     load_json,
+    wire_string,
 )
 
 # stop_reason values that mean the turn was cut before it was whole.
@@ -99,7 +100,10 @@ class AnthropicReassembler(Reassembler):
         self._release_held()
         self._kinds[index] = kind
         if kind == "tool_use":
-            call = self.new_call(call_id=block.get("id"), name=block.get("name") or "")
+            call = self.new_call(
+                call_id=wire_string(block.get("id"), "id", self.dialect),
+                name=wire_string(block.get("name"), "name", self.dialect) or "",
+            )
             # The input given with the start is the whole input when no delta follows
             # (a call without parameters, or a translator that sends it whole).
             call.value = block.get("input")

@@ -55,6 +55,11 @@ DIALECT = "gemini"
 
 SchemaField = Literal["parameters", "parametersJsonSchema"]
 
+_NO_STRICT = (
+    "gemini has no strict tool declarations; pass toolConfig= for its function calling "
+    "mode, and validate with the registry as usual"
+)
+
 
 def _index(call: ToolCall) -> int:
     return call.index
@@ -155,14 +160,17 @@ def tool_declarations(
     *,
     names: ToolNameMap | None = None,
     schema_field: SchemaField = "parameters",
+    strict: bool = False,
 ) -> list[dict[str, Any]]:
     """The ``tools`` field: ``[{"functionDeclarations": [...]}]`` under wire names, or
-    ``[]`` when there are no tools.
+    ``[]`` when there are no tools. ``strict`` is refused (see :func:`build_request`).
 
     Raises:
-        UsageError: two specs share a name, an unknown ``schema_field``, or a schema that
-            cannot be converted (see ``gemini_schema``).
+        UsageError: ``strict``, two specs share a name, an unknown ``schema_field``, or a
+            schema that cannot be converted (see ``gemini_schema``).
     """
+    if strict:
+        raise UsageError(_NO_STRICT)
     if schema_field not in ("parameters", "parametersJsonSchema"):
         raise UsageError(f"unknown Gemini schema field {schema_field!r}")
     if not tools:
@@ -185,9 +193,14 @@ def build_request(
     model: str,
     stream: bool = True,
     schema_field: SchemaField = "parameters",
+    strict: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
     """The JSON body of a Gemini ``generateContent`` / ``streamGenerateContent`` request.
+
+    ``strict`` is refused: Gemini's function declarations have no strict flag; its
+    closest control is the request's ``toolConfig`` (``functionCallingConfig.mode``),
+    passed as an option, and the arguments are validated by our registry either way.
 
     Gemini carries the model and the choice of streaming in the URL, not the body
     (``models/{model}:streamGenerateContent?alt=sse``), which the HTTP client builds: so
@@ -197,9 +210,12 @@ def build_request(
     ``toolConfig``...) are added as they are.
 
     Raises:
-        UsageError: an empty ``model``, an option clashing with a field set here, results
-            of another dialect, duplicate tool names, or a schema that cannot be converted.
+        UsageError: ``strict``, an empty ``model``, an option clashing with a field set
+            here, results of another dialect, duplicate tool names, or a schema that
+            cannot be converted.
     """
+    if strict:
+        raise UsageError(_NO_STRICT)
     del stream
     if not model:
         raise UsageError("model must be a non-empty model name")

@@ -37,6 +37,7 @@ from .._common import (
     Reassembler,
     dumps,
     event_object,
+    wire_string,
 )
 
 # finishReason values after which the turn is whole. Anything else is a refusal or a
@@ -149,7 +150,10 @@ class GeminiReassembler(Reassembler):
                 "gemini: a new functionCall began before the streamed one ended",
                 provider=self.dialect,
             )
-        call = self.new_call(call_id=function_call.get("id"), name=function_call.get("name") or "")
+        call = self.new_call(
+            call_id=wire_string(function_call.get("id"), "id", self.dialect),
+            name=wire_string(function_call.get("name"), "name", self.dialect) or "",
+        )
         if isinstance(signature, str):
             call.thought_signature = signature
         if function_call.get("willContinue"):

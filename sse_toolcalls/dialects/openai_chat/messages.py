@@ -101,26 +101,36 @@ def format_results(
 
 
 def tool_declarations(
-    tools: Sequence[ToolSpec], *, names: ToolNameMap | None = None
+    tools: Sequence[ToolSpec], *, names: ToolNameMap | None = None, strict: bool = False
 ) -> list[dict[str, Any]]:
     """The ``tools`` field: one function tool per spec, under its wire name.
 
+    ``strict`` declares each tool ``"strict": true`` with its schema in strict form
+    (:func:`sse_toolcalls.tools.strict.strict_schema`: every property required, the
+    optional ones nullable, no additional properties); validate the calls with a
+    ``ToolRegistry(strict=True)``, which maps the nulls back to absent.
+
     Raises:
-        UsageError: two specs share a name.
+        UsageError: two specs share a name; with ``strict``, a schema strict mode
+            cannot express.
     """
     if names is None:
         names = ToolNameMap(DIALECT, [t.name for t in tools])
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": names.to_wire(tool.name),
-                "description": tool.description,
-                "parameters": tool.parameters,
-            },
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        function: dict[str, Any] = {
+            "name": names.to_wire(tool.name),
+            "description": tool.description,
+            "parameters": tool.parameters,
         }
-        for tool in tools
-    ]
+        if strict:
+            # Imported here: the tools package loads jsonschema, which requests do not need.
+            from ...tools.strict import strict_schema
+
+            function["parameters"] = strict_schema(tool.parameters)
+            function["strict"] = True
+        out.append({"type": "function", "function": function})
+    return out
 
 
 def build_request(
@@ -129,6 +139,7 @@ def build_request(
     *,
     model: str,
     stream: bool = True,
+    strict: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
     """The JSON body of a Chat Completions request (``POST .../chat/completions``).
@@ -137,7 +148,7 @@ def build_request(
     for (``stream_options.include_usage``) so the final chunk reports tokens. Tool names
     are mapped to legal wire names; calls in assistant turns may carry either the wire or
     the registry name. ``options`` (``temperature``, ``tool_choice``...) are added as they
-    are.
+    are. ``strict`` declares the tools strict (see :func:`tool_declarations`).
 
     Raises:
         UsageError: an option clashes with a field set here, results of another dialect,
@@ -159,7 +170,7 @@ def build_request(
             raise UsageError(f"not a conversation message: {message!r}")
     body: dict[str, Any] = {"model": model, "messages": messages}
     if tools:
-        body["tools"] = tool_declarations(tools, names=names)
+        body["tools"] = tool_declarations(tools, names=names, strict=strict)
     body["stream"] = stream
     if stream:
         body["stream_options"] = {"include_usage": True}

@@ -39,17 +39,25 @@ from ...errors import MalformedStreamError
 from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
 from .._common import (
+    MAX_EVENT_DEPTH,
     PendingCall,
     Reassembler,
     check_nesting,
     dumps,
     event_object,
+    has_long_number,
     is_whole_json,
     load_json,
     parse_arguments,
+    wire_string,
 )
 
 _DONE = "[DONE]"
+
+# An event read again exactly for its object arguments (held to MAX_EVENT_DEPTH on their
+# own) may nest 7 levels more: the chunk, choices, a choice, delta, tool_calls, an entry,
+# function.
+_EXACT_EVENT_DEPTH = MAX_EVENT_DEPTH + 7
 
 
 def is_done_or_whole(data: str) -> bool:
@@ -85,6 +93,13 @@ class ChatReassembler(Reassembler):
         """How many chunks of choice 0 arrived."""
         self._closed = False
         """True while the last chunk of choice 0 was a closing chunk (see the docstring)."""
+        self._event: ServerSentEvent | None = None
+        self._payload: dict[str, Any] = {}
+        """The event being read, and its JSON (for arguments sent as objects)."""
+        self._twins_of: ServerSentEvent | None = None
+        self._twins: dict[int, Any] = {}
+        """Object arguments of ``_twins_of`` read exactly, by the id() of their
+        ``function`` object in ``_payload``."""
 
     def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
@@ -106,6 +121,8 @@ class ChatReassembler(Reassembler):
             return
         if payload.get("error"):
             raise error_from_payload(self.dialect, payload, data)
+        self._event = event
+        self._payload = payload
         usage = payload.get("usage")
         if isinstance(usage, dict):
             self.usage = usage
@@ -162,22 +179,16 @@ class ChatReassembler(Reassembler):
                 if call is not None and call.index >= self._released and type(arguments) is str:
                     self.add_arguments(call, arguments)
                     return
-        call_id = entry.get("id")
-        if not isinstance(call_id, str):
-            call_id = None
+        call_id = wire_string(entry.get("id"), "id", self.dialect)
         index = entry.get("index")
         if not isinstance(index, int) or isinstance(index, bool):
             index = None
         function = entry.get("function") or {}
-        name = function.get("name")
-        if not isinstance(name, str):
-            name = ""
+        name = wire_string(function.get("name"), "name", self.dialect) or ""
         arguments = function.get("arguments")
         if arguments is not None and not isinstance(arguments, str):
-            # A few servers send the arguments as an object; keep them as JSON text. Held
-            # to the depth bound of every dialect's object arguments first.
-            check_nesting(arguments, self.dialect)
-            arguments = dumps(arguments)
+            # A few servers send the arguments as an object; keep them as JSON text.
+            arguments = self._object_arguments(function, arguments)
         call = self._match(call_id, index, name, arguments)
         if call_id is not None and (call.call_id is None or (call_id and not call.call_id)):
             call.call_id = call_id
@@ -192,6 +203,42 @@ class ChatReassembler(Reassembler):
             call.name += name
         if arguments:
             self.add_arguments(call, arguments)
+
+    def _object_arguments(self, function: dict[str, Any], arguments: Any) -> str:
+        """JSON text of arguments sent as an object, as exact as arguments sent as text."""
+        # Held to the depth bound of every dialect's object arguments first.
+        check_nesting(arguments, self.dialect)
+        event = self._event
+        if self._twins_of is not event:
+            # orjson turned the event's integers past 64 bits into floats: an event with
+            # a long number is read again exactly, once, and each object taken from that
+            # reading (the rule of arguments sent as text, issue 9). The arguments are
+            # bounded above; the reading leaves room for the envelope around them.
+            self._twins_of = event
+            self._twins = {}
+            if event is not None and has_long_number(event.data):
+                exact = load_json(event, self.dialect, exact=True, depth=_EXACT_EVENT_DEPTH)
+                self._twins = self._exact_twins(exact)
+        return dumps(self._twins.get(id(function), arguments))
+
+    def _exact_twins(self, exact: Any) -> dict[int, Any]:
+        """Map each ``function`` object of choice 0 in ``_payload`` to its arguments in
+        ``exact``, the same event read exactly (the same shape, but for its numbers)."""
+        twins: dict[int, Any] = {}
+        for choice, twin in zip(self._payload.get("choices") or (), exact["choices"], strict=True):
+            delta = choice.get("delta")
+            if choice.get("index", 0) != 0 or not isinstance(delta, dict):
+                continue
+            twin_delta = twin["delta"]
+            legacy = delta.get("function_call")
+            if isinstance(legacy, dict):
+                twins[id(legacy)] = twin_delta["function_call"].get("arguments")
+            entries = delta.get("tool_calls") or ()
+            for entry, twin_entry in zip(entries, twin_delta.get("tool_calls") or (), strict=True):
+                function = entry.get("function") if isinstance(entry, dict) else None
+                if isinstance(function, dict):
+                    twins[id(function)] = twin_entry["function"].get("arguments")
+        return twins
 
     def _match(
         self, call_id: str | None, index: int | None, name: str, arguments: str | None

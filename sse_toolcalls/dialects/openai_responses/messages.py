@@ -100,26 +100,33 @@ def format_results(
 
 
 def tool_declarations(
-    tools: Sequence[ToolSpec], *, names: ToolNameMap | None = None
+    tools: Sequence[ToolSpec], *, names: ToolNameMap | None = None, strict: bool = False
 ) -> list[dict[str, Any]]:
     """The ``tools`` field: one flat function tool per spec, under its wire name.
 
-    ``strict`` is sent as ``false``: strict mode accepts only schemas where every property
-    is required and ``additionalProperties`` is false, which registry schemas in general
-    are not; our own validation checks the arguments instead.
+    ``strict`` is sent as ``false`` by default (the API's default is ``true``): strict
+    mode accepts only schemas where every property is required and
+    ``additionalProperties`` is false, which registry schemas in general are not; our own
+    validation checks the arguments instead. With ``strict=True`` the schema is sent in
+    strict form (:func:`sse_toolcalls.tools.strict.strict_schema`); validate the calls
+    with a ``ToolRegistry(strict=True)``, which maps the nulls back to absent.
 
     Raises:
-        UsageError: two specs share a name.
+        UsageError: two specs share a name; with ``strict``, a schema strict mode
+            cannot express.
     """
     if names is None:
         names = ToolNameMap(DIALECT, [t.name for t in tools])
+    if strict:
+        # Imported here: the tools package loads jsonschema, which requests do not need.
+        from ...tools.strict import strict_schema
     return [
         {
             "type": "function",
             "name": names.to_wire(tool.name),
             "description": tool.description,
-            "parameters": tool.parameters,
-            "strict": False,
+            "parameters": strict_schema(tool.parameters) if strict else tool.parameters,
+            "strict": strict,
         }
         for tool in tools
     ]
@@ -132,13 +139,15 @@ def build_request(
     model: str,
     stream: bool = True,
     include_item_ids: bool = False,
+    strict: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
     """The JSON body of a Responses request (``POST .../responses``).
 
     System prompts go to ``instructions``; the turns become ``input`` items. Tool names are
     mapped to legal wire names. ``include_item_ids`` is passed to ``assistant_turn``;
-    ``options`` (``store``, ``reasoning``, ``tool_choice``...) are added as they are.
+    ``strict`` as in :func:`tool_declarations`; ``options`` (``store``, ``reasoning``,
+    ``tool_choice``...) are added as they are.
 
     Raises:
         UsageError: an option clashes with a field set here, results of another dialect,
@@ -165,6 +174,6 @@ def build_request(
         body["instructions"] = system
     body["input"] = items
     if tools:
-        body["tools"] = tool_declarations(tools, names=names)
+        body["tools"] = tool_declarations(tools, names=names, strict=strict)
     body["stream"] = stream
     return merge_options(body, options)

@@ -23,7 +23,13 @@ from typing import Any, ClassVar
 from ...calls import Dialect, StreamEvent
 from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
-from .._common import PendingCall, Reassembler, dumps, event_object
+from .._common import (
+    PendingCall,
+    Reassembler,
+    dumps,
+    event_object,
+    wire_string,
+)
 
 _FUNCTION_CALL = "function_call"
 
@@ -73,8 +79,11 @@ class ResponsesReassembler(Reassembler):
         item = payload["item"]
         if item.get("type") != _FUNCTION_CALL:
             return
-        call = self.new_call(call_id=item.get("call_id"), name=item.get("name") or "")
-        call.item_id = item.get("id")
+        call = self.new_call(
+            call_id=wire_string(item.get("call_id"), "call_id", self.dialect),
+            name=wire_string(item.get("name"), "name", self.dialect) or "",
+        )
+        call.item_id = wire_string(item.get("id"), "item id", self.dialect)
         if call.item_id is not None:
             self._by_item[call.item_id] = call
         output_index = payload.get("output_index")
@@ -108,8 +117,8 @@ class ResponsesReassembler(Reassembler):
         call = self._find(payload)
         if call is None:
             return
-        name = payload.get("name")
-        if isinstance(name, str) and name and not call.name:
+        name = wire_string(payload.get("name"), "name", self.dialect)
+        if name and not call.name:
             call.name = name
         arguments = payload.get("arguments")
         if isinstance(arguments, str):
@@ -140,10 +149,12 @@ class ResponsesReassembler(Reassembler):
         return False
 
     def _fill_from_item(self, call: PendingCall, item: dict[str, Any]) -> None:
-        if call.call_id is None and isinstance(item.get("call_id"), str):
-            call.call_id = item["call_id"]
-        if not call.name and isinstance(item.get("name"), str):
-            call.name = item["name"]
+        call_id = wire_string(item.get("call_id"), "call_id", self.dialect)
+        if call.call_id is None and call_id is not None:
+            call.call_id = call_id
+        name = wire_string(item.get("name"), "name", self.dialect)
+        if not call.name and name is not None:
+            call.name = name
 
     def _release(self, call: PendingCall, arguments: Any) -> None:
         del self._open[call]

@@ -14,18 +14,20 @@ import itertools
 import json
 import os
 import random
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sse_toolcalls import bfcl
 from sse_toolcalls.calls import DIALECTS, ToolCall
 from sse_toolcalls.errors import InvalidArgumentsError, UnknownToolError
 from sse_toolcalls.parser import ToolCallParser
 from sse_toolcalls.simulator.encoders import encode_turn
 from sse_toolcalls.simulator.script import ScriptedCall, Turn
-from sse_toolcalls.tools import bfcl
 
 SAMPLE_EVERY = 10
 """One entry in ten of each category: about 240 entries, a few seconds."""
@@ -50,6 +52,20 @@ def round_trip(calls: list[ToolCall], dialect: str, rng: random.Random) -> list[
 
 def identity(calls: list[ToolCall]) -> list[tuple[Any, ...]]:
     return [(c.name, c.args, c.call_id, c.index) for c in calls]
+
+
+def test_the_conversion_is_optional_and_outside_the_tools_package() -> None:
+    # Regression (issue 10): it was sse_toolcalls.tools.bfcl, part of the tools layer.
+    assert importlib.util.find_spec("sse_toolcalls.tools.bfcl") is None
+    code = (
+        "import sys, sse_toolcalls, sse_toolcalls.tools, sse_toolcalls.runtime, "
+        "sse_toolcalls.simulator, sse_toolcalls.cli\n"
+        "print(sorted(m for m in sys.modules if 'bfcl' in m))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
 
 
 def test_bfcl_sample_validates_refuses_mutations_and_round_trips() -> None:

@@ -1,5 +1,10 @@
 """The Berkeley Function Calling Leaderboard (BFCL) as an outside check of the tools layer.
 
+**Optional.** Nothing in the library imports this module, and BFCL's data is never a
+dependency: without the data, :func:`find_source` returns ``None`` and the users of this
+module (``benchmarks/bfcl_check.py``, ``tests/test_bfcl.py``) say so and stop. It uses
+only the public tools layer, so it lives outside it.
+
 BFCL's single-turn categories come with function definitions and, for every question, the
 calls a correct model makes. This module turns them into registry tools and concrete calls,
 so that (1) every ground-truth call must validate, and (2) systematic mutations of those
@@ -30,9 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..calls import Dialect, ToolCall
-from .registry import ToolRegistry
-from .validation import path_text
+from .calls import Dialect, ToolCall
+from .errors import InvalidArgumentsError, UnknownToolError
+from .tools.registry import ToolRegistry
+from .tools.validation import path_text
 
 __all__ = [
     "CATEGORIES",
@@ -447,8 +453,6 @@ def check_entry(entry: Entry) -> EntryReport:
     Returns:
         The counts, and a line per failure.
     """
-    from ..errors import InvalidArgumentsError, UnknownToolError
-
     registry = registry_for(entry)
     failures: list[str] = []
     validated = tried = refused = 0

@@ -1,0 +1,438 @@
+"""``sse-toolcalls fuzz DIR``: mutate a corpus, report what breaks, save what reproduces it.
+
+Inputs are drawn by Hypothesis from the corpus: a stream, a few mutations (byte flips,
+insertions of the words the parsers branch on, deletions, duplicated runs, a splice of
+another stream, a hostile JSON value in an event, a long repeated run; the structure-aware
+ones are :mod:`.mutators`, shared with the atheris harness in ``tests/fuzz``) and three cut
+positions. Each input is held to :func:`.invariants.check` with its dialect and detected:
+a finding is an exception that is not ours, or a result that depends on the split, or a
+broken property of a call. With ``--registry module:attribute`` every call the parser
+releases is also checked by the user's :class:`~sse_toolcalls.ToolRegistry`: validation
+(schemas, coercion, the tool's own decoder) sees every hostile argument, and only
+``UnknownToolError`` or ``InvalidArgumentsError`` may come out; no handler is ever run.
+
+Before fuzzing, every stream is also grown (its inner events repeated 8 and 64 times) and
+fed in fixed reads: a parse whose time or memory per byte grows more than
+:data:`GROWTH_FACTOR` times between the two sizes is a finding (it grows faster than its
+bytes).
+
+Each finding is saved, its mutations minimised by Hypothesis, as a corpus file in the
+findings folder (``<kind>-<hash>.sse``, its cuts recorded as the manifest entry's
+``chunks``), so ``sse-toolcalls check FINDINGS`` replays it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import itertools
+import random
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ..calls import ToolCall
+from ..errors import (
+    InvalidArgumentsError,
+    SSEToolCallsError,
+    TruncatedStreamError,
+    UnknownToolError,
+    UsageError,
+)
+from ..parser import ToolCallParser
+from . import invariants, manifest
+from .mutators import mutate_json, repeat_bytes
+
+__all__ = [
+    "GROWTH_FACTOR",
+    "Finding",
+    "FuzzReport",
+    "check_growth",
+    "fuzz_corpus",
+    "run_fuzz",
+    "save_findings",
+]
+
+GROWTH_FACTOR: Final = 4.0
+"""How much more time (or memory) per byte the 64-fold stream may take than the 8-fold
+one before it is a finding. A linear parser measures about 1 here; timer noise on a
+loaded two-core machine stays under 2; a quadratic one gives 8."""
+
+GROWTH_READ_BYTES: Final = 64
+"""The read size of the growth check: small reads are where a parser that re-scans its
+buffer per read (the quadratic bug STYLE 4 warns of) shows."""
+
+MAX_INPUT_BYTES: Final = 16384
+"""Mutated streams are cut to this size: larger inputs slow every check (it feeds each
+input several ways) without reaching more states."""
+
+TOKENS: Final = (
+    b"data: ",
+    b"event: ",
+    b"id: ",
+    b"retry: ",
+    b": ping",
+    b"\n\n",
+    b"\r\n",
+    b"\r",
+    b"data: [DONE]\n\n",
+    b'"tool_calls"',
+    b'"arguments"',
+    b'"finish_reason":"tool_calls"',
+    b'"index":1',
+    b'"type":"error"',
+    b'"content_block_stop"',
+    b'"functionCall"',
+    b'"partial_json"',
+    b"\\u0000",
+    b"\\ud800",
+    b"\xef\xbb\xbf",
+    b"\xff",
+)
+"""Words the parsers branch on, for the insertion mutation."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FuzzReport:
+    """What one fuzzing run did and found."""
+
+    findings: tuple[Finding, ...]
+    """The distinct findings, one per kind, each with its mutations minimised."""
+    inputs: int
+    """How many inputs were checked (shrinking included)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """One thing the fuzzer found."""
+
+    kind: str
+    """What broke, in a few words (``crash-KeyError``, ``split-calls-vs-error-...``,
+    ``registry-crash-TypeError``, ``growth-time``)."""
+    message: str
+    """What happened, in one line."""
+    stream: bytes
+    """The stream that shows it (Hypothesis minimises the mutations and cuts that made
+    it, not the seed stream's bytes)."""
+    dialect: str | None
+    """The dialect it was fed as (``None``: detected)."""
+    cuts: tuple[int, ...] = ()
+    """Where the stream was cut when it showed it."""
+
+
+def _load_registry(spec: str) -> Any:
+    module, _, attribute = spec.partition(":")
+    if not module or not attribute:
+        raise UsageError(f"--registry takes module:attribute, not {spec!r}")
+    try:
+        value: Any = importlib.import_module(module)
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"cannot load the registry {spec!r}: {exc}") from exc
+    if not callable(getattr(value, "check", None)):
+        raise UsageError(f"{spec!r} is not a ToolRegistry (it has no check method)")
+    return value
+
+
+def _seeds(folder: Path) -> list[tuple[bytes, str | None]]:
+    out = []
+    for entry in manifest.load(folder):
+        try:
+            raw = (folder / entry.file).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {folder / entry.file}: {exc}") from exc
+        out.append((raw, entry.dialect))
+    if not out:
+        raise UsageError(f"{folder} holds no streams to fuzz")
+    return out
+
+
+def _mutate(stream: bytes, other: bytes, choices: Sequence[int], rng: random.Random) -> bytes:
+    data = stream
+    for choice in choices:
+        kind = choice % 8
+        at = rng.randrange(len(data) + 1)
+        if kind == 0 and data:
+            i = min(at, len(data) - 1)
+            data = data[:i] + bytes([rng.randrange(256)]) + data[i + 1 :]
+        elif kind == 1:
+            data = data[:at] + rng.choice(TOKENS) + data[at:]
+        elif kind == 2:
+            data = data[:at] + data[at + rng.randint(1, 64) :]
+        elif kind == 3:
+            piece = data[at : at + rng.randint(1, 256)]
+            data = data[:at] + piece * rng.randint(2, 4) + data[at:]
+        elif kind == 4 and other:
+            data = data[:at] + other[rng.randrange(len(other)) :]
+        elif kind == 5:
+            # The shared mutators work on atheris' inputs (cuts in front): give them one.
+            mutated = mutate_json(invariants.encode(data), rng, MAX_INPUT_BYTES)
+            data = data if mutated is None else mutated[invariants.HEADER_BYTES :]
+        elif kind == 6:
+            mutated = repeat_bytes(invariants.encode(data), rng, MAX_INPUT_BYTES)
+            data = data if mutated is None else mutated[invariants.HEADER_BYTES :]
+        elif kind == 7:
+            data = data[:at]
+    return data[:MAX_INPUT_BYTES]
+
+
+def _registry_check(registry: Any, calls: Sequence[ToolCall]) -> None:
+    for call in calls:
+        try:
+            registry.check(call)
+        except (UnknownToolError, InvalidArgumentsError):
+            continue
+
+
+def _calls_of(stream: bytes, dialect: str | None) -> list[ToolCall]:
+    parser = ToolCallParser(dialect)
+    try:
+        return parser.feed(stream) + parser.finish()
+    except TruncatedStreamError as exc:
+        return list(exc.completed)
+    except SSEToolCallsError:
+        return []
+
+
+def _classify(exc: BaseException, registry_stage: bool) -> str:
+    if isinstance(exc, invariants.InvariantError):
+        return exc.kind
+    prefix = "registry-crash" if registry_stage else "crash"
+    return f"{prefix}-{type(exc).__name__}"
+
+
+def check_input(
+    stream: bytes, dialect: str | None, cuts: Sequence[int], registry: Any = None
+) -> None:
+    """Hold one input to every property (and the registry, when given).
+
+    Raises:
+        invariants.InvariantError: a property broke.
+        _RegistryFailure: the registry let out an exception that is not a refusal.
+        Exception: whatever non-library exception the parser let out.
+    """
+    targets = [dialect, None] if dialect is not None else [None]
+    for target in targets:
+        invariants.check("detect" if target is None else target, invariants.encode(stream, cuts))
+    if registry is not None:
+        calls = _calls_of(stream, dialect)
+        try:
+            _registry_check(registry, calls)
+        except Exception as exc:
+            raise _RegistryFailure(exc) from exc
+
+
+class _RegistryFailure(Exception):
+    """The user's registry raised something other than a refusal on a hostile call."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(f"{type(cause).__name__}: {cause}")
+        self.cause = cause
+
+
+def fuzz_corpus(
+    folder: str | Path,
+    *,
+    seconds: float,
+    seed: int | None = None,
+    registry: Any = None,
+    check_growth_first: bool = True,
+    max_inputs: int | None = None,
+) -> FuzzReport:
+    """Fuzz the corpus in ``folder`` for about ``seconds``; report the distinct findings
+    (one per kind), each minimised. ``max_inputs`` also ends the run after about that many
+    inputs (a batch of 50 is finished): with a ``seed``, a fixed amount of work is the
+    same run again on any machine.
+
+    Raises:
+        UsageError: the corpus cannot be read or is empty.
+    """
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as seeded
+    from hypothesis import strategies as st
+
+    root = Path(folder)
+    seeds = _seeds(root)
+    findings: dict[str, Finding] = {}
+    if check_growth_first:
+        for raw, dialect in seeds:
+            found = check_growth(raw, dialect)
+            if found is not None and found.kind not in findings:
+                findings[found.kind] = found
+    master = random.Random(seed)
+    deadline = time.monotonic() + seconds
+    failing: list[tuple[bytes, str | None, tuple[int, ...]]] = []
+    count = [0]
+
+    @given(
+        index=st.integers(0, len(seeds) - 1),
+        other=st.integers(0, len(seeds) - 1),
+        choices=st.lists(st.integers(0, 7), min_size=0, max_size=6),
+        cuts=st.lists(st.integers(0, 65535), min_size=0, max_size=3),
+        salt=st.integers(0, 2**32 - 1),
+    )
+    def one(index: int, other: int, choices: list[int], cuts: list[int], salt: int) -> None:
+        raw, dialect = seeds[index]
+        stream = _mutate(raw, seeds[other][0], choices, random.Random(salt))
+        inner = tuple(sorted({c % (len(stream) + 1) for c in cuts} - {0, len(stream)}))
+        count[0] += 1
+        try:
+            check_input(stream, dialect, inner, registry)
+        except BaseException:
+            # Hypothesis replays the shrunk example last: the last failure is the one.
+            failing[:] = [(stream, dialect, inner)]
+            raise
+
+    run = settings(
+        max_examples=50,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        phases=[Phase.generate, Phase.shrink],
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+    )(one)
+    while time.monotonic() < deadline and (max_inputs is None or count[0] < max_inputs):
+        # Hypothesis draws from its own random source: seed it per batch, so that a
+        # run with --seed is the same run again (within the same time budget).
+        try:
+            seeded(master.randrange(2**64))(run)()
+        except BaseException as exc:  # a finding: anything the checks let out
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            if not failing:
+                raise  # Hypothesis itself failed, not a check: not a finding
+            stream, dialect, cuts = failing[0]
+            cause = exc.cause if isinstance(exc, _RegistryFailure) else exc
+            kind = _classify(cause, isinstance(exc, _RegistryFailure))
+            if kind not in findings:
+                findings[kind] = Finding(
+                    kind=kind,
+                    message=f"{type(cause).__name__}: {str(cause)[:300]}".replace("\n", " "),
+                    stream=stream,
+                    dialect=dialect,
+                    cuts=cuts,
+                )
+    return FuzzReport(findings=tuple(findings.values()), inputs=count[0])
+
+
+def _grown(raw: bytes, times: int) -> bytes:
+    """The stream with its inner events repeated ``times`` times (first and last kept)."""
+    blocks = raw.split(b"\n\n")
+    if len(blocks) < 4:
+        return raw * times
+    head, middle, tail = blocks[:1], blocks[1:-2], blocks[-2:]
+    return b"\n\n".join(head + middle * times + tail)
+
+
+def _measure(stream: bytes, dialect: str | None) -> tuple[float, int]:
+    best = float("inf")
+    for _ in range(3):
+        parser = ToolCallParser(dialect)
+        start = time.perf_counter()
+        try:
+            for at in range(0, len(stream), GROWTH_READ_BYTES):
+                parser.feed(stream[at : at + GROWTH_READ_BYTES])
+            parser.finish()
+        except SSEToolCallsError:
+            pass
+        best = min(best, time.perf_counter() - start)
+    tracemalloc.start()
+    try:
+        parser = ToolCallParser(dialect)
+        try:
+            for at in range(0, len(stream), GROWTH_READ_BYTES):
+                parser.feed(stream[at : at + GROWTH_READ_BYTES])
+            parser.finish()
+        except SSEToolCallsError:
+            pass
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return best, peak
+
+
+def check_growth(raw: bytes, dialect: str | None) -> Finding | None:
+    """Whether parsing ``raw`` grown 64-fold costs more per byte than grown 8-fold,
+    by more than :data:`GROWTH_FACTOR`, in time or in peak memory."""
+    small, large = _grown(raw, 8), _grown(raw, 64)
+    if len(large) <= len(small):
+        return None
+    (t_small, m_small), (t_large, m_large) = _measure(small, dialect), _measure(large, dialect)
+    ratio = len(large) / len(small)
+    for kind, a, b in (("time", t_small, t_large), ("memory", m_small, m_large)):
+        if a > 0 and b / a > ratio * GROWTH_FACTOR:
+            return Finding(
+                kind=f"growth-{kind}",
+                message=(
+                    f"{kind} grew {b / a:.1f}-fold for {ratio:.1f} times the bytes "
+                    f"({len(small)} -> {len(large)} bytes, read {GROWTH_READ_BYTES} at a time)"
+                ),
+                stream=large,
+                dialect=dialect,
+            )
+    return None
+
+
+def save_findings(folder: str | Path, findings: Sequence[Finding]) -> list[Path]:
+    """Write each finding as a corpus stream with a manifest entry; return the files."""
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    existing = root / manifest.MANIFEST
+    import orjson
+
+    entries: list[dict[str, Any]] = orjson.loads(existing.read_bytes()) if existing.exists() else []
+    written = []
+    for finding in findings:
+        digest = hashlib.sha256(finding.stream).hexdigest()[:12]
+        name = f"{finding.kind}-{digest}.sse"
+        (root / name).write_bytes(finding.stream)
+        bounds = [0, *finding.cuts, len(finding.stream)]
+        chunks = [b - a for a, b in itertools.pairwise(bounds) if b > a]
+        entries = [e for e in entries if e.get("file") != name]
+        entries.append(
+            {
+                "file": name,
+                "dialect": finding.dialect,
+                "finding": finding.kind,
+                "message": finding.message,
+                **({"chunks": chunks} if finding.cuts else {}),
+            }
+        )
+        written.append(root / name)
+    manifest.write(root, entries)
+    return written
+
+
+def run_fuzz(
+    folder: str,
+    *,
+    seconds: float,
+    seed: int | None,
+    findings: str | None,
+    runs: int | None = None,
+    registry: str | None,
+    out: Callable[[str], object] | None = None,
+) -> int:
+    """The ``fuzz`` command: 0 when nothing was found, 1 on findings, 2 on usage errors."""
+    write = out or (lambda text: sys.stdout.write(text + "\n"))
+    try:
+        loaded = None if registry is None else _load_registry(registry)
+        report = fuzz_corpus(folder, seconds=seconds, seed=seed, registry=loaded, max_inputs=runs)
+    except UsageError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
+    target = Path(findings) if findings is not None else Path(folder) / "findings"
+    found = report.findings
+    if found:
+        save_findings(target, found)
+    for finding in found:
+        write(f"FINDING {finding.kind}: {finding.message}")
+    saved = f", saved in {target}" if found else ""
+    write(f"{report.inputs} inputs, {len(found)} findings{saved}")
+    return 1 if found else 0

@@ -1,0 +1,686 @@
+"""Record streamed responses into a corpus: an httpx transport wrapper and a loopback proxy.
+
+:class:`RecordingTransport` wraps any transport that has ``handle_request`` or
+``handle_async_request`` (httpx's, httpx2's, or a user's own: it goes by capability, not
+by module) and tees each ``text/event-stream`` body, read by read, into a
+:class:`Recorder`: one ``.sse`` file per stream, byte-exact, with the length of every
+read in the manifest, and an entry saying what the library made of it. ``sse-toolcalls
+record --upstream URL --out DIR`` serves the same through a proxy on loopback, for an
+application or an SDK pointed at it through its base URL.
+
+Secrets never reach the disk: the values of credential headers and of key-like query
+parameters are redacted from the URL, the headers and the body (a server may echo a key
+in an error), and so is every match of the user's own patterns. A redaction changes the
+body's length; the recorded read boundaries move with it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import os
+import re
+import socket
+import threading
+import time
+import zlib
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final, cast
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import orjson
+
+from ..calls import ToolCall
+from ..errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
+from ..parser import ToolCallParser
+from . import manifest
+
+__all__ = [
+    "REDACTED",
+    "SECRET_HEADERS",
+    "SECRET_QUERY_KEYS",
+    "Recorder",
+    "RecordingProxy",
+    "RecordingTransport",
+    "serve_proxy",
+]
+
+REDACTED: Final = "[REDACTED]"
+"""What a secret is replaced with, in every file the recorder writes."""
+
+SECRET_HEADERS: Final = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",  # Azure OpenAI
+        "x-goog-api-key",
+        "cookie",
+        "set-cookie",
+    }
+)
+"""Headers whose values are credentials (lower case)."""
+
+SECRET_QUERY_KEYS: Final = frozenset({"key", "api_key", "api-key", "apikey", "access_token"})
+"""Query parameters whose values are credentials (Gemini's ``?key=``, among others)."""
+
+KEPT_HEADERS: Final = (
+    "content-type",
+    "content-encoding",
+    "transfer-encoding",
+    "server",
+    "via",
+    "x-request-id",
+    "request-id",
+    "openai-model",
+    "openai-processing-ms",
+    "retry-after",
+)
+"""Response headers worth keeping with a stream: how it was framed and by whom (a proxy's
+quirks follow its ``server`` and ``via``), and what a user needs to report it upstream."""
+
+_MIN_SECRET_CHARS: Final = 6
+"""Shorter credential values are not searched for in bodies: a 3-byte "key" would
+redact every match of three ordinary letters and change the stream for nothing."""
+
+_DIALECT_BY_PATH: Final = (
+    ("/chat/completions", "openai_chat"),
+    ("/responses", "openai_responses"),
+    ("/messages", "anthropic"),
+    (":streamGenerateContent", "gemini"),
+)
+
+
+class Redactor:
+    """Replaces secrets, the known ones and the user's patterns, with :data:`REDACTED`."""
+
+    def __init__(self, patterns: Iterable[str] = ()) -> None:
+        try:
+            self._patterns = [re.compile(p.encode()) for p in patterns]
+        except re.error as exc:
+            raise UsageError(f"bad redaction pattern: {exc}") from exc
+        self._secrets: set[bytes] = set()
+
+    def learn(self, headers: Iterable[tuple[str, str]], url: str) -> None:
+        """Remember the credential values a request carried, to find them anywhere."""
+        for name, value in headers:
+            if name.lower() in SECRET_HEADERS:
+                self._remember(value)
+                # "Bearer sk-..." - the token may appear without its scheme.
+                self._remember(value.split(" ", 1)[-1])
+        for key, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
+            if key.lower() in SECRET_QUERY_KEYS:
+                self._remember(value)
+
+    def _remember(self, value: str) -> None:
+        if len(value) >= _MIN_SECRET_CHARS:
+            self._secrets.add(value.encode())
+
+    def spans(self, data: bytes) -> list[tuple[int, int]]:
+        """The non-overlapping spans of ``data`` to redact, in order."""
+        found: list[tuple[int, int]] = []
+        for secret in self._secrets:
+            at = data.find(secret)
+            while at != -1:
+                found.append((at, at + len(secret)))
+                at = data.find(secret, at + 1)
+        for pattern in self._patterns:
+            found += [m.span() for m in pattern.finditer(data) if m.end() > m.start()]
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(found):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+    def body(self, data: bytes, reads: Sequence[int]) -> tuple[bytes, list[int]]:
+        """The body with its secrets redacted, and the read lengths moved to match (a
+        boundary inside a secret moves to the end of its replacement)."""
+        spans = self.spans(data)
+        if not spans:
+            return data, list(reads)
+        out, bounds, position = [], [], 0
+        marker = REDACTED.encode()
+        for start, end in spans:
+            out += [data[position:start], marker]
+            position = end
+        out.append(data[position:])
+        ends = list(itertools.accumulate(reads))
+        shift = 0
+        span_iter = iter(spans)
+        span = next(span_iter, None)
+        for end in ends:
+            while span is not None and span[1] <= end:
+                shift += len(marker) - (span[1] - span[0])
+                span = next(span_iter, None)
+            if span is not None and span[0] < end:
+                # Inside a secret: the read ends where its replacement ends.
+                bounds.append(span[0] + shift + len(marker))
+            else:
+                bounds.append(end + shift)
+        lengths = [b - a for a, b in itertools.pairwise([0, *bounds]) if b > a]
+        return b"".join(out), lengths
+
+    def text(self, value: str) -> str:
+        """``value`` with its secrets redacted."""
+        data = value.encode("utf-8", "surrogatepass")
+        spans = self.spans(data)
+        if not spans:
+            return value
+        out, position = [], 0
+        for start, end in spans:
+            out += [data[position:start], REDACTED.encode()]
+            position = end
+        out.append(data[position:])
+        return b"".join(out).decode("utf-8", "replace")
+
+    def url(self, url: str) -> str:
+        """The URL's path and query, key-like query values redacted."""
+        parts = urlsplit(url)
+        query = [
+            (k, REDACTED if k.lower() in SECRET_QUERY_KEYS else v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        ]
+        path = parts.path + ("?" + urlencode(query, safe="[]") if query else "")
+        return self.text(path)
+
+
+def _dialect_of(path: str) -> str | None:
+    for marker, dialect in _DIALECT_BY_PATH:
+        if marker in path:
+            return dialect
+    return None
+
+
+def _call_json(call: ToolCall) -> dict[str, Any]:
+    return {"name": call.name, "args": call.args, "call_id": call.call_id}
+
+
+class Recorder:
+    """Writes recorded streams and their manifest into a corpus folder (thread-safe).
+
+    Entries already in the folder's manifest are kept; new ones are appended, and the
+    manifest is rewritten whole after every stream (a crash loses one stream at most).
+    """
+
+    def __init__(self, out: str | os.PathLike[str], *, patterns: Iterable[str] = ()) -> None:
+        self.folder = Path(out)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._patterns = tuple(patterns)
+        Redactor(self._patterns)  # a bad pattern fails here, not on the first stream
+        existing = self.folder / manifest.MANIFEST
+        try:
+            self._entries: list[dict[str, Any]] = (
+                orjson.loads(existing.read_bytes()) if existing.exists() else []
+            )
+        except orjson.JSONDecodeError as exc:
+            raise UsageError(f"cannot read {existing}: {exc}") from exc
+        self._lock = threading.Lock()
+        self._count = len(self._entries)
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        """The manifest's entries so far (a copy)."""
+        with self._lock:
+            return list(self._entries)
+
+    def redactor(self) -> Redactor:
+        """A redactor with the user's patterns, for one request."""
+        return Redactor(self._patterns)
+
+    def save(
+        self,
+        *,
+        redactor: Redactor,
+        url: str,
+        status: int,
+        headers: Iterable[tuple[str, str]],
+        reads: Sequence[bytes],
+        error: str | None = None,
+    ) -> dict[str, Any]:
+        """Write one stream and its manifest entry; return the entry."""
+        body, lengths = redactor.body(b"".join(reads), [len(r) for r in reads if r])
+        path = redactor.url(url)
+        dialect = _dialect_of(path)
+        parsed = _parse(dialect, body, lengths)
+        dialect = dialect or parsed.pop("detected")
+        parsed.pop("detected", None)
+        shown = orjson.dumps({k: parsed[k] for k in ("expected", "error") if k in parsed})
+        if redactor.spans(shown):
+            # A secret the body's bytes did not show whole: split across deltas (or
+            # escaped) it survives there in pieces. The manifest must not hold it whole,
+            # and calls with it redacted would not be what the stream gives: keep neither.
+            parsed.pop("expected", None)
+            if "error" in parsed:
+                parsed["error"]["message"] = redactor.text(parsed["error"]["message"])
+            parsed["note"] = (
+                "a redaction pattern matched the parsed calls but not the body's bytes "
+                "(split across deltas?): the body may hold it in pieces; expected omitted"
+            )
+        kept = {
+            name.lower(): redactor.text(value)
+            for name, value in headers
+            if name.lower() in KEPT_HEADERS
+        }
+        stamp = datetime.datetime.now(datetime.UTC)
+        with self._lock:
+            self._count += 1
+            name = f"{dialect or 'unknown'}/{stamp:%Y%m%dT%H%M%S}-{self._count:04d}.sse"
+            target = self.folder / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(body)
+            entry: dict[str, Any] = {
+                "file": name,
+                "dialect": dialect,
+                "path": path,
+                "status": status,
+                "headers": kept,
+                "chunks": lengths,
+                "recorded_at": stamp.isoformat(timespec="seconds"),
+                **parsed,
+            }
+            if error is not None:
+                entry["transport_error"] = redactor.text(error)
+            self._entries.append(entry)
+            manifest.write(self.folder, self._entries)
+        return entry
+
+
+def _parse(dialect: str | None, body: bytes, lengths: Sequence[int]) -> dict[str, Any]:
+    """What the library makes of the stream: the manifest's ``expected`` (review it: it is
+    the library's answer at recording time) and the error, if any."""
+    parser = ToolCallParser(dialect)
+    calls: list[ToolCall] = []
+    out: dict[str, Any] = {}
+    try:
+        position = 0
+        for size in lengths:
+            calls += parser.feed(body[position : position + size])
+            position += size
+        calls += parser.finish()
+    except SSEToolCallsError as exc:
+        outcome = (
+            "truncated"
+            if isinstance(exc, TruncatedStreamError)
+            else "provider_error"
+            if isinstance(exc, ProviderError)
+            else None
+        )
+        out["error"] = {"type": type(exc).__name__, "message": str(exc)[:500]}
+        if outcome is not None:
+            out["expected"] = {"outcome": outcome, "calls": []}
+    else:
+        out["expected"] = {
+            "outcome": "complete" if calls else "no_calls",
+            "calls": [_call_json(c) for c in calls],
+        }
+    out["detected"] = parser.dialect
+    return out
+
+
+# -- the transport wrapper ----------------------------------------------------------------
+
+
+class _Tee:
+    """Collects one response's reads; saves them once, when the body ends or closes."""
+
+    def __init__(self, recorder: Recorder, redactor: Redactor, url: str, response: Any) -> None:
+        self.recorder, self.redactor, self.url = recorder, redactor, url
+        self.status = int(response.status_code)
+        self.headers = [(str(k), str(v)) for k, v in response.headers.items()]
+        encoding = response.headers.get("content-encoding", "identity").lower()
+        # The transport sees the wire bytes; a compressed stream is recorded as the text
+        # the parser would read (gzip and deflate; zlib's 32+15 reads both headers).
+        self.inflate = zlib.decompressobj(32 + 15) if encoding in ("gzip", "deflate") else None
+        self.reads: list[bytes] = []
+        self.saved = False
+
+    def add(self, chunk: bytes) -> None:
+        if self.inflate is not None:
+            try:
+                chunk = self.inflate.decompress(chunk)
+            except zlib.error:
+                self.inflate = None  # record the rest as it came; the parser will say
+        if chunk:
+            self.reads.append(bytes(chunk))
+
+    def save(self, error: str | None = None) -> None:
+        if not self.saved:
+            self.saved = True
+            self.recorder.save(
+                redactor=self.redactor,
+                url=self.url,
+                status=self.status,
+                headers=self.headers,
+                reads=self.reads,
+                error=error,
+            )
+
+
+def _wrap_stream(stream: Any, tee: _Tee) -> Any:
+    """The response's own stream object, its class swapped for a subclass that tees.
+
+    A subclass of the stream's own class, so every isinstance check of the HTTP library
+    (sync or async stream) still holds, whichever library it is."""
+
+    base = type(stream)
+
+    class Recording(base):  # type: ignore[valid-type,misc]
+        def __iter__(self) -> Iterator[bytes]:
+            try:
+                for chunk in base.__iter__(self):
+                    tee.add(chunk)
+                    yield chunk
+            except BaseException as exc:
+                tee.save(f"{type(exc).__name__}: {exc}")
+                raise
+            tee.save()
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for chunk in base.__aiter__(self):
+                    tee.add(chunk)
+                    yield chunk
+            except BaseException as exc:
+                tee.save(f"{type(exc).__name__}: {exc}")
+                raise
+            tee.save()
+
+        def close(self) -> None:
+            tee.save("closed before its end" if not tee.saved else None)
+            if hasattr(base, "close"):
+                base.close(self)
+
+        async def aclose(self) -> None:
+            tee.save("closed before its end" if not tee.saved else None)
+            if hasattr(base, "aclose"):
+                await base.aclose(self)
+
+    stream.__class__ = Recording
+    return stream
+
+
+class RecordingTransport:
+    """Wraps an HTTP transport; records every ``text/event-stream`` response it returns.
+
+    Works with any transport with ``handle_request`` (sync) or ``handle_async_request``
+    (async), such as httpx's and httpx2's::
+
+        transport = RecordingTransport(httpx.HTTPTransport(), Recorder("corpus/"))
+        client = httpx.Client(transport=transport)
+
+    The response's stream is teed as the client reads it; the stream is saved when it
+    ends, fails, or is closed early (then the manifest says so).
+    """
+
+    def __init__(self, inner: Any, recorder: Recorder) -> None:
+        if not (hasattr(inner, "handle_request") or hasattr(inner, "handle_async_request")):
+            raise UsageError("the wrapped transport has neither handle_request nor its async twin")
+        self.inner = inner
+        self.recorder = recorder
+
+    def _tee(self, request: Any, response: Any) -> Any:
+        kind = response.headers.get("content-type", "")
+        if "text/event-stream" not in kind.lower():
+            return response
+        redactor = self.recorder.redactor()
+        redactor.learn(((str(k), str(v)) for k, v in request.headers.items()), str(request.url))
+        tee = _Tee(self.recorder, redactor, str(request.url), response)
+        _wrap_stream(response.stream, tee)
+        return response
+
+    def handle_request(self, request: Any) -> Any:
+        """Send the request through the wrapped transport; tee the response."""
+        return self._tee(request, self.inner.handle_request(request))
+
+    async def handle_async_request(self, request: Any) -> Any:
+        """Send the request through the wrapped transport; tee the response."""
+        return self._tee(request, await self.inner.handle_async_request(request))
+
+    def close(self) -> None:
+        """Close the wrapped transport."""
+        if hasattr(self.inner, "close"):
+            self.inner.close()
+
+    async def aclose(self) -> None:
+        """Close the wrapped transport."""
+        if hasattr(self.inner, "aclose"):
+            await self.inner.aclose()
+
+    def __enter__(self) -> RecordingTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> RecordingTransport:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+# -- the proxy ------------------------------------------------------------------------------
+
+_HOP_BY_HOP: Final = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "transfer-encoding",
+        "upgrade",
+        "te",
+        "trailer",
+        "host",
+        "content-length",
+        "accept-encoding",
+        "content-encoding",
+    }
+)
+"""Headers that belong to one hop, not to the request (RFC 9110 7.6.1); and the encoding
+ones, since the proxy asks the upstream for plain bytes and sends them on as it got them."""
+
+STARTUP_TIMEOUT_S: Final = 10.0
+"""How long the proxy may take to listen, in seconds (as the simulator's server)."""
+
+
+def _proxy_app(upstream: str, recorder: Recorder) -> Any:
+    import httpx
+
+    base = upstream.rstrip("/")
+    clients: list[httpx.AsyncClient] = []
+
+    async def lifespan(receive: Any, send: Any) -> None:
+        # One client for the proxy's life, closed at shutdown: its pooled connections
+        # to the upstream would otherwise outlive the server.
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                clients.append(
+                    httpx.AsyncClient(
+                        # The wrapper goes by capability, not by httpx's base class.
+                        transport=cast(
+                            "httpx.AsyncBaseTransport",
+                            RecordingTransport(httpx.AsyncHTTPTransport(), recorder),
+                        ),
+                        timeout=httpx.Timeout(30.0, read=None),  # streams may pause long
+                    )
+                )
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                for client in clients:
+                    await client.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        client = clients[0]
+        body = []
+        while True:
+            message = await receive()
+            body.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        path = scope.get("raw_path") or scope["path"].encode()
+        query = scope.get("query_string") or b""
+        url = base + path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
+        headers = [
+            (k.decode("latin-1"), v.decode("latin-1"))
+            for k, v in scope["headers"]
+            if k.decode("latin-1").lower() not in _HOP_BY_HOP
+        ]
+        headers.append(("accept-encoding", "identity"))
+        request = client.build_request(
+            scope["method"], url, headers=headers, content=b"".join(body)
+        )
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            message = f"upstream failed: {type(exc).__name__}: {exc}".encode()
+            await send({"type": "http.response.start", "status": 502, "headers": []})
+            await send({"type": "http.response.body", "body": message})
+            return
+        try:
+            out_headers = [
+                (k.encode("latin-1"), v.encode("latin-1"))
+                for k, v in response.headers.items()
+                if k.lower() not in _HOP_BY_HOP
+            ]
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": response.status_code,
+                    "headers": out_headers,
+                }
+            )
+            async for chunk in response.aiter_raw():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            await response.aclose()
+
+    return app
+
+
+class RecordingProxy:
+    """A recording proxy on ``http://127.0.0.1:<port>`` in a background thread::
+
+    with RecordingProxy("https://api.openai.com", Recorder("corpus/")) as proxy:
+        client = OpenAI(base_url=proxy.base_url + "/v1")
+    """
+
+    def __init__(self, upstream: str, recorder: Recorder, *, port: int = 0) -> None:
+        if not upstream.startswith(("http://", "https://")):
+            raise UsageError(f"the upstream must be an http(s) URL, not {upstream!r}")
+        self.upstream = upstream
+        self.recorder = recorder
+        self._port = port
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._socket: socket.socket | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>``.
+
+        Raises:
+            UsageError: the proxy is not running.
+        """
+        if self._socket is None:
+            raise UsageError("the proxy is not running; use it as a context manager")
+        return f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+
+    def start(self) -> None:
+        """Listen on loopback; return once serving.
+
+        Raises:
+            UsageError: the port cannot be bound, uvicorn is missing, or it did not start.
+        """
+        try:
+            import uvicorn
+        except ImportError as exc:
+            raise UsageError("the recording proxy needs uvicorn: pip install uvicorn") from exc
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", self._port))
+        except OSError as exc:
+            sock.close()
+            raise UsageError(f"cannot bind 127.0.0.1:{self._port}: {exc}") from exc
+        config = uvicorn.Config(
+            _proxy_app(self.upstream, self.recorder),
+            lifespan="on",
+            log_level="warning",
+            access_log=False,
+            http="h11",
+            ws="none",
+            loop="asyncio",
+            timeout_graceful_shutdown=1,
+        )
+        server = uvicorn.Server(config)
+        thread = threading.Thread(
+            target=server.run,
+            kwargs={"sockets": [sock]},
+            name="sse-toolcalls-recorder",
+            daemon=True,
+        )
+        self._socket, self._server, self._thread = sock, server, thread
+        thread.start()
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise UsageError("the recording proxy did not start")
+            time.sleep(0.005)
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(6.0)
+        if self._socket is not None:
+            self._socket.close()
+        self._server = self._thread = self._socket = None
+
+    def __enter__(self) -> RecordingProxy:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve_proxy(
+    upstream: str,
+    out: str,
+    *,
+    port: int = 8766,
+    patterns: Sequence[str] = (),
+    stop: threading.Event | None = None,
+) -> int:
+    """``sse-toolcalls record``: proxy to ``upstream`` on loopback until Ctrl-C (or
+    ``stop``), recording every stream into ``out``. Returns the exit status."""
+    import sys
+
+    done = stop or threading.Event()
+    try:
+        with RecordingProxy(upstream, Recorder(out, patterns=patterns), port=port) as proxy:
+            sys.stdout.write(f"recording {upstream} on {proxy.base_url} into {out}\n")
+            sys.stdout.flush()
+            try:
+                while not done.wait(0.2):
+                    pass
+            except KeyboardInterrupt:
+                pass
+    except UsageError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
+    return 0

@@ -1,0 +1,119 @@
+"""The one place a tool's handler is run.
+
+The tools layer looks tools up, checks calls and describes results, synchronously; it
+never runs a handler. The dispatcher (:mod:`.dispatch`) decides *whether* and *how often*
+a call runs (validation, the ledger, the breaker, retries); it runs it through
+:func:`run_once`, which is the only code that starts a handler and the only place a
+tool's timeout is applied.
+
+**The seam for other backends.** *How* a handler runs is an :class:`Executor`: an async
+callable from a :class:`~sse_toolcalls.tools.ValidatedCall` to the handler's return
+value. :func:`run_local` (the default) runs it in this process: an ``async`` handler
+awaited, a sync one in a worker thread. A sandbox backend (a child process confined to
+what the tool declared) is another executor, passed as ``Dispatcher(executor=...)``;
+nothing else changes. An executor must:
+
+- return the handler's value (any value: results are made by
+  :func:`~sse_toolcalls.tools.results.ok_result`, which never raises);
+- raise :class:`~sse_toolcalls.errors.ToolExecutionError` (the cause chained) when the
+  handler failed or could not be run, and nothing else but cancellation;
+- stop its work when cancelled: the timeout is a cancellation from :func:`run_once`
+  (a child process should be killed then; a worker thread cannot be, and is abandoned).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
+import anyio.to_thread
+
+from .._jsonsafe import safe_str
+from ..errors import ToolExecutionError, ToolTimeoutError
+
+if TYPE_CHECKING:
+    from ..tools.registry import ValidatedCall
+
+__all__ = ["Executor", "run_local", "run_once"]
+
+
+class Executor(Protocol):
+    """Runs the handler of a validated call once, with no timeout of its own."""
+
+    async def __call__(self, validated: ValidatedCall, /) -> Any:
+        """Return what the handler returned.
+
+        Raises:
+            ToolExecutionError: the handler raised, or could not be run.
+        """
+        ...
+
+
+async def run_local(validated: ValidatedCall, /) -> Any:
+    """Run the handler in this process: ``async`` ones awaited, sync ones in a worker thread.
+
+    A sync handler that returns an awaitable has it awaited too, on every backend. When
+    the caller is cancelled meanwhile, the thread is abandoned (Python cannot stop it) and
+    the cancellation goes on.
+
+    Returns:
+        What the handler returned.
+
+    Raises:
+        ToolExecutionError: the handler raised (the original exception is its cause).
+    """
+    handler = validated.tool.handler
+    try:
+        if is_async(handler):
+            value = await handler(**validated.kwargs)
+        else:
+            kwargs = validated.kwargs
+
+            def in_thread() -> tuple[Any]:
+                # Boxed: trio refuses a thread's return value that is a coroutine (it
+                # takes it for an async function passed by mistake), so a sync handler
+                # returning one (a decorator hiding an async function) failed on trio
+                # and ran on asyncio.
+                return (handler(**kwargs),)
+
+            (value,) = await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
+            if inspect.isawaitable(value):
+                value = await value
+    except Exception as exc:
+        raise ToolExecutionError(
+            f"{validated.tool.name} raised {type(exc).__name__}: {safe_str(exc)}",
+            call=validated.call,
+        ) from exc
+    return value
+
+
+async def run_once(validated: ValidatedCall, executor: Executor = run_local) -> Any:
+    """Run a validated call once through ``executor``, within its tool's timeout.
+
+    Returns:
+        What the handler returned.
+
+    Raises:
+        ToolTimeoutError: it overran ``Tool.timeout`` (it was cancelled).
+        ToolExecutionError: the handler raised, or the executor could not run it.
+        Whatever cancels the caller (never swallowed).
+    """
+    timeout = validated.tool.timeout
+    try:
+        with anyio.fail_after(timeout):
+            return await executor(validated)
+    except TimeoutError as exc:
+        raise ToolTimeoutError(
+            f"{validated.tool.name} did not finish within {timeout:g} s", call=validated.call
+        ) from exc
+
+
+def is_async(handler: Callable[..., Any]) -> bool:
+    """Whether calling ``handler`` gives a coroutine: an ``async def`` function, or an
+    object whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(handler):
+        return True
+    call = getattr(handler, "__call__", None)  # noqa: B004 - async __call__ of an object
+    return call is not None and inspect.iscoroutinefunction(call)

@@ -1,0 +1,247 @@
+"""Every result text the model reads, in one place.
+
+A call always gets an answer under its own id; when the answer is not the handler's own
+return value, its content is a JSON object the model can act on::
+
+    {"error": "invalid_arguments", "tool": "get_weather",
+     "message": "The arguments for 'get_weather' have 2 problems; fix each one and call the tool again.",
+     "problems": [
+        {"path": "$.unit", "problem": "not_in_enum",
+         "message": "must be one of 'celsius', 'fahrenheit'; got 'kelvin'",
+         "allowed": ["celsius", "fahrenheit"]},
+        {"path": "$.days", "problem": "missing_field",
+         "message": "required field 'days' (an integer) is missing"}]}
+
+``error`` is one of:
+
+- ``unknown_tool`` (with ``available_tools``) and ``invalid_arguments`` (with
+  ``problems``): the call was refused when it was checked, nothing ran;
+- ``tool_failed`` and ``tool_timeout``: the handler raised or overran; a *write* that
+  overran gets its own text (it may still have happened: do not repeat it);
+- ``tool_unavailable``: an open circuit, or a write the ledger could not reserve;
+- ``write_unconfirmed``: a write started earlier and never confirmed, not repeated;
+- ``too_many_calls``: the turn asked for more calls than allowed, none ran.
+
+A write the ledger already holds is answered with its recorded content
+(:func:`replayed_result`). The tools layer (:class:`~.registry.ToolRegistry`) and the
+runtime (:mod:`sse_toolcalls.runtime.dispatch`) both answer through here, so a text is
+written once and the two can never disagree. Nothing here raises for any value: results
+are made after a tool may have run, when an exception would lose its answer.
+"""  # noqa: E501
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from .._jsonsafe import clean_text, dumps_safe, json_value, safe_str
+from ..calls import ToolCall, ToolResult
+from ..errors import (
+    CircuitOpenError,
+    InvalidArgumentsError,
+    ToolError,
+    ToolTimeoutError,
+    UnknownToolError,
+    UsageError,
+)
+from .validation import Problem, problem_json
+
+__all__ = [
+    "NO_TOOL_FITS_REPLY",
+    "error_result",
+    "ledger_refusal_result",
+    "ok_result",
+    "replayed_result",
+    "too_many_calls_result",
+    "write_timeout_result",
+    "write_unconfirmed_result",
+]
+
+logger = logging.getLogger("sse_toolcalls.tools")
+
+NO_TOOL_FITS_REPLY = (
+    "Noted: no tool fits this request. Answer the user directly, without calling a tool."
+)
+"""What the built-in no-tool-fits tool answers (see ``ToolRegistry.enable_no_tool_fits``)."""
+
+MAX_DETAIL_CHARS = 300
+"""Characters of a handler's exception message shown to the model, when shown at all:
+the first line says what went wrong; a traceback's worth would crowd the context."""
+
+
+def ok_result(call: ToolCall, value: Any) -> ToolResult:
+    """Make the ok result of ``call`` from its handler's return value; never raises.
+
+    Strings are sent as they are; ``dict`` and ``list`` as JSON values; dataclasses,
+    pydantic models, enums, dates, UUIDs, tuples and sets are turned into JSON first;
+    numbers, booleans and ``None`` are sent as their JSON text. What JSON cannot hold is
+    mapped to the nearest JSON value (:mod:`sse_toolcalls._jsonsafe`: lone surrogates
+    replaced, bytes decoded, NaN as ``null``, cycles cut, any other object as its
+    ``str``): the handler has run by now, so the model must hear what it answered, and an
+    error result would invite it to run the tool again.
+
+    Returns:
+        A :class:`ToolResult` addressed to ``call``.
+    """
+    return ToolResult(call=call, content=_content(value))
+
+
+def error_result(
+    exc: ToolError, *, available_tools: Sequence[str] = (), show_error_details: bool = False
+) -> ToolResult:
+    """Turn a refusal or a failure into the error result the model sees.
+
+    Args:
+        exc: the refusal (:class:`UnknownToolError`, :class:`InvalidArgumentsError`) or
+            failure (:class:`ToolTimeoutError`, :class:`CircuitOpenError`, any other
+            :class:`ToolError` as ``tool_failed``).
+        available_tools: the names the model may call, listed for an unknown tool.
+        show_error_details: put the first line of a failing handler's exception in the
+            message (off by default: it may hold internals). It is logged either way.
+
+    Returns:
+        A :class:`ToolResult` with ``is_error=True`` addressed to ``exc.call``, its
+        content the JSON object of the module docstring.
+
+    Raises:
+        UsageError: ``exc`` carries no call.
+    """
+    call = exc.call
+    if call is None:
+        raise UsageError("an error result needs the call it answers (exc.call is None)")
+    name = call.name
+    content: dict[str, Any]
+    if isinstance(exc, UnknownToolError):
+        available = list(available_tools)
+        close = difflib.get_close_matches(name, available, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        listed = ", ".join(repr(n) for n in available) or "none"
+        message = f"There is no tool named {name!r}.{hint} The available tools are: {listed}."
+        problem = Problem(path="$", kind="unknown_tool", message=message, allowed=tuple(available))
+        content = {
+            "error": "unknown_tool",
+            "tool": name,
+            "message": message,
+            "available_tools": available,
+            "problems": [problem_json(problem)],
+        }
+    elif isinstance(exc, InvalidArgumentsError):
+        problems = [p for p in exc.problems if isinstance(p, Problem)]
+        content = {
+            "error": "invalid_arguments",
+            "tool": name,
+            "message": (
+                f"The arguments for {name!r} have {count(len(problems), 'problem')}; "
+                "fix each one and call the tool again."
+            ),
+            "problems": [problem_json(p) for p in problems],
+        }
+    elif isinstance(exc, ToolTimeoutError):
+        content = {
+            "error": "tool_timeout",
+            "tool": name,
+            "message": f"The tool {name!r} did not finish in time; it may be retried later.",
+        }
+    elif isinstance(exc, CircuitOpenError):
+        content = {
+            "error": "tool_unavailable",
+            "tool": name,
+            "message": (
+                f"The tool {name!r} is unavailable for now after repeated failures; "
+                "do without it or try again later."
+            ),
+        }
+    else:
+        cause = exc.__cause__
+        detail = type(cause).__name__ if cause is not None else "error"
+        if show_error_details and cause is not None and safe_str(cause):
+            detail += f": {first_line(cause)}"
+        logger.warning("tool %r failed: %s", name, exc, exc_info=cause or exc)
+        content = {
+            "error": "tool_failed",
+            "tool": name,
+            "message": (
+                f"The tool {name!r} failed while running ({detail}). Check the arguments; "
+                "if they are right, tell the user the tool is failing."
+            ),
+        }
+    return ToolResult(call=call, content=content, is_error=True)
+
+
+def write_timeout_result(call: ToolCall) -> ToolResult:
+    """The result of a *write* that overran its timeout.
+
+    Not the read's "it may be retried later": a write that overran may still finish in
+    its abandoned thread or on the remote side, and a retry would be a second action.
+    """
+    return _error(
+        call,
+        "tool_timeout",
+        f"The action {call.name!r} did not finish in time and may still have happened. "
+        "Do not repeat it; tell the user it is unconfirmed.",
+    )
+
+
+def replayed_result(
+    call: ToolCall, content: str | dict[str, Any] | list[Any], *, is_error: bool
+) -> ToolResult:
+    """A write's recorded answer, re-addressed to the call that asks for it again."""
+    return ToolResult(call=call, content=content, is_error=is_error)
+
+
+def write_unconfirmed_result(call: ToolCall) -> ToolResult:
+    """The result of a write whose earlier run was reserved and never confirmed."""
+    return _error(
+        call,
+        "write_unconfirmed",
+        f"The action {call.name!r} was started earlier and never confirmed: it may have "
+        "run. It is not being repeated. Tell the user it is unconfirmed and that it "
+        "should be checked before trying again.",
+    )
+
+
+def ledger_refusal_result(call: ToolCall) -> ToolResult:
+    """The result of a write that did not run because its key could not be reserved."""
+    return _error(
+        call,
+        "tool_unavailable",
+        f"The action {call.name!r} could not be run safely right now and was not run. "
+        "Tell the user to try again later.",
+    )
+
+
+def too_many_calls_result(call: ToolCall, *, count: int, cap: int) -> ToolResult:
+    """The result of each call of a turn that asked for ``count`` calls, over ``cap``."""
+    return _error(
+        call,
+        "too_many_calls",
+        f"This turn asked for {count} tool calls; at most {cap} are allowed in one "
+        "turn, so none of them ran. Ask again with fewer calls per turn.",
+    )
+
+
+def count(n: int, noun: str) -> str:
+    """``"1 problem"``, ``"2 problems"``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's text, cut at :data:`MAX_DETAIL_CHARS`; never raises."""
+    text = safe_str(exc).strip().splitlines()
+    return text[0][:MAX_DETAIL_CHARS] if text else type(exc).__name__
+
+
+def _error(call: ToolCall, error: str, message: str) -> ToolResult:
+    content: dict[str, Any] = {"error": error, "tool": call.name, "message": message}
+    return ToolResult(call=call, content=content, is_error=True)
+
+
+def _content(value: Any) -> str | dict[str, Any] | list[Any]:
+    if isinstance(value, str):
+        return clean_text(value)
+    data = json_value(value)
+    if isinstance(data, dict | list | str):
+        return data  # a str here is the text of a value JSON cannot hold (bytes, objects)
+    return dumps_safe(data).decode("utf-8")

@@ -1,0 +1,194 @@
+"""Say what went wrong (issue 12, item 6): a body that is not an event stream (a JSON
+error, an HTML page) and a stream of another dialect than the one given are reported as
+what they are, not as a truncated stream; at every split of the body, async and sync,
+over a real server and over the parsed-event and framed-event interop paths."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import aclosing
+from typing import Any
+
+import httpx2
+import orjson
+import pytest
+
+from sse_toolcalls.calls import DIALECTS
+from sse_toolcalls.errors import MalformedStreamError, ProviderError
+from sse_toolcalls.runtime import (
+    aiter_tool_calls,
+    aiter_tool_calls_from_sse,
+    iter_tool_calls,
+    parse_tool_calls,
+)
+from sse_toolcalls.runtime.edge import NOT_AN_EVENT_STREAM_CODE
+from sse_toolcalls.simulator import RawBody, ScriptedCall, Simulator, Turn, encode_turn
+from sse_toolcalls.simulator.pytest_plugin import simulator
+from sse_toolcalls.sse import ServerSentEvent, SSEFramer
+
+__all__ = ["simulator"]  # the fixture, imported to be found
+
+pytestmark = pytest.mark.anyio
+
+TURN = Turn(calls=(ScriptedCall(name="f", args={"k": 1}, call_id="c1"),), fragment_size=3)
+HTML = b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head></html>\n"
+JSON_ERROR = b'{"error": {"message": "model not found", "type": "invalid_request_error", "code": "model_not_found"}}'
+
+
+class Body:
+    """A response look-alike: a status, headers and a body in given chunks."""
+
+    def __init__(self, chunks: list[bytes], content_type: str | None) -> None:
+        self.status_code = 200
+        self.headers = {} if content_type is None else {"content-type": content_type}
+        self.chunks = chunks
+        self.closed = False
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        yield from self.chunks
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def splits(body: bytes) -> list[list[bytes]]:
+    """The body whole, byte by byte, and cut in two at a few places."""
+    cuts = [[body], [body[i : i + 1] for i in range(len(body))]]
+    cuts += [[body[:n], body[n:]] for n in (1, 2, len(body) // 2) if 0 < n < len(body)]
+    return cuts
+
+
+async def first_error(body: Body, dialect: str | None) -> BaseException:
+    with pytest.raises(Exception) as caught:
+        [call async for call in aiter_tool_calls(body, dialect)]
+    assert body.closed
+    return caught.value
+
+
+def first_error_sync(body: Body, dialect: str | None) -> BaseException:
+    with pytest.raises(Exception) as caught:
+        list(iter_tool_calls(body, dialect))
+    assert body.closed
+    return caught.value
+
+
+# -- not an event stream ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("content_type", ["text/event-stream", None])
+async def test_an_html_page_said_to_be_a_stream_is_reported_as_a_page(
+    content_type: str | None,
+) -> None:
+    # Before: the framer read "<!DOCTYPE html>" as a field line and ignored it, so the
+    # report was TruncatedStreamError("the stream ended before any event").
+    for chunks in splits(b"\r\n" + HTML):
+        error = await first_error(Body(chunks, content_type), "openai_chat")
+        assert isinstance(error, ProviderError), error
+        assert error.code == NOT_AN_EVENT_STREAM_CODE
+        assert "an HTML page" in str(error)
+        assert "502 Bad Gateway" in str(error)
+        assert not error.retryable
+
+
+async def test_a_json_error_said_to_be_a_stream_is_the_provider_error() -> None:
+    for chunks in splits(JSON_ERROR):
+        for error in (
+            await first_error(Body(chunks, "text/event-stream"), "openai_chat"),
+            first_error_sync(Body(chunks, None), None),
+        ):
+            assert isinstance(error, ProviderError), error
+            assert error.code == "model_not_found"
+            assert "model not found" in str(error)
+
+
+async def test_a_json_document_that_is_no_error_is_not_an_event_stream() -> None:
+    # Gemini's streamGenerateContent without alt=sse answers a JSON array.
+    error = await first_error(Body([b'[{"candidates": []}]'], None), "gemini")
+    assert isinstance(error, ProviderError)
+    assert error.code == NOT_AN_EVENT_STREAM_CODE
+    assert "a JSON document" in str(error)
+
+
+async def test_an_html_page_under_its_own_content_type_says_so() -> None:
+    error = await first_error(Body([HTML], "text/html; charset=utf-8"), "anthropic")
+    assert isinstance(error, ProviderError)
+    assert error.code == "unexpected_content_type"
+    assert "an HTML page" in str(error)
+
+
+async def test_over_a_real_server(simulator: Simulator) -> None:
+    simulator.play([Turn(fault=RawBody(chunks=(HTML[:5], HTML[5:])))])
+    async with httpx2.AsyncClient(timeout=10.0) as http:
+        request = http.build_request(
+            "POST", simulator.base_url + "/v1/messages", json={"stream": True}
+        )
+        response = await http.send(request, stream=True)
+        with pytest.raises(ProviderError, match="not an event stream"):
+            [call async for call in aiter_tool_calls(response, "anthropic")]
+
+
+# -- another dialect's stream -----------------------------------------------------------
+
+PAIRS = [(given, actual) for given in DIALECTS for actual in DIALECTS if given != actual]
+
+
+@pytest.mark.parametrize(("given", "actual"), PAIRS)
+async def test_another_dialects_stream_is_named(given: str, actual: str) -> None:
+    # Before: reported as truncation (or, Gemini read as Chat, as no calls at all).
+    body = b"".join(encode_turn(actual, TURN))
+    for chunks in [*splits(body)[:1], [body[i : i + 7] for i in range(0, len(body), 7)]]:
+        for error in (
+            await first_error(Body(chunks, "text/event-stream"), given),
+            first_error_sync(Body(chunks, "text/event-stream"), given),
+        ):
+            assert isinstance(error, MalformedStreamError), error
+            assert f"looks like {actual}" in str(error)
+            assert f"expected a stream of dialect {given}" in str(error)
+
+
+@pytest.mark.parametrize(("given", "actual"), PAIRS)
+def test_another_dialects_parsed_events_are_named(given: str, actual: str) -> None:
+    events = SSEFramer().feed(b"".join(encode_turn(actual, TURN)))
+    dicts: list[Any] = [orjson.loads(e.data) for e in events if e.data.startswith("{")]
+    with pytest.raises(MalformedStreamError, match=f"looks like {actual}"):
+        list(parse_tool_calls(dicts, given))
+
+
+@pytest.mark.parametrize(("given", "actual"), PAIRS)
+async def test_another_dialects_framed_events_are_named(given: str, actual: str) -> None:
+    events = SSEFramer().feed(b"".join(encode_turn(actual, TURN)))
+
+    async def framed() -> AsyncGenerator[ServerSentEvent, None]:
+        for event in events:
+            yield event
+
+    # The caller owns (and closes) what it hands over.
+    async with aclosing(framed()) as source:
+        with pytest.raises(MalformedStreamError, match=f"looks like {actual}"):
+            [call async for call in aiter_tool_calls_from_sse(source, given)]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_the_right_dialect_and_detection_are_untouched(dialect: str) -> None:
+    body = b"".join(encode_turn(dialect, TURN))
+    for given in (dialect, None):
+        for chunks in splits(body):
+            calls = [c async for c in aiter_tool_calls(Body(chunks, "text/event-stream"), given)]
+            assert [(c.name, c.args) for c in calls] == [("f", {"k": 1})]
+
+
+async def test_an_error_in_another_vendors_shape_is_still_this_streams_error() -> None:
+    # A proxy in front of Chat that reports errors in Anthropic's shape: the error is
+    # what matters, reported as this stream's error, not as "looks like anthropic".
+    error_event = (
+        b'data: {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}\n\n'
+    )
+    error = await first_error(Body([error_event], "text/event-stream"), "openai_chat")
+    assert not (isinstance(error, MalformedStreamError) and "looks like" in str(error)), error
