@@ -97,8 +97,11 @@ def test_a_planted_quadratic_parse_is_found(monkeypatch: pytest.MonkeyPatch) -> 
 
         def feed(self, data: bytes) -> list[ToolCall]:
             self.seen += data
-            bytes(self.seen).count(b"\n\n")
-            bytes(self.seen).split(b"\n")
+            # Heavy enough that the quadratic term dominates the real parse's linear
+            # cost on either framer twin and on a loaded machine (once per read, the
+            # pure twin's own cost hid it: 1 failure in a run of the core tests).
+            for _ in range(16):
+                bytes(self.seen).split(b"\n")
             return super().feed(data)
 
     import sse_toolcalls.corpus.fuzz as fuzz
