@@ -13,7 +13,8 @@ text, within ``max_steps``), and adds what a product needs when things fail:
   (:mod:`.fallback`) and the detail goes to diagnostics (:mod:`.diagnostics`).
 - **Calls** go through a :class:`~.dispatch.Dispatcher`: validation, concurrency, per-tool
   timeouts, the circuit breaker, and the idempotency ledger for writes (keyed by the
-  conversation id and turn, so a turn regenerated with new call ids is still recognised).
+  user request, ``request_id``, and the call's place in it, so a call re-issued with a
+  new id in the same request replays, and a new request always runs).
 - **Invalid arguments**: the model gets an error result under the same id and may correct
   itself once; if its next call to the same tool is refused again, the reply is the
   ``tool_arguments`` fallback.
@@ -190,16 +191,21 @@ class Agent:
         conversation: Conversation | str,
         *,
         conversation_id: str | None = None,
+        request_id: str | None = None,
         lang: str | None = None,
     ) -> AgentReply:
         """Talk with the model until it answers without calling a tool.
 
         Args:
             conversation: the conversation so far, or the user's message as text.
-            conversation_id: a stable id of the conversation: write keys are derived
-                from it, so give the same id when a conversation is resumed or retried
-                (after a restart, say) to keep its writes from running twice. A random
-                id by default (protection within this run only).
+            conversation_id: a stable id of the conversation (for diagnostics and
+                tools; write keys do not use it). A random id by default.
+            request_id: the application's id for the user's message (one per message
+                the user sent, as a payment API's idempotency key): write keys are made
+                of it. Re-submit the same id to resume a request (after a crash, a
+                fallback): its recorded writes replay. A new id is a new request, whose
+                writes run even with identical arguments. A random id by default: each
+                run is a new request.
             lang: the language of a fallback message, overriding the agent's.
 
         Returns:
@@ -216,6 +222,7 @@ class Agent:
             if isinstance(conversation, str)
             else list(conversation),
             conversation_id or uuid.uuid4().hex,
+            request_id or uuid.uuid4().hex,
             lang or self.lang,
         )
         try:
@@ -233,10 +240,18 @@ class Agent:
 class _Run:
     """The state of one :meth:`Agent.run`."""
 
-    def __init__(self, agent: Agent, messages: list[Message], conversation_id: str, lang: str):
+    def __init__(
+        self,
+        agent: Agent,
+        messages: list[Message],
+        conversation_id: str,
+        request_id: str,
+        lang: str,
+    ):
         self.agent = agent
         self.messages = messages
         self.conversation_id = conversation_id
+        self.request_id = request_id
         self.lang = lang
         self.diagnostics: list[Diagnostic] = []
         self.reports: list[CallReport] = []
@@ -252,16 +267,13 @@ class _Run:
             if finished is None:
                 return self._fallback("provider_unavailable")
             self.steps += 1
-            turn = sum(isinstance(m, AssistantMessage) for m in self.messages)
             self.messages.append(AssistantMessage(text=finished.text, calls=finished.calls))
             if not finished.calls:
                 if not finished.text.strip():
                     self._note(Diagnostic(kind="empty_answer", message="no text and no calls"))
                     return self._fallback("provider_unavailable")
                 return self._reply(finished.text, None)
-            reports = await agent.dispatcher.dispatch(
-                finished.calls, conversation_id=self.conversation_id, turn=turn
-            )
+            reports = await agent.dispatcher.dispatch(finished.calls, request_id=self.request_id)
             self.reports += reports
             self.diagnostics += [d for r in reports for d in r.diagnostics]
             self.messages.append(ToolResultsMessage(results=tuple(r.result for r in reports)))

@@ -21,11 +21,13 @@ one :class:`CallReport` per call, in call order, each with its call and its resu
   cancels every call still running and ``dispatch`` raises, returning nothing partial.
 - **Reads** (``effect="read"``) that fail are retried ``read_retries`` times.
 - **Writes** (``effect="write"``) run at most once per idempotency key (see
-  :mod:`.ledger`): the key is reserved before the handler starts and the result
+  :mod:`.ledger`; the key names the user request, ``request_id``, and the call's place
+  in it): the key is reserved before the handler starts and the result
   recorded when it answers (an error included). A write whose key is done returns the
-  recorded result; one whose key is still in flight (a crash or cancellation mid-write)
+  recorded result, marked as a replay with the time the action ran; one whose key is
+  still in flight (a crash or cancellation mid-write)
   is not repeated, and the model is told it may have happened. A failed write is never
-  retried automatically.
+  retried within its request (its failure replays); a new request runs it again.
 - **Circuit breaker** per tool (see :mod:`.breaker`): a refused call gets a
   ``tool_unavailable`` error result and does not run.
 - **Calls per turn** are capped (``max_calls_per_turn``): a turn asking for more is
@@ -42,6 +44,7 @@ Every text the model reads in a result comes from :mod:`sse_toolcalls.tools.resu
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -115,9 +118,9 @@ repeated); ``ledger_error`` (a write whose key could not be reserved: not run);
 ``over_limit`` (its turn asked for more than ``max_calls_per_turn`` calls: nothing of the
 turn ran)."""
 
-KeyFunction = Callable[["ValidatedCall", str, int, int], str]
-"""Makes a write's idempotency key from (validated call, conversation id, turn,
-occurrence); the default is :func:`~.ledger.idempotency_key`."""
+KeyFunction = Callable[["ValidatedCall", str, int], str]
+"""Makes a write's idempotency key from (validated call, request id, occurrence in its
+turn); the default is :func:`~.ledger.idempotency_key`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,13 +146,12 @@ class CallReport:
     """What went wrong, for developers."""
 
 
-def _default_key(validated: ValidatedCall, conversation_id: str, turn: int, occurrence: int) -> str:
+def _default_key(validated: ValidatedCall, request_id: str, occurrence: int) -> str:
     return idempotency_key(
         tool=validated.tool.name,
         arguments=validated.kwargs,
         json_arguments=validated.arguments,
-        conversation_id=conversation_id,
-        turn=turn,
+        request_id=request_id,
         occurrence=occurrence,
     )
 
@@ -208,14 +210,16 @@ class Dispatcher:
         self._key = key
 
     async def dispatch(
-        self, calls: Sequence[ToolCall], *, conversation_id: str = "", turn: int = 0
+        self, calls: Sequence[ToolCall], *, request_id: str | None = None
     ) -> list[CallReport]:
         """Run the calls of one turn; see the module docstring for the rules.
 
         Args:
             calls: the turn's complete calls, in call order.
-            conversation_id: the conversation's stable id (part of write keys).
-            turn: which assistant turn of the conversation made the calls, from 0.
+            request_id: the id of the user request the turn serves (write keys are
+                made of it: see :func:`~.ledger.idempotency_key`); give the same id to
+                every turn of one request, and again when it is resumed. ``None``: a
+                new request of its own, so this turn's writes replay for nothing else.
 
         Returns:
             One report per call, in call order.
@@ -226,7 +230,7 @@ class Dispatcher:
         if len(calls) > self.max_calls_per_turn:
             return [self._over_limit(call, len(calls), log=n == 0) for n, call in enumerate(calls)]
         checked = [self.registry.validate(call) for call in calls]
-        keys = self._keys(checked, conversation_id, turn)
+        keys = self._keys(checked, request_id if request_id is not None else uuid.uuid4().hex)
         reports: list[CallReport | None] = [None] * len(calls)
         finished = [anyio.Event() for _ in calls]
         limiter = anyio.CapacityLimiter(self.max_concurrency)
@@ -264,9 +268,7 @@ class Dispatcher:
 
     # ----------------------------------------------------------------------------------
 
-    def _keys(
-        self, checked: list[ValidatedCall | ToolResult], conversation_id: str, turn: int
-    ) -> list[str | None]:
+    def _keys(self, checked: list[ValidatedCall | ToolResult], request_id: str) -> list[str | None]:
         seen: dict[tuple[str, str], int] = {}
         keys: list[str | None] = []
         for outcome in checked:
@@ -278,7 +280,7 @@ class Dispatcher:
             identity = (outcome.tool.name, key_arguments(outcome.kwargs, outcome.arguments))
             occurrence = seen.get(identity, 0)
             seen[identity] = occurrence + 1
-            keys.append(self._key(outcome, conversation_id, turn, occurrence))
+            keys.append(self._key(outcome, request_id, occurrence))
         return keys
 
     async def _one(
@@ -430,7 +432,9 @@ class Dispatcher:
     def _from_ledger(validated: ValidatedCall, key: str, entry: LedgerEntry) -> CallReport:
         call, name = validated.call, validated.tool.name
         if entry.state == "done" and entry.content is not None:
-            result = results.replayed_result(call, entry.content, is_error=entry.is_error)
+            result = results.replayed_result(
+                call, entry.content, is_error=entry.is_error, ran_at=entry.finished_at
+            )
             problem = _note(
                 "write_replayed",
                 f"{name} already ran for this key; its recorded result is returned",

@@ -22,7 +22,8 @@ return value, its content is a JSON object the model can act on::
 - ``write_unconfirmed``: a write started earlier and never confirmed, not repeated;
 - ``too_many_calls``: the turn asked for more calls than allowed, none ran.
 
-A write the ledger already holds is answered with its recorded content
+A write the ledger already holds is answered with its recorded content wrapped in
+``{"replayed": true, "ran_at": ..., "message": ..., "result": ...}``
 (:func:`replayed_result`). The tools layer (:class:`~.registry.ToolRegistry`) and the
 runtime (:mod:`sse_toolcalls.runtime.dispatch`) both answer through here, so a text is
 written once and the two can never disagree. Nothing here raises for any value: results
@@ -31,8 +32,10 @@ are made after a tool may have run, when an exception would lose its answer.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import logging
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -185,10 +188,42 @@ def write_timeout_result(call: ToolCall) -> ToolResult:
 
 
 def replayed_result(
-    call: ToolCall, content: str | dict[str, Any] | list[Any], *, is_error: bool
+    call: ToolCall,
+    content: str | dict[str, Any] | list[Any],
+    *,
+    is_error: bool,
+    ran_at: float | None,
 ) -> ToolResult:
-    """A write's recorded answer, re-addressed to the call that asks for it again."""
-    return ToolResult(call=call, content=content, is_error=is_error)
+    """A write's recorded answer, re-addressed to the call that asks for it again.
+
+    Wrapped, not bare: a model shown only the recorded answer takes it for a new run
+    ("sent Bob another 10"), so it is told this is a replay and when the action ran
+    (``ran_at``, seconds since the epoch, as ISO 8601 UTC; ``None`` when unknown).
+    """
+    when = _iso(ran_at)
+    at = f" at {when}" if when else ""
+    wrapped: dict[str, Any] = {
+        "replayed": True,
+        "tool": call.name,
+        "ran_at": when,
+        "message": (
+            f"The action {call.name!r} already ran{at} for this request; this is its "
+            "recorded result, not a new run. Do not call it again for this request; "
+            "tell the user what it did then."
+        ),
+        "result": content,
+    }
+    return ToolResult(call=call, content=wrapped, is_error=is_error)
+
+
+def _iso(when: float | None) -> str | None:
+    if when is None or not math.isfinite(when):
+        return None
+    try:
+        stamp = datetime.datetime.fromtimestamp(when, tz=datetime.UTC)
+    except (OverflowError, OSError, ValueError):
+        return None  # a ledger row from a strange clock: the replay still says it is one
+    return stamp.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def write_unconfirmed_result(call: ToolCall) -> ToolResult:
