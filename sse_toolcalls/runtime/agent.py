@@ -52,8 +52,10 @@ from .dispatch import (
     DEFAULT_MAX_CALLS_PER_TURN,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_READ_RETRIES,
+    BreakerScope,
     CallReport,
     Dispatcher,
+    per_tool,
 )
 from .execute import Executor, run_local
 from .fallback import FallbackReason, fallback_message
@@ -136,6 +138,7 @@ class Agent:
         request_timeout: float | None = None,
         options: dict[str, Any] | None = None,
         executor: Executor = run_local,
+        breaker_scope: BreakerScope = per_tool,
     ) -> None:
         """Args:
             client: the provider client (its dialect decides every format).
@@ -155,6 +158,9 @@ class Agent:
             options: request options sent with every request (``temperature``...).
             executor: how a handler is run (:class:`~.execute.Executor`): in this
                 process by default; the dispatcher's seam for another backend.
+            breaker_scope: names the circuit a call counts against, from (validated
+                call, conversation id); per tool by default (see
+                :data:`~.dispatch.BreakerScope`).
 
         Raises:
             UsageError: ``max_steps`` below 1, or a bad dispatcher setting.
@@ -173,6 +179,7 @@ class Agent:
             read_retries=read_retries,
             max_calls_per_turn=max_calls_per_turn,
             executor=executor,
+            breaker_scope=breaker_scope,
         )
         """Runs each turn's calls."""
         self.retry = retry if retry is not None else RetryPolicy()
@@ -273,7 +280,9 @@ class _Run:
                     self._note(Diagnostic(kind="empty_answer", message="no text and no calls"))
                     return self._fallback("provider_unavailable")
                 return self._reply(finished.text, None)
-            reports = await agent.dispatcher.dispatch(finished.calls, request_id=self.request_id)
+            reports = await agent.dispatcher.dispatch(
+                finished.calls, request_id=self.request_id, conversation_id=self.conversation_id
+            )
             self.reports += reports
             self.diagnostics += [d for r in reports for d in r.diagnostics]
             self.messages.append(ToolResultsMessage(results=tuple(r.result for r in reports)))

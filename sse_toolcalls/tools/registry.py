@@ -84,6 +84,15 @@ class Tool:
     """Turns validated JSON arguments into the handler's keyword arguments (function tools:
     enum members, dates, dataclass and model instances); ``None`` passes them unchanged."""
 
+    faults: tuple[type[Exception], ...] = ()
+    """Exception types that mean the tool itself is broken (they count against its
+    circuit breaker), beyond the defaults of :func:`sse_toolcalls.runtime.breaker.blame`:
+    declare the ``ValueError`` subclass your client library raises for a server error."""
+
+    transient: tuple[type[Exception], ...] = ()
+    """Exception types of faults that may pass (a read is retried after them), beyond
+    timeouts and connection errors."""
+
     @property
     def spec(self) -> ToolSpec:
         """The tool as the model sees it."""
@@ -170,6 +179,11 @@ class ToolRegistry:
             raise UsageError(f"{tool.name}: timeout must be positive seconds or None")
         if tool.effect not in ("read", "write"):
             raise UsageError(f"{tool.name}: effect must be 'read' or 'write'")
+        for declared in (*tool.faults, *tool.transient):
+            if not (isinstance(declared, type) and issubclass(declared, Exception)):
+                raise UsageError(
+                    f"{tool.name}: faults and transient must be exception types, not {declared!r}"
+                )
         validator = ArgumentValidator(tool.parameters)
         self._tools[tool.name] = tool
         self._validators[tool.name] = validator
@@ -189,6 +203,8 @@ class ToolRegistry:
         effect: Effect = "read",
         parallel_safe: bool = True,
         timeout: float | None = DEFAULT_TIMEOUT,
+        faults: tuple[type[Exception], ...] = (),
+        transient: tuple[type[Exception], ...] = (),
     ) -> Callable[[_Handler], _Handler]: ...
 
     def register(
@@ -201,6 +217,8 @@ class ToolRegistry:
         effect: Effect = "read",
         parallel_safe: bool = True,
         timeout: float | None = DEFAULT_TIMEOUT,
+        faults: tuple[type[Exception], ...] = (),
+        transient: tuple[type[Exception], ...] = (),
     ) -> _Handler | Callable[[_Handler], _Handler]:
         """Add a Python function as a tool; usable as ``@register`` or ``@register(...)``.
 
@@ -214,6 +232,9 @@ class ToolRegistry:
             effect: ``read`` or ``write``.
             parallel_safe: Whether it may run beside other calls of its turn.
             timeout: Seconds per run, or ``None``.
+            faults: exception types that blame the tool (``Tool.faults``).
+            transient: exception types of passing faults, retried for reads
+                (``Tool.transient``).
 
         Returns:
             The function itself, unchanged (or a decorator that returns it).
@@ -235,6 +256,8 @@ class ToolRegistry:
                     parallel_safe=parallel_safe,
                     timeout=timeout,
                     decode_arguments=decode,
+                    faults=tuple(faults),
+                    transient=tuple(transient),
                 )
             )
             return func
@@ -251,8 +274,11 @@ class ToolRegistry:
         effect: Effect = "read",
         parallel_safe: bool = True,
         timeout: float | None = DEFAULT_TIMEOUT,
+        faults: tuple[type[Exception], ...] = (),
+        transient: tuple[type[Exception], ...] = (),
     ) -> Tool:
-        """Add a tool declared by a raw JSON Schema; the handler gets the JSON arguments.
+        """Add a tool declared by a raw JSON Schema; the handler gets the JSON arguments
+        (``faults`` and ``transient`` as for :meth:`register`).
 
         Returns:
             The new tool.
@@ -269,6 +295,8 @@ class ToolRegistry:
                 effect=effect,
                 parallel_safe=parallel_safe,
                 timeout=timeout,
+                faults=tuple(faults),
+                transient=tuple(transient),
             )
         )
 
