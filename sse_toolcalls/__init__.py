@@ -48,6 +48,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "StreamTimeoutError",
         "ToolError",
         "ToolExecutionError",
+        "ToolRetry",
         "ToolTimeoutError",
         "TruncatedStreamError",
         "UnknownDialectError",
@@ -207,6 +208,7 @@ if _typing.TYPE_CHECKING:
     from .errors import StreamTimeoutError as StreamTimeoutError
     from .errors import ToolError as ToolError
     from .errors import ToolExecutionError as ToolExecutionError
+    from .errors import ToolRetry as ToolRetry
     from .errors import ToolTimeoutError as ToolTimeoutError
     from .errors import TruncatedStreamError as TruncatedStreamError
     from .errors import UnknownDialectError as UnknownDialectError

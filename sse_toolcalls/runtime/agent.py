@@ -269,6 +269,7 @@ class _Run:
         agent = self.agent
         tools = agent.registry.specs()
         refused_before: set[str] = set()
+        retries: dict[str, int] = {}  # ToolRetry answers per tool, this run
         for _ in range(agent.max_steps):
             finished = await self._request(tools)
             if finished is None:
@@ -297,6 +298,18 @@ class _Run:
                 )
                 return self._fallback("tool_arguments")
             refused_before = refused_now
+            spent = [r.call.name for r in reports if r.outcome == "retry"]
+            for name in spent:
+                retries[name] = retries.get(name, 0) + 1
+            over = sorted({n for n in spent if retries[n] > _retry_budget(agent.registry, n)})
+            if over:
+                self._note(
+                    Diagnostic(
+                        kind="tool_arguments",
+                        message="the model used up its ToolRetry budget: " + ", ".join(over),
+                    )
+                )
+                return self._fallback("tool_arguments")
         self._note(Diagnostic(kind="step_limit", message=f"{agent.max_steps} steps taken"))
         return self._fallback("step_limit")
 
@@ -381,3 +394,8 @@ class _Run:
 def _dialect(client: object) -> str | None:
     dialect = getattr(client, "dialect", None)
     return dialect if isinstance(dialect, str) else None
+
+
+def _retry_budget(registry: ToolRegistry, name: str) -> int:
+    tool = registry.get(name)
+    return tool.retries if tool is not None else 0

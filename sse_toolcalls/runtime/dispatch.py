@@ -55,12 +55,13 @@ from typing import TYPE_CHECKING, Literal
 
 import anyio
 
-from .._jsonsafe import safe_repr
+from .._jsonsafe import safe_repr, safe_str
 from ..calls import ToolCall, ToolResult
 from ..errors import (
     CircuitOpenError,
     ToolError,
     ToolExecutionError,
+    ToolRetry,
     ToolTimeoutError,
     UsageError,
 )
@@ -115,6 +116,7 @@ CallOutcome = Literal[
     "unconfirmed",
     "ledger_error",
     "over_limit",
+    "retry",
 ]
 """How a call ended: ``ok``; ``refused`` (unknown tool or invalid arguments, nothing
 ran); ``failed`` / ``timeout`` (the handler raised or overran); ``unavailable`` (open
@@ -122,7 +124,8 @@ circuit, nothing ran); ``replayed`` (a write already done: its recorded result, 
 ran); ``unconfirmed`` (a write that started earlier and was never confirmed: not
 repeated); ``ledger_error`` (a write whose key could not be reserved: not run);
 ``over_limit`` (its turn asked for more than ``max_calls_per_turn`` calls: nothing of the
-turn ran)."""
+turn ran); ``retry`` (the handler raised :class:`~sse_toolcalls.errors.ToolRetry`: its
+reason went to the model)."""
 
 KeyFunction = Callable[["ValidatedCall", str, int], str]
 """Makes a write's idempotency key from (validated call, request id, occurrence in its
@@ -421,6 +424,17 @@ class Dispatcher:
             return result, "timeout", problem, "transient"
         except ToolError as exc:
             cause = exc.__cause__ if isinstance(exc, ToolExecutionError) else exc
+            if isinstance(cause, ToolRetry):
+                # The tool's verdict on its input, for the model: "input" keeps it off
+                # the breaker and out of the read retries.
+                problem = _note(
+                    "tool_retry",
+                    f"{validated.tool.name} asked the model to retry: {safe_str(cause)}",
+                    validated.call,
+                    validated.tool.name,
+                    level=logging.INFO,
+                )
+                return results.tool_retry_result(validated.call, cause), "retry", problem, "input"
             return (
                 self.registry.error_result(exc),
                 "failed",

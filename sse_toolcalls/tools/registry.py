@@ -42,6 +42,10 @@ __all__ = [
 Effect = Literal["read", "write"]
 """``read``: no side effect, safe to retry. ``write``: changes something; never run twice."""
 
+DEFAULT_TOOL_RETRIES = 2
+"""ToolRetry answers per tool and run: a model that was told why twice and still gets it
+wrong is not converging, and each further round costs the user a request."""
+
 DEFAULT_TIMEOUT = 30.0
 """Seconds a tool may run by default: long for a lookup, short enough that a hung tool
 does not hold the turn (and the user) for minutes."""
@@ -92,6 +96,10 @@ class Tool:
     transient: tuple[type[Exception], ...] = ()
     """Exception types of faults that may pass (a read is retried after them), beyond
     timeouts and connection errors."""
+
+    retries: int = DEFAULT_TOOL_RETRIES
+    """:class:`~sse_toolcalls.errors.ToolRetry` answers the model may get from this tool
+    in one run before the agent gives up on the call (``tool_arguments`` fallback)."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -179,6 +187,8 @@ class ToolRegistry:
             raise UsageError(f"{tool.name}: timeout must be positive seconds or None")
         if tool.effect not in ("read", "write"):
             raise UsageError(f"{tool.name}: effect must be 'read' or 'write'")
+        if tool.retries < 0:
+            raise UsageError(f"{tool.name}: retries cannot be negative")
         for declared in (*tool.faults, *tool.transient):
             if not (isinstance(declared, type) and issubclass(declared, Exception)):
                 raise UsageError(
@@ -205,6 +215,7 @@ class ToolRegistry:
         timeout: float | None = DEFAULT_TIMEOUT,
         faults: tuple[type[Exception], ...] = (),
         transient: tuple[type[Exception], ...] = (),
+        retries: int = DEFAULT_TOOL_RETRIES,
     ) -> Callable[[_Handler], _Handler]: ...
 
     def register(
@@ -219,6 +230,7 @@ class ToolRegistry:
         timeout: float | None = DEFAULT_TIMEOUT,
         faults: tuple[type[Exception], ...] = (),
         transient: tuple[type[Exception], ...] = (),
+        retries: int = DEFAULT_TOOL_RETRIES,
     ) -> _Handler | Callable[[_Handler], _Handler]:
         """Add a Python function as a tool; usable as ``@register`` or ``@register(...)``.
 
@@ -235,6 +247,7 @@ class ToolRegistry:
             faults: exception types that blame the tool (``Tool.faults``).
             transient: exception types of passing faults, retried for reads
                 (``Tool.transient``).
+            retries: ``ToolRetry`` answers per run (``Tool.retries``).
 
         Returns:
             The function itself, unchanged (or a decorator that returns it).
@@ -258,6 +271,7 @@ class ToolRegistry:
                     decode_arguments=decode,
                     faults=tuple(faults),
                     transient=tuple(transient),
+                    retries=retries,
                 )
             )
             return func

@@ -20,7 +20,9 @@ return value, its content is a JSON object the model can act on::
   overran gets its own text (it may still have happened: do not repeat it);
 - ``tool_unavailable``: an open circuit, or a write the ledger could not reserve;
 - ``write_unconfirmed``: a write started earlier and never confirmed, not repeated;
-- ``too_many_calls``: the turn asked for more calls than allowed, none ran.
+- ``too_many_calls``: the turn asked for more calls than allowed, none ran;
+- ``tool_retry``: the handler refused the call with its own reason
+  (:class:`~sse_toolcalls.errors.ToolRetry`), for the model to correct.
 
 A write the ledger already holds is answered with its recorded content wrapped in
 ``{"replayed": true, "ran_at": ..., "message": ..., "result": ...}``
@@ -58,6 +60,7 @@ __all__ = [
     "ok_result",
     "replayed_result",
     "too_many_calls_result",
+    "tool_retry_result",
     "write_timeout_result",
     "write_unconfirmed_result",
 ]
@@ -254,6 +257,23 @@ def too_many_calls_result(call: ToolCall, *, count: int, cap: int) -> ToolResult
         "too_many_calls",
         f"This turn asked for {count} tool calls; at most {cap} are allowed in one "
         "turn, so none of them ran. Ask again with fewer calls per turn.",
+    )
+
+
+MAX_RETRY_CHARS = 1000
+"""Characters of a :class:`~sse_toolcalls.errors.ToolRetry` text sent to the model: a
+reason is a sentence or two; a handler pasting a whole document would flood the context."""
+
+
+def tool_retry_result(call: ToolCall, reason: BaseException) -> ToolResult:
+    """The result of a call whose handler raised ``ToolRetry(reason)``: the handler's own
+    text (cleaned, cut at :data:`MAX_RETRY_CHARS`) for the model to act on; never raises."""
+    text = clean_text(safe_str(reason)).strip()[:MAX_RETRY_CHARS]
+    return _error(
+        call,
+        "tool_retry",
+        f"The tool {call.name!r} refused this call: {text or 'no reason given'}. "
+        "Correct the call and try again.",
     )
 
 
