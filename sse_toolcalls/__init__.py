@@ -104,7 +104,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "run_in_sandbox",
     ),
     "simulator": ("Script", "ScriptedCall", "Simulator", "Turn"),
-    "tools": ("Coercion", "Effect", "Problem", "Tool", "ToolRegistry", "ValidatedCall"),
+    "tools": (
+        "Coercion",
+        "Effect",
+        "Problem",
+        "Tool",
+        "ToolContext",
+        "ToolRegistry",
+        "ValidatedCall",
+    ),
 }
 
 # The sans-I/O core: stdlib only, wanted by every user, so loaded with the package.
@@ -262,5 +270,6 @@ if _typing.TYPE_CHECKING:
     from .tools import Effect as Effect
     from .tools import Problem as Problem
     from .tools import Tool as Tool
+    from .tools import ToolContext as ToolContext
     from .tools import ToolRegistry as ToolRegistry
     from .tools import ValidatedCall as ValidatedCall

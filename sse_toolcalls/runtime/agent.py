@@ -139,6 +139,7 @@ class Agent:
         options: dict[str, Any] | None = None,
         executor: Executor = run_local,
         breaker_scope: BreakerScope = per_tool,
+        deps: Any = None,
     ) -> None:
         """Args:
             client: the provider client (its dialect decides every format).
@@ -161,6 +162,8 @@ class Agent:
             breaker_scope: names the circuit a call counts against, from (validated
                 call, conversation id); per tool by default (see
                 :data:`~.dispatch.BreakerScope`).
+            deps: the application's dependencies, given to tools that declare a
+                :class:`~sse_toolcalls.tools.ToolContext` parameter.
 
         Raises:
             UsageError: ``max_steps`` below 1, or a bad dispatcher setting.
@@ -192,6 +195,8 @@ class Agent:
         """Seconds one request may take, or ``None``."""
         self.options = dict(options or {})
         """Request options."""
+        self.deps = deps
+        """The application's dependencies, for tools' contexts."""
 
     async def run(
         self,
@@ -200,6 +205,7 @@ class Agent:
         conversation_id: str | None = None,
         request_id: str | None = None,
         lang: str | None = None,
+        deps: Any = None,
     ) -> AgentReply:
         """Talk with the model until it answers without calling a tool.
 
@@ -214,6 +220,7 @@ class Agent:
                 writes run even with identical arguments. A random id by default: each
                 run is a new request.
             lang: the language of a fallback message, overriding the agent's.
+            deps: dependencies for tools' contexts, overriding the agent's.
 
         Returns:
             The reply: the final answer, or a fallback message, never empty.
@@ -228,9 +235,10 @@ class Agent:
             [UserMessage(text=conversation)]
             if isinstance(conversation, str)
             else list(conversation),
-            conversation_id or uuid.uuid4().hex,
-            request_id or uuid.uuid4().hex,
-            lang or self.lang,
+            conversation_id=conversation_id or uuid.uuid4().hex,
+            request_id=request_id or uuid.uuid4().hex,
+            lang=lang or self.lang,
+            deps=deps if deps is not None else self.deps,
         )
         try:
             return await run.go()
@@ -251,14 +259,17 @@ class _Run:
         self,
         agent: Agent,
         messages: list[Message],
+        *,
         conversation_id: str,
         request_id: str,
         lang: str,
+        deps: Any,
     ):
         self.agent = agent
         self.messages = messages
         self.conversation_id = conversation_id
         self.request_id = request_id
+        self.deps = deps
         self.lang = lang
         self.diagnostics: list[Diagnostic] = []
         self.reports: list[CallReport] = []
@@ -282,7 +293,10 @@ class _Run:
                     return self._fallback("provider_unavailable")
                 return self._reply(finished.text, None)
             reports = await agent.dispatcher.dispatch(
-                finished.calls, request_id=self.request_id, conversation_id=self.conversation_id
+                finished.calls,
+                request_id=self.request_id,
+                conversation_id=self.conversation_id,
+                deps=self.deps,
             )
             self.reports += reports
             self.diagnostics += [d for r in reports for d in r.diagnostics]

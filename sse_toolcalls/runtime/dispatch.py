@@ -47,11 +47,12 @@ Every text the model reads in a result comes from :mod:`sse_toolcalls.tools.resu
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -66,6 +67,7 @@ from ..errors import (
     UsageError,
 )
 from ..tools import results
+from ..tools.context import ToolContext
 from .breaker import Blame, CircuitBreaker, blame
 from .diagnostics import Diagnostic, report
 from .execute import Executor, run_local, run_once
@@ -136,6 +138,17 @@ BreakerScope = Callable[["ValidatedCall", str], str]
 """Names the circuit a call counts against, from (validated call, conversation id): the
 tool name by default; per tool and tenant, say,
 ``lambda v, conversation: f"{v.tool.name}@{conversation.partition('/')[0]}"``."""
+
+
+def _with_context(
+    checked: ValidatedCall | ToolResult, conversation_id: str, request_id: str, deps: Any
+) -> ValidatedCall | ToolResult:
+    if isinstance(checked, ToolResult) or checked.tool.context_parameter is None:
+        return checked
+    context = ToolContext(
+        conversation_id=conversation_id, request_id=request_id, call=checked.call, deps=deps
+    )
+    return dataclasses.replace(checked, context=context)
 
 
 def per_tool(validated: ValidatedCall, conversation_id: str) -> str:
@@ -239,6 +252,7 @@ class Dispatcher:
         *,
         request_id: str | None = None,
         conversation_id: str = "",
+        deps: Any = None,
     ) -> list[CallReport]:
         """Run the calls of one turn; see the module docstring for the rules.
 
@@ -248,7 +262,9 @@ class Dispatcher:
                 made of it: see :func:`~.ledger.idempotency_key`); give the same id to
                 every turn of one request, and again when it is resumed. ``None``: a
                 new request of its own, so this turn's writes replay for nothing else.
-            conversation_id: the conversation's id (given to ``breaker_scope``).
+            conversation_id: the conversation's id (given to ``breaker_scope`` and to
+                a tool's :class:`~sse_toolcalls.tools.ToolContext`).
+            deps: the application's dependencies, for a tool's ``ToolContext``.
 
         Returns:
             One report per call, in call order.
@@ -258,8 +274,12 @@ class Dispatcher:
         """
         if len(calls) > self.max_calls_per_turn:
             return [self._over_limit(call, len(calls), log=n == 0) for n, call in enumerate(calls)]
-        checked = [self.registry.validate(call) for call in calls]
-        keys = self._keys(checked, request_id if request_id is not None else uuid.uuid4().hex)
+        request = request_id if request_id is not None else uuid.uuid4().hex
+        checked = [
+            _with_context(self.registry.validate(call), conversation_id, request, deps)
+            for call in calls
+        ]
+        keys = self._keys(checked, request)
         reports: list[CallReport | None] = [None] * len(calls)
         finished = [anyio.Event() for _ in calls]
         limiter = anyio.CapacityLimiter(self.max_concurrency)

@@ -26,8 +26,9 @@ from typing import Any, Literal, overload
 
 from ..calls import ToolCall, ToolResult, ToolSpec
 from ..errors import InvalidArgumentsError, ToolError, UnknownToolError, UsageError
+from .context import ToolContext
 from .results import NO_TOOL_FITS_REPLY, count, error_result, first_line
-from .signature import DecodeError, function_schema
+from .signature import DecodeError, context_parameter, function_name, function_schema
 from .validation import ArgumentValidator, Coercion, Problem, path_text
 
 __all__ = [
@@ -101,6 +102,10 @@ class Tool:
     """:class:`~sse_toolcalls.errors.ToolRetry` answers the model may get from this tool
     in one run before the agent gives up on the call (``tool_arguments`` fallback)."""
 
+    context_parameter: str | None = None
+    """The handler's parameter that receives the call's
+    :class:`~sse_toolcalls.tools.context.ToolContext` (left out of ``parameters``)."""
+
     @property
     def spec(self) -> ToolSpec:
         """The tool as the model sees it."""
@@ -126,6 +131,10 @@ class ValidatedCall:
 
     coercions: tuple[Coercion, ...] = ()
     """The values that were coerced to pass validation, for diagnostics."""
+
+    context: ToolContext[Any] | None = None
+    """What the executor passes as the tool's context parameter (the dispatcher sets it
+    when the tool declares one; never part of ``kwargs`` nor of an idempotency key)."""
 
 
 _Handler = Callable[..., Any]
@@ -259,9 +268,10 @@ class ToolRegistry:
 
         def decorate(func: _Handler) -> _Handler:
             doc, parameters, decode = function_schema(func)
+            context = context_parameter(func)
             self.add(
                 Tool(
-                    name=name or str(getattr(func, "__name__", "")),
+                    name=name or function_name(func),
                     description=description if description is not None else doc,
                     parameters=parameters,
                     handler=func,
@@ -272,6 +282,7 @@ class ToolRegistry:
                     faults=tuple(faults),
                     transient=tuple(transient),
                     retries=retries,
+                    context_parameter=context,
                 )
             )
             return func
