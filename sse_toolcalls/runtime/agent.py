@@ -18,6 +18,9 @@ text, within ``max_steps``), and adds what a product needs when things fail:
 - **Invalid arguments**: the model gets an error result under the same id and may correct
   itself once; if its next call to the same tool is refused again, the reply is the
   ``tool_arguments`` fallback.
+- **A tool's own refusal** (:class:`~sse_toolcalls.errors.ToolRetry`): its reason goes to
+  the model, up to ``Tool.retries`` times per tool and run; then the ``tool_arguments``
+  fallback.
 - **Step limit**: the ``step_limit`` fallback.
 - **Anything else** (a bug here or in a handler's result, an exception a stream should
   never raise): the ``internal_error`` fallback, with the exception and its traceback in
