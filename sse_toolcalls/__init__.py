@@ -48,6 +48,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "StreamTimeoutError",
         "ToolError",
         "ToolExecutionError",
+        "ToolRetry",
         "ToolTimeoutError",
         "TruncatedStreamError",
         "UnknownDialectError",
@@ -109,7 +110,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "run_in_sandbox",
     ),
     "simulator": ("Script", "ScriptedCall", "Simulator", "Turn"),
-    "tools": ("Coercion", "Effect", "Problem", "Tool", "ToolRegistry", "ValidatedCall"),
+    "tools": (
+        "Coercion",
+        "Effect",
+        "Problem",
+        "Tool",
+        "ToolContext",
+        "ToolRegistry",
+        "ValidatedCall",
+    ),
 }
 
 # The sans-I/O core: stdlib only, wanted by every user, so loaded with the package.
@@ -213,6 +222,7 @@ if _typing.TYPE_CHECKING:
     from .errors import StreamTimeoutError as StreamTimeoutError
     from .errors import ToolError as ToolError
     from .errors import ToolExecutionError as ToolExecutionError
+    from .errors import ToolRetry as ToolRetry
     from .errors import ToolTimeoutError as ToolTimeoutError
     from .errors import TruncatedStreamError as TruncatedStreamError
     from .errors import UnknownDialectError as UnknownDialectError
@@ -272,5 +282,6 @@ if _typing.TYPE_CHECKING:
     from .tools import Effect as Effect
     from .tools import Problem as Problem
     from .tools import Tool as Tool
+    from .tools import ToolContext as ToolContext
     from .tools import ToolRegistry as ToolRegistry
     from .tools import ValidatedCall as ValidatedCall

@@ -9,6 +9,7 @@ grow, each call completing, each result going back under its call's id, and the 
 from __future__ import annotations
 
 import sys
+import uuid
 from dataclasses import dataclass
 from typing import Literal, TextIO
 
@@ -138,7 +139,8 @@ async def run_demo_async(
         calls_made = 0
         try:
             async with client:
-                for turn in range(4):
+                request_id = uuid.uuid4().hex  # the demo's one user message
+                for _ in range(4):
                     finished = None
                     show(f"{words.assistant}: ")
                     async for event in client.stream_events(messages, registry.specs()):
@@ -162,7 +164,7 @@ async def run_demo_async(
                     if finished is None or not finished.calls:
                         break
                     messages.append(AssistantMessage(text=finished.text, calls=finished.calls))
-                    reports = await dispatcher.dispatch(finished.calls, turn=turn)
+                    reports = await dispatcher.dispatch(finished.calls, request_id=request_id)
                     results = [report.result for report in reports]
                     for call, result in zip(finished.calls, results, strict=True):
                         show(

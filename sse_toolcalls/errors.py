@@ -251,3 +251,22 @@ class SandboxUnavailableError(ToolError):
         super().__init__(message, call=call)
         self.reasons = tuple(reasons)
         """Why each backend tried could not be used."""
+
+
+class ToolRetry(Exception):
+    """Raised by a *handler* to refuse its call with a reason the model can act on.
+
+    ``raise ToolRetry("the date must be in the past")`` sends that text to the model as
+    an error result under the call's id (``{"error": "tool_retry", "message": ...}``),
+    so it can correct itself. It is the tool's verdict on its input: it never counts
+    against the circuit breaker and a read is not re-run for it. Each tool allows the
+    model ``Tool.retries`` such answers per run (``register(..., retries=...)``); past
+    that, the agent answers with the ``tool_arguments`` fallback. Any other exception
+    from a handler keeps the generic ``tool_failed`` text, its detail in diagnostics.
+    Not part of :class:`SSEToolCallsError`'s tree: the library never raises it.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        """What the model is told."""

@@ -13,10 +13,14 @@ text, within ``max_steps``), and adds what a product needs when things fail:
   (:mod:`.fallback`) and the detail goes to diagnostics (:mod:`.diagnostics`).
 - **Calls** go through a :class:`~.dispatch.Dispatcher`: validation, concurrency, per-tool
   timeouts, the circuit breaker, and the idempotency ledger for writes (keyed by the
-  conversation id and turn, so a turn regenerated with new call ids is still recognised).
+  user request, ``request_id``, and the call's place in it, so a call re-issued with a
+  new id in the same request replays, and a new request always runs).
 - **Invalid arguments**: the model gets an error result under the same id and may correct
   itself once; if its next call to the same tool is refused again, the reply is the
   ``tool_arguments`` fallback.
+- **A tool's own refusal** (:class:`~sse_toolcalls.errors.ToolRetry`): its reason goes to
+  the model, up to ``Tool.retries`` times per tool and run; then the ``tool_arguments``
+  fallback.
 - **Step limit**: the ``step_limit`` fallback.
 - **Anything else** (a bug here or in a handler's result, an exception a stream should
   never raise): the ``internal_error`` fallback, with the exception and its traceback in
@@ -51,8 +55,10 @@ from .dispatch import (
     DEFAULT_MAX_CALLS_PER_TURN,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_READ_RETRIES,
+    BreakerScope,
     CallReport,
     Dispatcher,
+    per_tool,
 )
 from .execute import Executor, run_local
 from .fallback import FallbackReason, fallback_message
@@ -135,6 +141,8 @@ class Agent:
         request_timeout: float | None = None,
         options: dict[str, Any] | None = None,
         executor: Executor = run_local,
+        breaker_scope: BreakerScope = per_tool,
+        deps: Any = None,
     ) -> None:
         """Args:
             client: the provider client (its dialect decides every format).
@@ -154,6 +162,11 @@ class Agent:
             options: request options sent with every request (``temperature``...).
             executor: how a handler is run (:class:`~.execute.Executor`): in this
                 process by default; the dispatcher's seam for another backend.
+            breaker_scope: names the circuit a call counts against, from (validated
+                call, conversation id); per tool by default (see
+                :data:`~.dispatch.BreakerScope`).
+            deps: the application's dependencies, given to tools that declare a
+                :class:`~sse_toolcalls.tools.ToolContext` parameter.
 
         Raises:
             UsageError: ``max_steps`` below 1, or a bad dispatcher setting.
@@ -172,6 +185,7 @@ class Agent:
             read_retries=read_retries,
             max_calls_per_turn=max_calls_per_turn,
             executor=executor,
+            breaker_scope=breaker_scope,
         )
         """Runs each turn's calls."""
         self.retry = retry if retry is not None else RetryPolicy()
@@ -184,23 +198,32 @@ class Agent:
         """Seconds one request may take, or ``None``."""
         self.options = dict(options or {})
         """Request options."""
+        self.deps = deps
+        """The application's dependencies, for tools' contexts."""
 
     async def run(
         self,
         conversation: Conversation | str,
         *,
         conversation_id: str | None = None,
+        request_id: str | None = None,
         lang: str | None = None,
+        deps: Any = None,
     ) -> AgentReply:
         """Talk with the model until it answers without calling a tool.
 
         Args:
             conversation: the conversation so far, or the user's message as text.
-            conversation_id: a stable id of the conversation: write keys are derived
-                from it, so give the same id when a conversation is resumed or retried
-                (after a restart, say) to keep its writes from running twice. A random
-                id by default (protection within this run only).
+            conversation_id: a stable id of the conversation (for diagnostics and
+                tools; write keys do not use it). A random id by default.
+            request_id: the application's id for the user's message (one per message
+                the user sent, as a payment API's idempotency key): write keys are made
+                of it. Re-submit the same id to resume a request (after a crash, a
+                fallback): its recorded writes replay. A new id is a new request, whose
+                writes run even with identical arguments. A random id by default: each
+                run is a new request.
             lang: the language of a fallback message, overriding the agent's.
+            deps: dependencies for tools' contexts, overriding the agent's.
 
         Returns:
             The reply: the final answer, or a fallback message, never empty.
@@ -215,8 +238,10 @@ class Agent:
             [UserMessage(text=conversation)]
             if isinstance(conversation, str)
             else list(conversation),
-            conversation_id or uuid.uuid4().hex,
-            lang or self.lang,
+            conversation_id=conversation_id or uuid.uuid4().hex,
+            request_id=request_id or uuid.uuid4().hex,
+            lang=lang or self.lang,
+            deps=deps if deps is not None else self.deps,
         )
         try:
             return await run.go()
@@ -233,10 +258,21 @@ class Agent:
 class _Run:
     """The state of one :meth:`Agent.run`."""
 
-    def __init__(self, agent: Agent, messages: list[Message], conversation_id: str, lang: str):
+    def __init__(
+        self,
+        agent: Agent,
+        messages: list[Message],
+        *,
+        conversation_id: str,
+        request_id: str,
+        lang: str,
+        deps: Any,
+    ):
         self.agent = agent
         self.messages = messages
         self.conversation_id = conversation_id
+        self.request_id = request_id
+        self.deps = deps
         self.lang = lang
         self.diagnostics: list[Diagnostic] = []
         self.reports: list[CallReport] = []
@@ -247,12 +283,12 @@ class _Run:
         agent = self.agent
         tools = agent.registry.specs()
         refused_before: set[str] = set()
+        retries: dict[str, int] = {}  # ToolRetry answers per tool, this run
         for _ in range(agent.max_steps):
             finished = await self._request(tools)
             if finished is None:
                 return self._fallback("provider_unavailable")
             self.steps += 1
-            turn = sum(isinstance(m, AssistantMessage) for m in self.messages)
             self.messages.append(AssistantMessage(text=finished.text, calls=finished.calls))
             if not finished.calls:
                 if not finished.text.strip():
@@ -260,7 +296,10 @@ class _Run:
                     return self._fallback("provider_unavailable")
                 return self._reply(finished.text, None)
             reports = await agent.dispatcher.dispatch(
-                finished.calls, conversation_id=self.conversation_id, turn=turn
+                finished.calls,
+                request_id=self.request_id,
+                conversation_id=self.conversation_id,
+                deps=self.deps,
             )
             self.reports += reports
             self.diagnostics += [d for r in reports for d in r.diagnostics]
@@ -276,6 +315,18 @@ class _Run:
                 )
                 return self._fallback("tool_arguments")
             refused_before = refused_now
+            spent = [r.call.name for r in reports if r.outcome == "retry"]
+            for name in spent:
+                retries[name] = retries.get(name, 0) + 1
+            over = sorted({n for n in spent if retries[n] > _retry_budget(agent.registry, n)})
+            if over:
+                self._note(
+                    Diagnostic(
+                        kind="tool_arguments",
+                        message="the model used up its ToolRetry budget: " + ", ".join(over),
+                    )
+                )
+                return self._fallback("tool_arguments")
         self._note(Diagnostic(kind="step_limit", message=f"{agent.max_steps} steps taken"))
         return self._fallback("step_limit")
 
@@ -360,3 +411,8 @@ class _Run:
 def _dialect(client: object) -> str | None:
     dialect = getattr(client, "dialect", None)
     return dialect if isinstance(dialect, str) else None
+
+
+def _retry_budget(registry: ToolRegistry, name: str) -> int:
+    tool = registry.get(name)
+    return tool.retries if tool is not None else 0

@@ -9,8 +9,17 @@ States, per tool name:
 - ``half_open``: after the cool-down, one call at a time is let through as a probe;
   its success closes the circuit, its failure opens it again for another cool-down.
 
-Refusals for invalid arguments or unknown tools are the model's mistakes, not the tool's,
-and do not count. The clock is injectable so tests need not wait.
+**What counts** is evidence that the tool itself is broken, never the model's or a
+user's bad input (:func:`blame`, applied by the dispatcher): refusals for invalid
+arguments or unknown tools do not count, and neither does a handler rejecting its
+arguments the way ordinary Python does, with ``ValueError`` or ``TypeError``; three
+users' bad dates must not disable a date tool for a fourth. Timeouts, connection errors,
+other ``OSError`` s (its dependency down) and any other exception (a crash) count. A tool
+declares its own lines with ``faults=`` and ``transient=`` at registration.
+
+**Scope**: the circuit's name is the dispatcher's ``breaker_scope`` of the call: the
+tool name by default; a key function gives per-tool-and-tenant circuits. The clock is
+injectable so tests need not wait.
 """
 
 from __future__ import annotations
@@ -19,16 +28,23 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..errors import UsageError
 
+if TYPE_CHECKING:
+    from ..tools.registry import Tool
+
 __all__ = [
-    "DEFAULT_COOLDOWN",
-    "DEFAULT_THRESHOLD",
+    "BAD_INPUT",
+    "Blame",
     "BreakerState",
     "CircuitBreaker",
     "CircuitStatus",
+    "DEFAULT_COOLDOWN",
+    "DEFAULT_THRESHOLD",
+    "TRANSIENT",
+    "blame",
 ]
 
 DEFAULT_THRESHOLD = 3
@@ -41,6 +57,35 @@ short enough that one conversation can still use the tool later."""
 
 BreakerState = Literal["closed", "open", "half_open"]
 """A circuit's state."""
+
+Blame = Literal["input", "fault", "transient"]
+"""Who a handler's exception blames: ``input`` (the arguments it was given: not counted,
+not retried), ``fault`` (the tool: counted, not retried), ``transient`` (the tool, for
+now: counted, and a read is retried)."""
+
+BAD_INPUT: tuple[type[Exception], ...] = (ValueError, TypeError)
+"""How ordinary Python code rejects its arguments (``date.fromisoformat("31/02")``,
+``int("ten")``): by default the handler's verdict on its input, not on itself."""
+
+TRANSIENT: tuple[type[Exception], ...] = (ConnectionError, TimeoutError)
+"""Faults that may pass on their own: a dependency refusing or timing out a connection."""
+
+
+def blame(tool: Tool, cause: BaseException | None, *, timed_out: bool = False) -> Blame:
+    """Who the exception ``cause`` raised by ``tool``'s handler blames.
+
+    In order: a timeout, or a type the tool declares ``transient``, or one of
+    :data:`TRANSIENT`: ``transient``; a type it declares in ``faults``: ``fault``; one
+    of :data:`BAD_INPUT`: ``input``; anything else (an ``OSError``, a crash, the
+    executor failing): ``fault``.
+    """
+    if timed_out or isinstance(cause, (*tool.transient, *TRANSIENT)):
+        return "transient"
+    if isinstance(cause, tool.faults):
+        return "fault"
+    if isinstance(cause, BAD_INPUT):
+        return "input"
+    return "fault"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

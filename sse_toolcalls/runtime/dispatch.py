@@ -19,15 +19,21 @@ one :class:`CallReport` per call, in call order, each with its call and its resu
 - **Failures stay local.** A handler that raises or times out gives an error result for
   its own call; its siblings go on. Cancellation from outside propagates: the task group
   cancels every call still running and ``dispatch`` raises, returning nothing partial.
-- **Reads** (``effect="read"``) that fail are retried ``read_retries`` times.
+- **Reads** (``effect="read"``) that fail with a *transient* fault (a timeout, a
+  connection error, a type the tool declares ``transient``) are retried
+  ``read_retries`` times; a deterministic exception is not re-run (it would only fail
+  again, and count twice).
 - **Writes** (``effect="write"``) run at most once per idempotency key (see
-  :mod:`.ledger`): the key is reserved before the handler starts and the result
+  :mod:`.ledger`; the key names the user request, ``request_id``, and the call's place
+  in it): the key is reserved before the handler starts and the result
   recorded when it answers (an error included). A write whose key is done returns the
-  recorded result; one whose key is still in flight (a crash or cancellation mid-write)
+  recorded result, marked as a replay with the time the action ran; one whose key is
+  still in flight (a crash or cancellation mid-write)
   is not repeated, and the model is told it may have happened. A failed write is never
-  retried automatically.
-- **Circuit breaker** per tool (see :mod:`.breaker`): a refused call gets a
-  ``tool_unavailable`` error result and does not run.
+  retried within its request (its failure replays); a new request runs it again.
+- **Circuit breaker** per tool, or per what ``breaker_scope`` names (see
+  :mod:`.breaker`): only faults of the tool count (:func:`~.breaker.blame`), never its
+  bad input; a refused call gets a ``tool_unavailable`` error result and does not run.
 - **Calls per turn** are capped (``max_calls_per_turn``): a turn asking for more is
   refused whole, before anything is validated or run, with a ``too_many_calls`` error
   result for every call (outcome ``over_limit``), so no turn is ever half executed and
@@ -41,24 +47,28 @@ Every text the model reads in a result comes from :mod:`sse_toolcalls.tools.resu
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from .._jsonsafe import safe_repr
+from .._jsonsafe import safe_repr, safe_str
 from ..calls import ToolCall, ToolResult
 from ..errors import (
     CircuitOpenError,
     ToolError,
     ToolExecutionError,
+    ToolRetry,
     ToolTimeoutError,
     UsageError,
 )
 from ..tools import results
-from .breaker import CircuitBreaker
+from ..tools.context import ToolContext
+from .breaker import Blame, CircuitBreaker, blame
 from .diagnostics import Diagnostic, report
 from .execute import Executor, run_local, run_once
 from .ledger import (
@@ -79,8 +89,10 @@ __all__ = [
     "DEFAULT_READ_RETRIES",
     "CallOutcome",
     "CallReport",
+    "BreakerScope",
     "Dispatcher",
     "KeyFunction",
+    "per_tool",
 ]
 
 DEFAULT_MAX_CONCURRENCY = 8
@@ -106,6 +118,7 @@ CallOutcome = Literal[
     "unconfirmed",
     "ledger_error",
     "over_limit",
+    "retry",
 ]
 """How a call ended: ``ok``; ``refused`` (unknown tool or invalid arguments, nothing
 ran); ``failed`` / ``timeout`` (the handler raised or overran); ``unavailable`` (open
@@ -113,11 +126,34 @@ circuit, nothing ran); ``replayed`` (a write already done: its recorded result, 
 ran); ``unconfirmed`` (a write that started earlier and was never confirmed: not
 repeated); ``ledger_error`` (a write whose key could not be reserved: not run);
 ``over_limit`` (its turn asked for more than ``max_calls_per_turn`` calls: nothing of the
-turn ran)."""
+turn ran); ``retry`` (the handler raised :class:`~sse_toolcalls.errors.ToolRetry`: its
+reason went to the model)."""
 
-KeyFunction = Callable[["ValidatedCall", str, int, int], str]
-"""Makes a write's idempotency key from (validated call, conversation id, turn,
-occurrence); the default is :func:`~.ledger.idempotency_key`."""
+KeyFunction = Callable[["ValidatedCall", str, int], str]
+"""Makes a write's idempotency key from (validated call, request id, occurrence in its
+turn); the default is :func:`~.ledger.idempotency_key`."""
+
+
+BreakerScope = Callable[["ValidatedCall", str], str]
+"""Names the circuit a call counts against, from (validated call, conversation id): the
+tool name by default; per tool and tenant, say,
+``lambda v, conversation: f"{v.tool.name}@{conversation.partition('/')[0]}"``."""
+
+
+def _with_context(
+    checked: ValidatedCall | ToolResult, conversation_id: str, request_id: str, deps: Any
+) -> ValidatedCall | ToolResult:
+    if isinstance(checked, ToolResult) or checked.tool.context_parameter is None:
+        return checked
+    context = ToolContext(
+        conversation_id=conversation_id, request_id=request_id, call=checked.call, deps=deps
+    )
+    return dataclasses.replace(checked, context=context)
+
+
+def per_tool(validated: ValidatedCall, conversation_id: str) -> str:
+    """The default :data:`BreakerScope`: one circuit per tool."""
+    return validated.tool.name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,13 +179,12 @@ class CallReport:
     """What went wrong, for developers."""
 
 
-def _default_key(validated: ValidatedCall, conversation_id: str, turn: int, occurrence: int) -> str:
+def _default_key(validated: ValidatedCall, request_id: str, occurrence: int) -> str:
     return idempotency_key(
         tool=validated.tool.name,
         arguments=validated.kwargs,
         json_arguments=validated.arguments,
-        conversation_id=conversation_id,
-        turn=turn,
+        request_id=request_id,
         occurrence=occurrence,
     )
 
@@ -168,6 +203,7 @@ class Dispatcher:
         key: KeyFunction = _default_key,
         max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN,
         executor: Executor = run_local,
+        breaker_scope: BreakerScope = per_tool,
     ) -> None:
         """Args:
             registry: the tools.
@@ -181,6 +217,8 @@ class Dispatcher:
                 for more is refused whole.
             executor: how a handler is run (:class:`~.execute.Executor`); in this
                 process by default (:func:`~.execute.run_local`).
+            breaker_scope: names the circuit of a call (:data:`BreakerScope`): per
+                tool by default.
 
         Raises:
             UsageError: a concurrency or a call cap below 1, or negative retries.
@@ -206,16 +244,27 @@ class Dispatcher:
         self.executor = executor
         """How a handler is run."""
         self._key = key
+        self._scope = breaker_scope
 
     async def dispatch(
-        self, calls: Sequence[ToolCall], *, conversation_id: str = "", turn: int = 0
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        request_id: str | None = None,
+        conversation_id: str = "",
+        deps: Any = None,
     ) -> list[CallReport]:
         """Run the calls of one turn; see the module docstring for the rules.
 
         Args:
             calls: the turn's complete calls, in call order.
-            conversation_id: the conversation's stable id (part of write keys).
-            turn: which assistant turn of the conversation made the calls, from 0.
+            request_id: the id of the user request the turn serves (write keys are
+                made of it: see :func:`~.ledger.idempotency_key`); give the same id to
+                every turn of one request, and again when it is resumed. ``None``: a
+                new request of its own, so this turn's writes replay for nothing else.
+            conversation_id: the conversation's id (given to ``breaker_scope`` and to
+                a tool's :class:`~sse_toolcalls.tools.ToolContext`).
+            deps: the application's dependencies, for a tool's ``ToolContext``.
 
         Returns:
             One report per call, in call order.
@@ -225,8 +274,12 @@ class Dispatcher:
         """
         if len(calls) > self.max_calls_per_turn:
             return [self._over_limit(call, len(calls), log=n == 0) for n, call in enumerate(calls)]
-        checked = [self.registry.validate(call) for call in calls]
-        keys = self._keys(checked, conversation_id, turn)
+        request = request_id if request_id is not None else uuid.uuid4().hex
+        checked = [
+            _with_context(self.registry.validate(call), conversation_id, request, deps)
+            for call in calls
+        ]
+        keys = self._keys(checked, request)
         reports: list[CallReport | None] = [None] * len(calls)
         finished = [anyio.Event() for _ in calls]
         limiter = anyio.CapacityLimiter(self.max_concurrency)
@@ -236,7 +289,7 @@ class Dispatcher:
                 await event.wait()
             try:
                 async with limiter:
-                    reports[i] = await self._one(calls[i], checked[i], keys[i])
+                    reports[i] = await self._one(calls[i], checked[i], keys[i], conversation_id)
             finally:
                 finished[i].set()
 
@@ -264,9 +317,7 @@ class Dispatcher:
 
     # ----------------------------------------------------------------------------------
 
-    def _keys(
-        self, checked: list[ValidatedCall | ToolResult], conversation_id: str, turn: int
-    ) -> list[str | None]:
+    def _keys(self, checked: list[ValidatedCall | ToolResult], request_id: str) -> list[str | None]:
         seen: dict[tuple[str, str], int] = {}
         keys: list[str | None] = []
         for outcome in checked:
@@ -278,68 +329,82 @@ class Dispatcher:
             identity = (outcome.tool.name, key_arguments(outcome.kwargs, outcome.arguments))
             occurrence = seen.get(identity, 0)
             seen[identity] = occurrence + 1
-            keys.append(self._key(outcome, conversation_id, turn, occurrence))
+            keys.append(self._key(outcome, request_id, occurrence))
         return keys
 
     async def _one(
-        self, call: ToolCall, checked: ValidatedCall | ToolResult, key: str | None
+        self,
+        call: ToolCall,
+        checked: ValidatedCall | ToolResult,
+        key: str | None,
+        conversation_id: str,
     ) -> CallReport:
         if isinstance(checked, ToolResult):
             return CallReport(call=call, result=checked, outcome="refused", runs=0)
+        circuit = self._scope(checked, conversation_id)
         if checked.tool.effect == "write" and key is not None:
-            return await self._write(checked, key)
-        return await self._read(checked)
+            return await self._write(checked, key, circuit)
+        return await self._read(checked, circuit)
 
-    async def _read(self, validated: ValidatedCall) -> CallReport:
-        call, name = validated.call, validated.tool.name
+    def _settle(self, circuit: str, blamed: Blame | None) -> None:
+        """Tell the breaker how a run went: only the tool's own faults count."""
+        if blamed is None:
+            self.breaker.success(circuit)
+        elif blamed == "input":
+            # The handler worked and refused its arguments: no evidence either way, so
+            # the count stays; a half-open probe slot is given back for the next call.
+            self.breaker.release(circuit)
+        else:
+            self.breaker.failure(circuit)
+
+    async def _read(self, validated: ValidatedCall, circuit: str) -> CallReport:
+        call = validated.call
         diagnostics: list[Diagnostic] = []
         runs = 0
         result: ToolResult | None = None
         outcome: CallOutcome = "ok"
         for _ in range(1 + self.read_retries):
-            if not self.breaker.allow(name):
+            if not self.breaker.allow(circuit):
                 if result is not None:
                     break  # keep the last failure: it says more than "unavailable"
-                return self._unavailable(validated)
+                return self._unavailable(validated, circuit)
             runs += 1
-            result, outcome, problem = await self._attempt(validated)
+            result, outcome, problem, blamed = await self._attempt(validated)
+            self._settle(circuit, blamed)
             if problem is None:
-                self.breaker.success(name)
                 break
-            self.breaker.failure(name)
             diagnostics.append(problem)
+            if blamed != "transient":
+                break  # a deterministic exception would only fail again
         assert result is not None  # the first attempt always runs or returns above
         return CallReport(
             call=call, result=result, outcome=outcome, runs=runs, diagnostics=tuple(diagnostics)
         )
 
-    async def _write(self, validated: ValidatedCall, key: str) -> CallReport:
+    async def _write(self, validated: ValidatedCall, key: str, circuit: str) -> CallReport:
         call, name = validated.call, validated.tool.name
         try:
             entry = self.ledger.get(key)
             if entry is not None:
                 return self._from_ledger(validated, key, entry)
-            if not self.breaker.allow(name):
-                return self._unavailable(validated, key)
+            if not self.breaker.allow(circuit):
+                return self._unavailable(validated, circuit, key)
             try:
                 entry = self.ledger.reserve(key, tool=name)
             except BaseException:
-                self.breaker.release(name)
+                self.breaker.release(circuit)
                 raise
             if entry is not None:
                 # Another process reserved it between our look and our reservation.
-                self.breaker.release(name)
+                self.breaker.release(circuit)
                 return self._from_ledger(validated, key, entry)
         except LedgerError as exc:
             return self._ledger_refusal(validated, key, exc)
         # The reservation is on record: from here on, a crash or a cancellation leaves
         # the key in flight, and the write is never silently run again.
-        result, outcome, problem = await self._attempt(validated, write=True)
+        result, outcome, problem, blamed = await self._attempt(validated, write=True)
         diagnostics = [problem] if problem is not None else []
-        if problem is None:
-            self.breaker.success(name)
-        else:
-            self.breaker.failure(name)
+        self._settle(circuit, blamed)
         try:
             self.ledger.record(key, result.content, is_error=result.is_error)
         except LedgerError as exc:
@@ -364,8 +429,9 @@ class Dispatcher:
 
     async def _attempt(
         self, validated: ValidatedCall, *, write: bool = False
-    ) -> tuple[ToolResult, CallOutcome, Diagnostic | None]:
-        """Run the handler once (within its timeout) and answer the call."""
+    ) -> tuple[ToolResult, CallOutcome, Diagnostic | None, Blame | None]:
+        """Run the handler once (within its timeout) and answer the call; the last item
+        is who a failure blames (:func:`~.breaker.blame`), ``None`` on success."""
         try:
             value = await run_once(validated, self.executor)
         except ToolTimeoutError as exc:
@@ -374,14 +440,28 @@ class Dispatcher:
                 if write
                 else self.registry.error_result(exc)
             )
-            return result, "timeout", self._tool_problem("tool_timeout", exc, validated)
+            problem = self._tool_problem("tool_timeout", exc, validated)
+            return result, "timeout", problem, "transient"
         except ToolError as exc:
+            cause = exc.__cause__ if isinstance(exc, ToolExecutionError) else exc
+            if isinstance(cause, ToolRetry):
+                # The tool's verdict on its input, for the model: "input" keeps it off
+                # the breaker and out of the read retries.
+                problem = _note(
+                    "tool_retry",
+                    f"{validated.tool.name} asked the model to retry: {safe_str(cause)}",
+                    validated.call,
+                    validated.tool.name,
+                    level=logging.INFO,
+                )
+                return results.tool_retry_result(validated.call, cause), "retry", problem, "input"
             return (
                 self.registry.error_result(exc),
                 "failed",
                 self._tool_problem("tool_failed", exc, validated),
+                blame(validated.tool, cause),
             )
-        return results.ok_result(validated.call, value), "ok", None
+        return results.ok_result(validated.call, value), "ok", None, None
 
     # ----------------------------------------------------------------------------------
     # Results that did not come from running the handler.
@@ -409,9 +489,11 @@ class Dispatcher:
         cause = exc.__cause__ if isinstance(exc, ToolExecutionError) else None
         return _note(kind, str(exc), validated.call, validated.tool.name, exc=cause or exc)
 
-    def _unavailable(self, validated: ValidatedCall, key: str | None = None) -> CallReport:
+    def _unavailable(
+        self, validated: ValidatedCall, circuit: str, key: str | None = None
+    ) -> CallReport:
         name = validated.tool.name
-        status = self.breaker.status(name)
+        status = self.breaker.status(circuit)
         exc = CircuitOpenError(
             f"{name} is refused until its circuit closes ({status.failures} failures)",
             call=validated.call,
@@ -430,7 +512,9 @@ class Dispatcher:
     def _from_ledger(validated: ValidatedCall, key: str, entry: LedgerEntry) -> CallReport:
         call, name = validated.call, validated.tool.name
         if entry.state == "done" and entry.content is not None:
-            result = results.replayed_result(call, entry.content, is_error=entry.is_error)
+            result = results.replayed_result(
+                call, entry.content, is_error=entry.is_error, ran_at=entry.finished_at
+            )
             problem = _note(
                 "write_replayed",
                 f"{name} already ran for this key; its recorded result is returned",

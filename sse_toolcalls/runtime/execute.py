@@ -65,11 +65,14 @@ async def run_local(validated: ValidatedCall, /) -> Any:
         ToolExecutionError: the handler raised (the original exception is its cause).
     """
     handler = validated.tool.handler
+    kwargs = validated.kwargs
+    slot = validated.tool.context_parameter
+    if slot is not None:
+        kwargs = {**kwargs, slot: validated.context}
     try:
         if is_async(handler):
-            value = await handler(**validated.kwargs)
+            value = await handler(**kwargs)
         else:
-            kwargs = validated.kwargs
 
             def in_thread() -> tuple[Any]:
                 # Boxed: trio refuses a thread's return value that is a coroutine (it

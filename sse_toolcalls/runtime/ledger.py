@@ -56,9 +56,13 @@ __all__ = [
 LedgerState = Literal["in_flight", "done"]
 """``in_flight``: started, never confirmed; ``done``: ran, result recorded."""
 
-KEY_VERSION = "v2"
+KEY_VERSION = "v3"
 """Part of every derived key: a change to the derivation changes the version, so old
-ledger rows can never be mistaken for new ones."""
+ledger rows can never be mistaken for new ones. ``v3`` (request-scoped keys) replaced
+``v2`` (conversation id + turn): a ``v2`` row is never matched by a ``v3`` key, so it is
+inert (kept for people reading the ledger, removable with ``forget``); a ``v2`` write
+left in flight at the upgrade is not recognised by a resumed request, so check those
+before upgrading."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -267,33 +271,37 @@ def idempotency_key(
     *,
     tool: str,
     arguments: Any,
-    conversation_id: str,
-    turn: int,
+    request_id: str,
     occurrence: int = 0,
     json_arguments: dict[str, Any] | None = None,
 ) -> str:
     """The idempotency key of one write call, independent of the provider's call id.
 
     The key is the SHA-256 (hex) of, joined by NUL bytes: :data:`KEY_VERSION`, the
-    conversation id, the turn number, the tool name, :func:`canonical_arguments` of the
-    arguments *the handler receives* (after coercion and decoding, so ``"5"``, ``5``
-    and ``5.0`` for an integer are one call), and the occurrence number. Text is
-    encoded as UTF-8 with lone surrogates passed through, so no id or name can make it
-    fail.
+    request id, the tool name, :func:`canonical_arguments` of the arguments *the handler
+    receives* (after coercion and decoding, so ``"5"``, ``5`` and ``5.0`` for an integer
+    are one call), and the occurrence number. Text is encoded as UTF-8 with lone
+    surrogates passed through, so no id or name can make it fail.
 
-    Why not the call id: providers re-issue a call with a new id when a turn is
-    regenerated (a retried request, a resumed conversation), and the write must still be
-    recognised. Why the turn: the same write asked for in a later turn is a new action
-    the model decided on after seeing the first result. Why the occurrence: two
-    identical writes in one turn (``add_item`` twice) are two actions; the k-th identical
-    call of a turn gets occurrence k.
+    The key names one *user request* and the call's place in it: the k-th identical
+    call (same tool, same canonical arguments) of one assistant turn of that request.
+
+    - Why the request id: it is the application's id for the user's message, as a
+      payment API's ``Idempotency-Key``. Re-submitting it (after a crash, a lost
+      reply) resumes the request, and its writes replay; a new message is a new
+      request, so "send Bob another 10" runs even with identical arguments.
+    - Why not the call id, nor the turn: within one request a provider re-issues a call
+      under a new id (a regenerated turn, a resumed request whose turns restart at 0, a
+      model repeating a write whose confirmation it lost), and that must replay, not pay
+      twice.
+    - Why the occurrence: two identical writes in one turn (``add_item`` twice) are two
+      actions; the k-th identical call of a turn gets occurrence k.
 
     Args:
         tool: the tool name.
         arguments: the handler's keyword arguments.
-        conversation_id: a stable id of the conversation (the caller's; keep it across
-            restarts to be protected across restarts).
-        turn: which assistant turn of the conversation asked for the call, from 0.
+        request_id: the id of the user request (the caller's; keep it when the request
+            is resumed or retried to keep its writes from running twice).
         occurrence: how many identical calls came before it in the same turn.
         json_arguments: the validated JSON arguments, used (marked as such) when
             ``arguments`` hold a value with no canonical form (an arbitrary object a
@@ -305,8 +313,7 @@ def idempotency_key(
     """
     parts = (
         KEY_VERSION,
-        conversation_id,
-        str(turn),
+        request_id,
         tool,
         key_arguments(arguments, json_arguments),
         str(occurrence),

@@ -14,6 +14,7 @@ added (its schema is checked and compiled then), so ``import sse_toolcalls`` sta
 
 from .. import _adopt
 from .coercion import coerce_string
+from .context import ToolContext
 from .registry import (
     DEFAULT_TIMEOUT,
     NO_TOOL_FITS_NAME,
@@ -33,6 +34,7 @@ __all__ = [
     "Effect",
     "Problem",
     "Tool",
+    "ToolContext",
     "ToolRegistry",
     "ValidatedCall",
     "coerce_string",

@@ -26,8 +26,9 @@ from typing import Any, Literal, overload
 
 from ..calls import ToolCall, ToolResult, ToolSpec
 from ..errors import InvalidArgumentsError, ToolError, UnknownToolError, UsageError
+from .context import ToolContext
 from .results import NO_TOOL_FITS_REPLY, count, error_result, first_line
-from .signature import DecodeError, function_schema
+from .signature import DecodeError, context_parameter, function_name, function_schema
 from .strict import unnullify
 from .validation import ArgumentValidator, Coercion, Problem, path_text
 
@@ -42,6 +43,10 @@ __all__ = [
 
 Effect = Literal["read", "write"]
 """``read``: no side effect, safe to retry. ``write``: changes something; never run twice."""
+
+DEFAULT_TOOL_RETRIES = 2
+"""ToolRetry answers per tool and run: a model that was told why twice and still gets it
+wrong is not converging, and each further round costs the user a request."""
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a tool may run by default: long for a lookup, short enough that a hung tool
@@ -85,6 +90,23 @@ class Tool:
     """Turns validated JSON arguments into the handler's keyword arguments (function tools:
     enum members, dates, dataclass and model instances); ``None`` passes them unchanged."""
 
+    faults: tuple[type[Exception], ...] = ()
+    """Exception types that mean the tool itself is broken (they count against its
+    circuit breaker), beyond the defaults of :func:`sse_toolcalls.runtime.breaker.blame`:
+    declare the ``ValueError`` subclass your client library raises for a server error."""
+
+    transient: tuple[type[Exception], ...] = ()
+    """Exception types of faults that may pass (a read is retried after them), beyond
+    timeouts and connection errors."""
+
+    retries: int = DEFAULT_TOOL_RETRIES
+    """:class:`~sse_toolcalls.errors.ToolRetry` answers the model may get from this tool
+    in one run before the agent gives up on the call (``tool_arguments`` fallback)."""
+
+    context_parameter: str | None = None
+    """The handler's parameter that receives the call's
+    :class:`~sse_toolcalls.tools.context.ToolContext` (left out of ``parameters``)."""
+
     @property
     def spec(self) -> ToolSpec:
         """The tool as the model sees it."""
@@ -110,6 +132,10 @@ class ValidatedCall:
 
     coercions: tuple[Coercion, ...] = ()
     """The values that were coerced to pass validation, for diagnostics."""
+
+    context: ToolContext[Any] | None = None
+    """What the executor passes as the tool's context parameter (the dispatcher sets it
+    when the tool declares one; never part of ``kwargs`` nor of an idempotency key)."""
 
 
 _Handler = Callable[..., Any]
@@ -177,6 +203,13 @@ class ToolRegistry:
             raise UsageError(f"{tool.name}: timeout must be positive seconds or None")
         if tool.effect not in ("read", "write"):
             raise UsageError(f"{tool.name}: effect must be 'read' or 'write'")
+        if tool.retries < 0:
+            raise UsageError(f"{tool.name}: retries cannot be negative")
+        for declared in (*tool.faults, *tool.transient):
+            if not (isinstance(declared, type) and issubclass(declared, Exception)):
+                raise UsageError(
+                    f"{tool.name}: faults and transient must be exception types, not {declared!r}"
+                )
         validator = ArgumentValidator(tool.parameters)
         self._tools[tool.name] = tool
         self._validators[tool.name] = validator
@@ -196,6 +229,9 @@ class ToolRegistry:
         effect: Effect = "read",
         parallel_safe: bool = True,
         timeout: float | None = DEFAULT_TIMEOUT,
+        faults: tuple[type[Exception], ...] = (),
+        transient: tuple[type[Exception], ...] = (),
+        retries: int = DEFAULT_TOOL_RETRIES,
     ) -> Callable[[_Handler], _Handler]: ...
 
     def register(
@@ -208,6 +244,9 @@ class ToolRegistry:
         effect: Effect = "read",
         parallel_safe: bool = True,
         timeout: float | None = DEFAULT_TIMEOUT,
+        faults: tuple[type[Exception], ...] = (),
+        transient: tuple[type[Exception], ...] = (),
+        retries: int = DEFAULT_TOOL_RETRIES,
     ) -> _Handler | Callable[[_Handler], _Handler]:
         """Add a Python function as a tool; usable as ``@register`` or ``@register(...)``.
 
@@ -221,6 +260,10 @@ class ToolRegistry:
             effect: ``read`` or ``write``.
             parallel_safe: Whether it may run beside other calls of its turn.
             timeout: Seconds per run, or ``None``.
+            faults: exception types that blame the tool (``Tool.faults``).
+            transient: exception types of passing faults, retried for reads
+                (``Tool.transient``).
+            retries: ``ToolRetry`` answers per run (``Tool.retries``).
 
         Returns:
             The function itself, unchanged (or a decorator that returns it).
@@ -232,9 +275,10 @@ class ToolRegistry:
 
         def decorate(func: _Handler) -> _Handler:
             doc, parameters, decode = function_schema(func)
+            context = context_parameter(func)
             self.add(
                 Tool(
-                    name=name or str(getattr(func, "__name__", "")),
+                    name=name or function_name(func),
                     description=description if description is not None else doc,
                     parameters=parameters,
                     handler=func,
@@ -242,6 +286,10 @@ class ToolRegistry:
                     parallel_safe=parallel_safe,
                     timeout=timeout,
                     decode_arguments=decode,
+                    faults=tuple(faults),
+                    transient=tuple(transient),
+                    retries=retries,
+                    context_parameter=context,
                 )
             )
             return func
@@ -258,8 +306,11 @@ class ToolRegistry:
         effect: Effect = "read",
         parallel_safe: bool = True,
         timeout: float | None = DEFAULT_TIMEOUT,
+        faults: tuple[type[Exception], ...] = (),
+        transient: tuple[type[Exception], ...] = (),
     ) -> Tool:
-        """Add a tool declared by a raw JSON Schema; the handler gets the JSON arguments.
+        """Add a tool declared by a raw JSON Schema; the handler gets the JSON arguments
+        (``faults`` and ``transient`` as for :meth:`register`).
 
         Returns:
             The new tool.
@@ -276,6 +327,8 @@ class ToolRegistry:
                 effect=effect,
                 parallel_safe=parallel_safe,
                 timeout=timeout,
+                faults=tuple(faults),
+                transient=tuple(transient),
             )
         )
 

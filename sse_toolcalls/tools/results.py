@@ -20,9 +20,12 @@ return value, its content is a JSON object the model can act on::
   overran gets its own text (it may still have happened: do not repeat it);
 - ``tool_unavailable``: an open circuit, or a write the ledger could not reserve;
 - ``write_unconfirmed``: a write started earlier and never confirmed, not repeated;
-- ``too_many_calls``: the turn asked for more calls than allowed, none ran.
+- ``too_many_calls``: the turn asked for more calls than allowed, none ran;
+- ``tool_retry``: the handler refused the call with its own reason
+  (:class:`~sse_toolcalls.errors.ToolRetry`), for the model to correct.
 
-A write the ledger already holds is answered with its recorded content
+A write the ledger already holds is answered with its recorded content wrapped in
+``{"replayed": true, "ran_at": ..., "message": ..., "result": ...}``
 (:func:`replayed_result`). The tools layer (:class:`~.registry.ToolRegistry`) and the
 runtime (:mod:`sse_toolcalls.runtime.dispatch`) both answer through here, so a text is
 written once and the two can never disagree. Nothing here raises for any value: results
@@ -31,8 +34,10 @@ are made after a tool may have run, when an exception would lose its answer.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import logging
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,6 +60,7 @@ __all__ = [
     "ok_result",
     "replayed_result",
     "too_many_calls_result",
+    "tool_retry_result",
     "write_timeout_result",
     "write_unconfirmed_result",
 ]
@@ -185,10 +191,42 @@ def write_timeout_result(call: ToolCall) -> ToolResult:
 
 
 def replayed_result(
-    call: ToolCall, content: str | dict[str, Any] | list[Any], *, is_error: bool
+    call: ToolCall,
+    content: str | dict[str, Any] | list[Any],
+    *,
+    is_error: bool,
+    ran_at: float | None,
 ) -> ToolResult:
-    """A write's recorded answer, re-addressed to the call that asks for it again."""
-    return ToolResult(call=call, content=content, is_error=is_error)
+    """A write's recorded answer, re-addressed to the call that asks for it again.
+
+    Wrapped, not bare: a model shown only the recorded answer takes it for a new run
+    ("sent Bob another 10"), so it is told this is a replay and when the action ran
+    (``ran_at``, seconds since the epoch, as ISO 8601 UTC; ``None`` when unknown).
+    """
+    when = _iso(ran_at)
+    at = f" at {when}" if when else ""
+    wrapped: dict[str, Any] = {
+        "replayed": True,
+        "tool": call.name,
+        "ran_at": when,
+        "message": (
+            f"The action {call.name!r} already ran{at} for this request; this is its "
+            "recorded result, not a new run. Do not call it again for this request; "
+            "tell the user what it did then."
+        ),
+        "result": content,
+    }
+    return ToolResult(call=call, content=wrapped, is_error=is_error)
+
+
+def _iso(when: float | None) -> str | None:
+    if when is None or not math.isfinite(when):
+        return None
+    try:
+        stamp = datetime.datetime.fromtimestamp(when, tz=datetime.UTC)
+    except (OverflowError, OSError, ValueError):
+        return None  # a ledger row from a strange clock: the replay still says it is one
+    return stamp.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def write_unconfirmed_result(call: ToolCall) -> ToolResult:
@@ -219,6 +257,23 @@ def too_many_calls_result(call: ToolCall, *, count: int, cap: int) -> ToolResult
         "too_many_calls",
         f"This turn asked for {count} tool calls; at most {cap} are allowed in one "
         "turn, so none of them ran. Ask again with fewer calls per turn.",
+    )
+
+
+MAX_RETRY_CHARS = 1000
+"""Characters of a :class:`~sse_toolcalls.errors.ToolRetry` text sent to the model: a
+reason is a sentence or two; a handler pasting a whole document would flood the context."""
+
+
+def tool_retry_result(call: ToolCall, reason: BaseException) -> ToolResult:
+    """The result of a call whose handler raised ``ToolRetry(reason)``: the handler's own
+    text (cleaned, cut at :data:`MAX_RETRY_CHARS`) for the model to act on; never raises."""
+    text = clean_text(safe_str(reason)).strip()[:MAX_RETRY_CHARS]
+    return _error(
+        call,
+        "tool_retry",
+        f"The tool {call.name!r} refused this call: {text or 'no reason given'}. "
+        "Correct the call and try again.",
     )
 
 

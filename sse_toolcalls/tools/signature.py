@@ -30,7 +30,11 @@ JSON. Parameter descriptions come from the docstring's ``Args:``/``Parameters:``
 the description of the tool is the docstring's text before its first section. A parameter
 without a type hint, ``*args`` and positional-only parameters are refused with
 ``UsageError``: the model cannot be told what to send. A ``**kwargs`` parameter allows
-fields beyond the named ones.
+fields beyond the named ones. A parameter typed
+:class:`~sse_toolcalls.tools.context.ToolContext` is left out of the schema: the executor
+fills it (:func:`context_parameter` names it). A ``functools.partial`` is described by
+its remaining parameters, with the wrapped function's hints, docstring and name; a bound
+method without ``self``.
 """  # noqa: E501
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import collections.abc
 import dataclasses
 import datetime
 import enum
+import functools
 import inspect
 import itertools
 import json
@@ -53,7 +58,14 @@ from typing import Any
 
 from ..errors import UsageError
 
-__all__ = ["DecodeError", "Decoder", "function_schema", "parse_docstring"]
+__all__ = [
+    "DecodeError",
+    "Decoder",
+    "context_parameter",
+    "function_schema",
+    "function_name",
+    "parse_docstring",
+]
 
 
 class DecodeError(ValueError):
@@ -526,13 +538,11 @@ def function_schema(
         UsageError: a parameter has no type hint, a type cannot be described as JSON
             Schema, or a parameter cannot be passed by keyword.
     """
-    owner = getattr(fn, "__qualname__", repr(fn))
-    try:
-        signature = inspect.signature(fn)
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except (TypeError, ValueError, NameError) as exc:
-        raise UsageError(f"{owner}: cannot read the signature: {exc}") from exc
-    description, docs = parse_docstring(inspect.getdoc(fn))
+    inner = _unwrap_partial(fn)
+    owner = getattr(inner, "__qualname__", repr(fn))
+    signature, hints = _signature(fn)
+    context = context_parameter(fn)
+    description, docs = parse_docstring(inspect.getdoc(inner))
     builder = _Builder(owner)
     properties: dict[str, Any] = {}
     decoders: dict[str, Decoder] = {}
@@ -542,6 +552,8 @@ def function_schema(
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             extra = True
             continue
+        if name == context:
+            continue  # the executor's to fill, not the model's
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.POSITIONAL_ONLY):
             raise builder.fail(f"parameter {name!r} cannot be passed by keyword")
         if name not in hints:
@@ -572,3 +584,54 @@ def function_schema(
         return out
 
     return description, parameters, decode_arguments
+
+
+def _unwrap_partial(fn: Callable[..., Any]) -> Callable[..., Any]:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn
+
+
+def _signature(fn: Callable[..., Any]) -> tuple[inspect.Signature, dict[str, Any]]:
+    inner = _unwrap_partial(fn)
+    owner = getattr(inner, "__qualname__", repr(fn))
+    try:
+        # A partial's own signature (its bound arguments gone), its function's hints:
+        # typing cannot read hints off a partial object.
+        return inspect.signature(fn), typing.get_type_hints(inner, include_extras=True)
+    except (TypeError, ValueError, NameError) as exc:
+        raise UsageError(f"{owner}: cannot read the signature: {exc}") from exc
+
+
+def function_name(fn: Callable[..., Any]) -> str:
+    """The tool name of ``fn``: its ``__name__`` (a partial's: its function's), or ``""``."""
+    return str(getattr(_unwrap_partial(fn), "__name__", ""))
+
+
+def context_parameter(fn: Callable[..., Any]) -> str | None:
+    """The name of ``fn``'s parameter typed ``ToolContext`` (or ``ToolContext[...]``),
+    or ``None``.
+
+    Raises:
+        UsageError: the signature cannot be read, or more than one parameter is a
+            ``ToolContext``.
+    """
+    from .context import ToolContext
+
+    signature, hints = _signature(fn)
+    found = [
+        name
+        for name in signature.parameters
+        if name in hints and _is_context(_strip_annotated(hints[name]), ToolContext)
+    ]
+    if len(found) > 1:
+        raise UsageError(f"{function_name(fn)}: one ToolContext parameter at most, not {found}")
+    return found[0] if found else None
+
+
+def _strip_annotated(hint: Any) -> Any:
+    return typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
+
+
+def _is_context(hint: Any, context: type) -> bool:
+    return hint is context or typing.get_origin(hint) is context

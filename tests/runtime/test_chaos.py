@@ -283,7 +283,9 @@ async def play(
                 lang=lang,
             )
             with anyio.fail_after(30):
-                reply = await agent.run(USER, conversation_id="chaos-conversation-1")
+                reply = await agent.run(
+                    USER, conversation_id="chaos-conversation-1", request_id="chaos-request-1"
+                )
     sim.assert_no_problems()
     faults = sum(
         1 for r in sim.requests if r.turn_number >= 0 and turns[r.turn_number].fault is not None

@@ -257,26 +257,24 @@ async def test_a_replayed_write_returns_the_recorded_result_under_the_new_id() -
     ledger = InMemoryLedger()
     dispatcher = Dispatcher(registry, ledger=ledger)
     first = await dispatcher.dispatch(
-        [call("transfer", {"to": "bob", "cents": 500}, 0, "toolu_old")],
-        conversation_id="conv-1",
-        turn=3,
+        [call("transfer", {"to": "bob", "cents": 500}, 0, "toolu_old")], request_id="req-1"
     )
     # The provider regenerates the turn: same call, new id, keys in another order, and
     # the amount as a string the registry coerces: still the same action.
     again = await dispatcher.dispatch(
-        [call("transfer", {"cents": "500", "to": "bob"}, 0, "toolu_new")],
-        conversation_id="conv-1",
-        turn=3,
+        [call("transfer", {"cents": "500", "to": "bob"}, 0, "toolu_new")], request_id="req-1"
     )
     assert executed == [{"to": "bob", "cents": 500}]
     assert (first[0].outcome, again[0].outcome) == ("ok", "replayed")
     assert again[0].runs == 0
     assert again[0].result.call.call_id == "toolu_new"
-    assert again[0].result.content == {"receipt": "R1"}
+    replay = again[0].result.content
+    assert isinstance(replay, dict)
+    assert replay["replayed"] is True and replay["result"] == {"receipt": "R1"}
     assert again[0].key == first[0].key
-    # The same transfer asked for in a later turn is a new decision: it runs.
+    # The same transfer in a new request (the user asked again) is a new action: it runs.
     later = await dispatcher.dispatch(
-        [call("transfer", {"to": "bob", "cents": 500}, 0)], conversation_id="conv-1", turn=4
+        [call("transfer", {"to": "bob", "cents": 500}, 0)], request_id="req-2"
     )
     assert later[0].outcome == "ok"
     assert len(executed) == 2
@@ -294,12 +292,12 @@ async def test_identical_writes_in_one_turn_are_two_actions_each_guarded() -> No
 
     dispatcher = Dispatcher(registry)
     turn = calls(("add_item", {"item": "apple"}), ("add_item", {"item": "apple"}))
-    first = await dispatcher.dispatch(turn, conversation_id="c", turn=0)
-    second = await dispatcher.dispatch(turn, conversation_id="c", turn=0)
+    first = await dispatcher.dispatch(turn, request_id="c")
+    second = await dispatcher.dispatch(turn, request_id="c")
     assert executed == ["apple", "apple"]
     assert [r.outcome for r in first] == ["ok", "ok"]
     assert [r.outcome for r in second] == ["replayed", "replayed"]
-    assert sorted(r.result.content for r in second) == ["1 in cart", "2 in cart"]  # type: ignore[type-var]
+    assert sorted(r.result.content["result"] for r in second) == ["1 in cart", "2 in cart"]  # type: ignore[call-overload, index]
 
 
 async def test_a_write_left_in_flight_is_never_run_again() -> None:
@@ -315,10 +313,10 @@ async def test_a_write_left_in_flight_is_never_run_again() -> None:
     ledger = InMemoryLedger()
     dispatcher = Dispatcher(registry, ledger=ledger)
     turn = calls(("send_email", {"to": "ana@example.com"}))
-    key = dispatcher._keys([registry.check(turn[0])], "c", 0)[0]
+    key = dispatcher._keys([registry.check(turn[0])], "c")[0]
     assert key is not None
     ledger.reserve(key, tool="send_email")  # a crash after the reservation
-    reports = await dispatcher.dispatch(turn, conversation_id="c", turn=0)
+    reports = await dispatcher.dispatch(turn, request_id="c")
     assert executed == []
     assert reports[0].outcome == "unconfirmed"
     assert reports[0].result.is_error
@@ -341,8 +339,8 @@ async def test_a_write_that_times_out_is_recorded_and_says_it_may_have_happened(
     ledger = InMemoryLedger()
     dispatcher = Dispatcher(registry, ledger=ledger)
     turn = calls(("publish", {"post": "hello"}))
-    first = await dispatcher.dispatch(turn, conversation_id="c")
-    again = await dispatcher.dispatch(turn, conversation_id="c")
+    first = await dispatcher.dispatch(turn, request_id="c")
+    again = await dispatcher.dispatch(turn, request_id="c")
     assert started == ["hello"]
     assert (first[0].outcome, again[0].outcome) == ("timeout", "replayed")
     assert "may still have happened" in first[0].result.content["message"]  # type: ignore[call-overload, index]
@@ -431,7 +429,7 @@ async def test_outer_cancellation_propagates_and_leaves_no_half_recorded_state()
         async with anyio.create_task_group() as group:
 
             async def run() -> None:
-                outcome.append(await dispatcher.dispatch(turn, conversation_id="c"))
+                outcome.append(await dispatcher.dispatch(turn, request_id="c"))
 
             group.start_soon(run)
             await entered.wait()
@@ -440,7 +438,7 @@ async def test_outer_cancellation_propagates_and_leaves_no_half_recorded_state()
     assert started == ["slow"], "the write queued behind it never started"
     assert [(e.tool, e.state) for e in ledger.entries()] == [("write", "in_flight")]
     # Afterwards the interrupted write is not repeated; the one that never started runs.
-    reports = await dispatcher.dispatch(turn, conversation_id="c")
+    reports = await dispatcher.dispatch(turn, request_id="c")
     assert started == ["slow", "quick"]
     assert [r.outcome for r in reports] == ["unconfirmed", "ok"]
     assert [e.state for e in ledger.entries()] == ["in_flight", "done"]
@@ -566,15 +564,16 @@ async def test_a_reissued_write_spelled_differently_is_replayed_not_run_again() 
 
     dispatcher = Dispatcher(registry)
     first = await dispatcher.dispatch(
-        [call("pay", {"to": "bob", "cents": 125}, 0, "a")], conversation_id="c", turn=0
+        [call("pay", {"to": "bob", "cents": 125}, 0, "a")], request_id="c"
     )
     again = await dispatcher.dispatch(
-        [call("pay", {"cents": 125.0, "to": "bob"}, 0, "b")], conversation_id="c", turn=0
+        [call("pay", {"cents": 125.0, "to": "bob"}, 0, "b")], request_id="c"
     )
     assert paid == [125]
     assert (first[0].outcome, again[0].outcome) == ("ok", "replayed")
     assert first[0].key == again[0].key
-    assert again[0].result.content == "paid 125" and again[0].result.call.call_id == "b"
+    assert again[0].result.content["result"] == "paid 125"  # type: ignore[call-overload, index]
+    assert again[0].result.call.call_id == "b"
 
 
 def test_the_agent_passes_its_call_cap_to_the_dispatcher() -> None:

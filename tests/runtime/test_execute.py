@@ -20,6 +20,7 @@ import sse_toolcalls
 from sse_toolcalls.calls import ToolResult
 from sse_toolcalls.errors import ToolExecutionError
 from sse_toolcalls.runtime import Dispatcher, Executor, run_local
+from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.execute import is_async, run_once
 from sse_toolcalls.tools import ToolRegistry, ValidatedCall
 from sse_toolcalls.tools.results import ok_result
@@ -125,13 +126,17 @@ async def test_the_timeout_holds_whatever_the_executor() -> None:
     assert "Do not repeat it" in act.result.content["message"]
 
 
-async def test_an_executor_failure_is_the_calls_failure_and_reads_are_retried() -> None:
+async def test_an_executor_failure_is_the_calls_failure_and_a_fault_of_the_tool() -> None:
     registry = ToolRegistry()
     registry.add_schema_tool("look", {"type": "object"}, lambda: "x")
     backend = Recording(OSError("child died"))
-    (report,) = await Dispatcher(registry, executor=backend).dispatch([call("look")])
+    breaker = CircuitBreaker()
+    dispatcher = Dispatcher(registry, executor=backend, breaker=breaker)
+    (report,) = await dispatcher.dispatch([call("look")])
     assert report.outcome == "failed"
-    assert report.runs == len(backend.seen) == 2
+    # A fault (counted), not a transient one: not re-run (issue 11, item 3).
+    assert breaker.status("look").failures == 1
+    assert report.runs == len(backend.seen) == 1
     assert isinstance(report.result.content, dict)
     assert report.result.content["error"] == "tool_failed"
     assert "OSError" in report.result.content["message"]

@@ -161,8 +161,7 @@ def key_of(**changes: object) -> str:
     fields: dict[str, object] = {
         "tool": "pay",
         "arguments": {"to": "bob", "cents": 500},
-        "conversation_id": "c1",
-        "turn": 2,
+        "request_id": "r1",
         "occurrence": 0,
     }
     fields.update(changes)
@@ -176,12 +175,11 @@ def test_the_key_ignores_argument_order_but_not_what_matters() -> None:
     others = {
         key_of(tool="refund"),
         key_of(arguments={"to": "bob", "cents": 501}),
-        key_of(conversation_id="c2"),
-        key_of(turn=3),
+        key_of(request_id="r2"),
         key_of(occurrence=1),
     }
     assert key not in others
-    assert len(others) == 5
+    assert len(others) == 4
 
 
 # --------------------------------------------------------------------------------------
@@ -258,8 +256,7 @@ def handler_sees(registry: ToolRegistry, name: str, text: str) -> tuple[dict[str
         tool=name,
         arguments=validated.kwargs,
         json_arguments=validated.arguments,
-        conversation_id="conv",
-        turn=0,
+        request_id="req",
     )
     return validated.kwargs, key
 
@@ -340,11 +337,9 @@ any_character = st.integers(0, 0x10FFFF).map(chr)  # surrogates included
 def test_the_key_never_raises_on_any_string(
     tool: str, conversation: str, args: dict[str, str]
 ) -> None:
-    key = idempotency_key(tool=tool, arguments=args, conversation_id=conversation, turn=0)
+    key = idempotency_key(tool=tool, arguments=args, request_id=conversation)
     assert len(key) == 64
-    assert key == idempotency_key(
-        tool=tool, arguments=dict(args), conversation_id=conversation, turn=0
-    )
+    assert key == idempotency_key(tool=tool, arguments=dict(args), request_id=conversation)
 
 
 @pytest.mark.parametrize(
