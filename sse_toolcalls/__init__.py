@@ -44,6 +44,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SSEToolCallsError",
         "SandboxDeclarationError",
         "SandboxUnavailableError",
+        "SandboxViolationError",
         "StreamError",
         "StreamTimeoutError",
         "ToolError",
@@ -202,6 +203,7 @@ if _typing.TYPE_CHECKING:
     from .errors import ProviderError as ProviderError
     from .errors import SandboxDeclarationError as SandboxDeclarationError
     from .errors import SandboxUnavailableError as SandboxUnavailableError
+    from .errors import SandboxViolationError as SandboxViolationError
     from .errors import SSEToolCallsError as SSEToolCallsError
     from .errors import StreamError as StreamError
     from .errors import StreamTimeoutError as StreamTimeoutError

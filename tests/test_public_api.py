@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import sse_toolcalls
+import sse_toolcalls.sandbox
 from sse_toolcalls import (
     EventTooLargeError,
     InvalidArgumentsError,
@@ -240,6 +241,13 @@ EVERY_ERROR: list[SSEToolCallsError] = [
     sse_toolcalls.LedgerError("locked"),
     sse_toolcalls.SandboxDeclarationError("a lambda cannot be imported"),
     sse_toolcalls.SandboxUnavailableError("no backend", call=CALL, reasons=("no bwrap",)),
+    sse_toolcalls.SandboxViolationError(
+        "denied",
+        call=CALL,
+        violation=sse_toolcalls.sandbox.Violation(
+            kind=sse_toolcalls.sandbox.ViolationKind.DENIED_PATH, message="no", path="/etc"
+        ),
+    ),
 ]
 
 
