@@ -70,8 +70,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "runtime": (
         "Agent",
         "AgentReply",
+        "ApprovalContext",
+        "ApprovalState",
         "CallReport",
         "CircuitBreaker",
+        "Deny",
         "Diagnostic",
         "Dispatcher",
         "IdempotencyLedger",
@@ -224,8 +227,11 @@ if _typing.TYPE_CHECKING:
     from .parser import ToolCallParser as ToolCallParser
     from .runtime import Agent as Agent
     from .runtime import AgentReply as AgentReply
+    from .runtime import ApprovalContext as ApprovalContext
+    from .runtime import ApprovalState as ApprovalState
     from .runtime import CallReport as CallReport
     from .runtime import CircuitBreaker as CircuitBreaker
+    from .runtime import Deny as Deny
     from .runtime import Diagnostic as Diagnostic
     from .runtime import Dispatcher as Dispatcher
     from .runtime import IdempotencyLedger as IdempotencyLedger

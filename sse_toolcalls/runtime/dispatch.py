@@ -106,6 +106,7 @@ CallOutcome = Literal[
     "unconfirmed",
     "ledger_error",
     "over_limit",
+    "declined",
 ]
 """How a call ended: ``ok``; ``refused`` (unknown tool or invalid arguments, nothing
 ran); ``failed`` / ``timeout`` (the handler raised or overran); ``unavailable`` (open
@@ -113,7 +114,8 @@ circuit, nothing ran); ``replayed`` (a write already done: its recorded result, 
 ran); ``unconfirmed`` (a write that started earlier and was never confirmed: not
 repeated); ``ledger_error`` (a write whose key could not be reserved: not run);
 ``over_limit`` (its turn asked for more than ``max_calls_per_turn`` calls: nothing of the
-turn ran)."""
+turn ran); ``declined`` (the approval policy denied it, or a person did: nothing ran;
+set by the :class:`~.agent.Agent`, which decides before dispatch)."""
 
 KeyFunction = Callable[["ValidatedCall", str, int, int], str]
 """Makes a write's idempotency key from (validated call, conversation id, turn,
