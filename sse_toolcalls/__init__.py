@@ -85,6 +85,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "aiter_events_from_sse",
         "aiter_tool_calls",
         "aiter_tool_calls_from_sse",
+        "approval_id",
         "fallback_message",
         "iter_events",
         "iter_tool_calls",
@@ -242,6 +243,7 @@ if _typing.TYPE_CHECKING:
     from .runtime import aiter_events_from_sse as aiter_events_from_sse
     from .runtime import aiter_tool_calls as aiter_tool_calls
     from .runtime import aiter_tool_calls_from_sse as aiter_tool_calls_from_sse
+    from .runtime import approval_id as approval_id
     from .runtime import fallback_message as fallback_message
     from .runtime import iter_events as iter_events
     from .runtime import iter_tool_calls as iter_tool_calls

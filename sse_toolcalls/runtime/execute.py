@@ -109,9 +109,11 @@ async def run_sandboxed(validated: ValidatedCall, /) -> Any:
         What the handler returned, as JSON decoded it.
 
     Raises:
-        SandboxViolationError: the sandbox stopped the call (its ``violation`` says why:
-            a denied path, the network, a limit, the timeout, a crash, the handler's own
-            exception).
+        ToolTimeoutError: it overran ``Sandbox.timeout`` (the tree was killed; the
+            violation is the cause), answered as any timeout (a write's own text).
+        SandboxViolationError: the sandbox stopped the call otherwise (its
+            ``violation`` says why: a denied path, the network, a limit, a crash, the
+            handler's own exception).
         ToolExecutionError: the sandbox could not be started (no backend any more, a
             handler no longer importable), the cause chained.
         UsageError: the tool has no sandbox.
@@ -135,6 +137,15 @@ async def run_sandboxed(validated: ValidatedCall, /) -> Any:
             f"{tool.name} could not be sandboxed: {safe_str(exc)}", call=validated.call
         ) from exc
     violation = outcome.violation
+    if violation is not None and violation.kind == "timeout":
+        # The same overrun as an in-process timeout, answered the same way: a read "may
+        # be retried", a write "may still have happened, do not repeat it".
+        stopped = SandboxViolationError(violation.message, call=validated.call, violation=violation)
+        raise ToolTimeoutError(
+            f"{tool.name} did not finish within {tool.sandbox.timeout:g} s (its sandbox's "
+            "timeout); its process tree was killed",
+            call=validated.call,
+        ) from stopped
     if violation is not None:
         raise SandboxViolationError(
             f"{tool.name} was stopped by its sandbox ({violation.kind}): {violation.message}",

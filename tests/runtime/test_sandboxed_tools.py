@@ -111,8 +111,19 @@ async def test_memory_cpu_and_timeout_each_get_their_own_result() -> None:
     cpu = await one_call(registry, "spin", {})
     assert cpu["violation"] == "cpu_limit"
     late = await one_call(registry, "sleep", {"seconds": 30})
-    assert late["violation"] == "timeout"
+    assert late["error"] == "tool_timeout"
     assert not sandbox_pids()
+
+
+async def test_a_sandboxed_write_that_overruns_is_not_to_be_repeated(tmp_path: Path) -> None:
+    registry = ToolRegistry()
+    registry.register(tools.sleep, effect="write", sandbox=Sandbox(timeout=1))
+    client = FakeClient([calling(("sleep", {"seconds": 30})), answer("done")])
+    reply = await Agent(client, registry).run("go")
+    (report,) = reply.reports
+    assert report.outcome == "timeout" and report.runs == 1
+    message = content(report.result)["message"]
+    assert "may still have happened" in message and "Do not repeat" in message
 
 
 async def test_violations_are_tool_faults_for_the_breaker(tmp_path: Path) -> None:
