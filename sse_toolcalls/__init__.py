@@ -44,6 +44,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SSEToolCallsError",
         "SandboxDeclarationError",
         "SandboxUnavailableError",
+        "SandboxViolationError",
         "StreamError",
         "StreamTimeoutError",
         "ToolError",
@@ -70,8 +71,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "runtime": (
         "Agent",
         "AgentReply",
+        "ApprovalContext",
+        "ApprovalState",
         "CallReport",
         "CircuitBreaker",
+        "Deny",
         "Diagnostic",
         "Dispatcher",
         "IdempotencyLedger",
@@ -84,6 +88,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "aiter_tool_calls_from_sse",
         "aparse_events",
         "aparse_tool_calls",
+        "approval_id",
         "fallback_message",
         "iter_events",
         "iter_tool_calls",
@@ -217,6 +222,7 @@ if _typing.TYPE_CHECKING:
     from .errors import ProviderError as ProviderError
     from .errors import SandboxDeclarationError as SandboxDeclarationError
     from .errors import SandboxUnavailableError as SandboxUnavailableError
+    from .errors import SandboxViolationError as SandboxViolationError
     from .errors import SSEToolCallsError as SSEToolCallsError
     from .errors import StreamError as StreamError
     from .errors import StreamTimeoutError as StreamTimeoutError
@@ -238,8 +244,11 @@ if _typing.TYPE_CHECKING:
     from .parser import ToolCallParser as ToolCallParser
     from .runtime import Agent as Agent
     from .runtime import AgentReply as AgentReply
+    from .runtime import ApprovalContext as ApprovalContext
+    from .runtime import ApprovalState as ApprovalState
     from .runtime import CallReport as CallReport
     from .runtime import CircuitBreaker as CircuitBreaker
+    from .runtime import Deny as Deny
     from .runtime import Diagnostic as Diagnostic
     from .runtime import Dispatcher as Dispatcher
     from .runtime import IdempotencyLedger as IdempotencyLedger
@@ -252,6 +261,7 @@ if _typing.TYPE_CHECKING:
     from .runtime import aiter_tool_calls_from_sse as aiter_tool_calls_from_sse
     from .runtime import aparse_events as aparse_events
     from .runtime import aparse_tool_calls as aparse_tool_calls
+    from .runtime import approval_id as approval_id
     from .runtime import fallback_message as fallback_message
     from .runtime import iter_events as iter_events
     from .runtime import iter_tool_calls as iter_tool_calls

@@ -231,6 +231,16 @@ class CircuitOpenError(ToolError):
     """The tool failed too often recently and is refused until its cool-down ends."""
 
 
+class SandboxViolationError(ToolExecutionError):
+    """A sandboxed call was stopped by its sandbox (a denied path, the network, a limit,
+    its timeout, a crash): ``violation`` says which, for the model's error result."""
+
+    def __init__(self, message: str, *, call: ToolCall | None = None, violation: Any) -> None:
+        super().__init__(message, call=call)
+        self.violation = violation
+        """The :class:`~sse_toolcalls.sandbox.Violation` that stopped the call."""
+
+
 class LedgerError(SSEToolCallsError):
     """The idempotency ledger could not be read or written (a locked or corrupt database
     file...). A write whose key cannot be reserved is not run."""

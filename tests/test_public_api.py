@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import sse_toolcalls
+import sse_toolcalls.sandbox
 from sse_toolcalls import (
     EventTooLargeError,
     InvalidArgumentsError,
@@ -244,6 +245,13 @@ EVERY_ERROR: list[Exception] = [
     sse_toolcalls.SandboxDeclarationError("a lambda cannot be imported"),
     sse_toolcalls.SandboxUnavailableError("no backend", call=CALL, reasons=("no bwrap",)),
     sse_toolcalls.ToolRetry("the date must be in the past"),
+    sse_toolcalls.SandboxViolationError(
+        "denied",
+        call=CALL,
+        violation=sse_toolcalls.sandbox.Violation(
+            kind=sse_toolcalls.sandbox.ViolationKind.DENIED_PATH, message="no", path="/etc"
+        ),
+    ),
 ]
 
 

@@ -31,8 +31,7 @@ async def test_an_illegal_tool_name_goes_out_legal_and_comes_back_home(dialect: 
         reads.append(path)
         return "hello"
 
-    # Works at run time; register's overloads lack the "function and options" form.
-    registry.register(read_all, name=REGISTRY_NAME, effect="read")  # type: ignore[call-overload]
+    registry.register(read_all, name=REGISTRY_NAME, effect="read")
     script = Script(
         turns=(
             # The model only knows the declared (wire) name, so that is what it calls.

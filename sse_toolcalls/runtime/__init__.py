@@ -11,6 +11,14 @@ from __future__ import annotations
 
 from .. import _adopt
 from .agent import DEFAULT_MAX_STEPS, Agent, AgentReply, StreamingClient
+from .approval import (
+    ApprovalContext,
+    ApprovalPolicy,
+    ApprovalState,
+    Decision,
+    Deny,
+    approval_id,
+)
 from .breaker import CircuitBreaker, CircuitStatus
 from .diagnostics import Diagnostic
 from .dispatch import CallOutcome, CallReport, Dispatcher
@@ -30,7 +38,7 @@ from .edge import (
     parse_events,
     parse_tool_calls,
 )
-from .execute import Executor, run_local
+from .execute import Executor, run_local, run_sandboxed
 from .fallback import FallbackReason, fallback_message
 from .http_errors import is_retryable_status, parse_retry_after, provider_error_from_http
 from .ledger import (
@@ -49,11 +57,16 @@ __all__ = [
     "TIMEOUT_CODE",
     "Agent",
     "AgentReply",
+    "ApprovalContext",
+    "ApprovalPolicy",
+    "ApprovalState",
     "AsyncByteResponse",
     "CallOutcome",
     "CallReport",
     "CircuitBreaker",
     "CircuitStatus",
+    "Decision",
+    "Deny",
     "Diagnostic",
     "Dispatcher",
     "Executor",
@@ -68,6 +81,7 @@ __all__ = [
     "StreamingClient",
     "SyncByteResponse",
     "aiter_events",
+    "approval_id",
     "aiter_events_from_sse",
     "aiter_tool_calls",
     "aiter_tool_calls_from_sse",
@@ -85,6 +99,7 @@ __all__ = [
     "provider_error_from_http",
     "provider_error_from_sdk",
     "run_local",
+    "run_sandboxed",
     "translate_sdk_errors",
 ]
 

@@ -22,6 +22,11 @@ text, within ``max_steps``), and adds what a product needs when things fail:
   the model, up to ``Tool.retries`` times per tool and run; then the ``tool_arguments``
   fallback.
 - **Step limit**: the ``step_limit`` fallback.
+- **Permissions and approval** (:mod:`.approval`): before a turn's calls run, the
+  ``policy`` (and each tool's ``needs_approval``) decides per call: allow, deny (the
+  model reads the reason) or ask. A turn with a call that asks runs nothing and the run
+  pauses: the reply's ``pending_approvals`` and ``state`` say what waits, and
+  :meth:`Agent.resume` goes on with the person's answer.
 - **Anything else** (a bug here or in a handler's result, an exception a stream should
   never raise): the ``internal_error`` fallback, with the exception and its traceback in
   the diagnostics and the log. Only cancellation, and misuse found before any tool ran
@@ -30,6 +35,8 @@ text, within ``max_steps``), and adds what a product needs when things fail:
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import logging
 import traceback
 import uuid
@@ -49,6 +56,15 @@ from ..conversation import (
     UserMessage,
 )
 from ..errors import StreamError, StreamTimeoutError, TruncatedStreamError, UsageError
+from ..tools import results as result_texts
+from .approval import (
+    ApprovalContext,
+    ApprovalPolicy,
+    ApprovalState,
+    Decision,
+    Deny,
+    approval_id,
+)
 from .breaker import CircuitBreaker
 from .diagnostics import MAX_BODY_CHARS, Diagnostic, from_exception, report
 from .dispatch import (
@@ -120,6 +136,13 @@ class AgentReply:
     requests: int
     """Requests sent to the provider, retries included."""
 
+    pending_approvals: tuple[ToolCall, ...] = ()
+    """The calls waiting for a person's approval; when there are any, the run is paused,
+    ``text`` is what the model said with them, and nothing of their turn has run."""
+
+    state: ApprovalState | None = None
+    """What :meth:`Agent.resume` needs to go on, when the run is paused."""
+
 
 class Agent:
     """A conversation loop that fails safely. Reusable across runs; one ledger and one
@@ -143,6 +166,7 @@ class Agent:
         executor: Executor = run_local,
         breaker_scope: BreakerScope = per_tool,
         deps: Any = None,
+        policy: ApprovalPolicy | None = None,
     ) -> None:
         """Args:
             client: the provider client (its dialect decides every format).
@@ -167,6 +191,9 @@ class Agent:
                 :data:`~.dispatch.BreakerScope`).
             deps: the application's dependencies, given to tools that declare a
                 :class:`~sse_toolcalls.tools.ToolContext` parameter.
+            policy: decides before each call runs: ``"allow"``, ``Deny(reason)`` or
+                ``"ask"`` (:mod:`.approval`); every call is allowed by default, except
+                that a tool with ``needs_approval`` always asks.
 
         Raises:
             UsageError: ``max_steps`` below 1, or a bad dispatcher setting.
@@ -200,6 +227,9 @@ class Agent:
         """Request options."""
         self.deps = deps
         """The application's dependencies, for tools' contexts."""
+        self.policy = policy
+        """The approval policy, or ``None``."""
+        self._resumed: set[str] = set()
 
     async def run(
         self,
@@ -254,6 +284,65 @@ class Agent:
             # this is the last line, so that the user always gets a reply.
             return run.crashed(exc)
 
+    async def resume(
+        self,
+        state: ApprovalState,
+        *,
+        approve: Sequence[str] = (),
+        deny: Sequence[str] = (),
+        deps: Any = None,
+    ) -> AgentReply:
+        """Go on with a paused run: run the approved calls, decline the denied ones.
+
+        Every pending call must be named once, in ``approve`` or in ``deny``, by its
+        :func:`~.approval.approval_id` (its ``call_id``). The paused turn then runs as
+        one dispatch (in call order, under the same write keys as any run of that
+        turn), a denied call answered with "the user declined"; the loop goes on and
+        may pause again. The turn keeps its request's id, so an approved write has the
+        key it would have had without the pause. ``deps``: as for :meth:`run` (the
+        agent's by default; the state does not keep them).
+
+        Returns:
+            The reply, as from :meth:`run`.
+
+        Raises:
+            UsageError: ``state`` was already resumed by this agent, or the ids do not
+                name each pending call exactly once.
+        """
+        pending = {approval_id(call) for call in state.pending}
+        named = [*approve, *deny]
+        if len(set(named)) != len(named) or set(named) != pending:
+            raise UsageError(
+                "resume names each pending call once, in approve or deny; pending: "
+                + ", ".join(sorted(pending))
+            )
+        if state.token in self._resumed:
+            raise UsageError("this approval state was already resumed; its calls ran once")
+        self._resumed.add(state.token)
+        run = _Run(
+            self,
+            list(state.messages),
+            conversation_id=state.conversation_id,
+            request_id=state.request_id,
+            lang=state.lang,
+            deps=deps if deps is not None else self.deps,
+        )
+        run.retries = dict(state.retries)
+        run.reports = list(state.reports)
+        run.diagnostics = list(state.diagnostics)
+        run.steps, run.requests = state.steps, state.requests
+        declined = dict(state.denied)
+        decisions: list[Decision] = [
+            Deny(reason=declined[approval_id(call)])
+            if approval_id(call) in declined
+            else ("allow" if approval_id(call) not in deny else "ask")
+            for call in state.calls
+        ]
+        try:
+            return await run.go(resumed=(state, decisions))
+        except Exception as exc:
+            return run.crashed(exc)
+
 
 class _Run:
     """The state of one :meth:`Agent.run`."""
@@ -278,57 +367,188 @@ class _Run:
         self.reports: list[CallReport] = []
         self.steps = 0
         self.requests = 0
+        self.retries: dict[str, int] = {}  # ToolRetry answers per tool, this run
 
-    async def go(self) -> AgentReply:
+    async def go(self, resumed: tuple[ApprovalState, list[Decision]] | None = None) -> AgentReply:
         agent = self.agent
         tools = agent.registry.specs()
         refused_before: set[str] = set()
-        retries: dict[str, int] = {}  # ToolRetry answers per tool, this run
-        for _ in range(agent.max_steps):
+        if resumed is not None:
+            # The paused turn first: its calls and decisions come from the state; a call
+            # the person denied is the "ask" left in the decisions.
+            state, decisions = resumed
+            refused_before = set(state.refused_before)
+            reports = await self._dispatch(state.calls, decisions, by_user=True)
+            done = self._after_turn(reports, refused_before)
+            if isinstance(done, AgentReply):
+                return done
+            refused_before = done
+        while self.steps < agent.max_steps:
             finished = await self._request(tools)
             if finished is None:
                 return self._fallback("provider_unavailable")
             self.steps += 1
+            # The turn's index in the conversation, for the approval policy's context and
+            # the paused state (write keys no longer use it: they are request-scoped).
+            turn = sum(isinstance(m, AssistantMessage) for m in self.messages)
             self.messages.append(AssistantMessage(text=finished.text, calls=finished.calls))
             if not finished.calls:
                 if not finished.text.strip():
                     self._note(Diagnostic(kind="empty_answer", message="no text and no calls"))
                     return self._fallback("provider_unavailable")
                 return self._reply(finished.text, None)
-            reports = await agent.dispatcher.dispatch(
-                finished.calls,
+            decisions = [await self._decide(call, turn) for call in finished.calls]
+            if "ask" in decisions:
+                return self._paused(finished, turn, decisions, refused_before)
+            reports = await self._dispatch(finished.calls, decisions, by_user=False)
+            done = self._after_turn(reports, refused_before)
+            if isinstance(done, AgentReply):
+                return done
+            refused_before = done
+        self._note(Diagnostic(kind="step_limit", message=f"{agent.max_steps} steps taken"))
+        return self._fallback("step_limit")
+
+    async def _decide(self, call: ToolCall, turn: int) -> Decision:
+        """The policy's answer for one call, ``needs_approval`` applied; fail closed."""
+        tool = self.agent.registry.get(call.name)
+        decision: Decision = "allow"
+        policy = self.agent.policy
+        if policy is not None:
+            context = ApprovalContext(conversation_id=self.conversation_id, turn=turn, tool=tool)
+            try:
+                answer = policy(context, call)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+            except Exception as exc:
+                self._note(from_exception(exc))
+                return Deny(reason="the application's permission check failed")
+            if not (isinstance(answer, Deny) or answer in ("allow", "ask")):
+                self._note(
+                    Diagnostic(
+                        kind="policy_error",
+                        message=f"the policy answered {safe_repr(answer)} for {call.name}",
+                        tool=call.name,
+                        call_id=call.call_id,
+                    )
+                )
+                return Deny(reason="the application's permission check failed")
+            decision = answer
+        if decision == "allow" and tool is not None and tool.needs_approval:
+            return "ask"
+        return decision
+
+    async def _dispatch(
+        self,
+        calls: Sequence[ToolCall],
+        decisions: Sequence[Decision],
+        *,
+        by_user: bool,
+    ) -> list[CallReport]:
+        """Run the allowed calls of a turn as one dispatch; answer the others as declined.
+
+        ``"ask"`` here is a call the person denied (``by_user``)."""
+        allowed = [call for call, d in zip(calls, decisions, strict=True) if d == "allow"]
+        ran = iter(
+            await self.agent.dispatcher.dispatch(
+                allowed,
                 request_id=self.request_id,
                 conversation_id=self.conversation_id,
                 deps=self.deps,
             )
-            self.reports += reports
-            self.diagnostics += [d for r in reports for d in r.diagnostics]
-            self.messages.append(ToolResultsMessage(results=tuple(r.result for r in reports)))
-            refused_now = {r.call.name for r in reports if r.outcome == "refused"}
-            if refused_now & refused_before:
-                self._note(
-                    Diagnostic(
-                        kind="tool_arguments",
-                        message="the model's corrected call was refused again: "
-                        + ", ".join(sorted(refused_now & refused_before)),
-                    )
+            if allowed
+            else []
+        )
+        reports: list[CallReport] = []
+        for call, decision in zip(calls, decisions, strict=True):
+            if decision == "allow":
+                reports.append(next(ran))
+                continue
+            reason = decision.reason if isinstance(decision, Deny) else None
+            if reason is None and not by_user:  # pragma: no cover - asks pause the turn
+                raise UsageError("a call waiting for approval reached dispatch")
+            problem = Diagnostic(
+                kind="call_declined",
+                message=f"{call.name} was declined: {reason or 'by the user'}",
+                tool=call.name,
+                call_id=call.call_id,
+            )
+            reports.append(
+                CallReport(
+                    call=call,
+                    result=result_texts.declined_result(call, reason=reason),
+                    outcome="declined",
+                    runs=0,
+                    diagnostics=(report(problem, level=logging.INFO),),
                 )
-                return self._fallback("tool_arguments")
-            refused_before = refused_now
-            spent = [r.call.name for r in reports if r.outcome == "retry"]
-            for name in spent:
-                retries[name] = retries.get(name, 0) + 1
-            over = sorted({n for n in spent if retries[n] > _retry_budget(agent.registry, n)})
-            if over:
-                self._note(
-                    Diagnostic(
-                        kind="tool_arguments",
-                        message="the model used up its ToolRetry budget: " + ", ".join(over),
-                    )
+            )
+        return reports
+
+    def _paused(
+        self,
+        finished: StreamFinished,
+        turn: int,
+        decisions: Sequence[Decision],
+        refused_before: set[str],
+    ) -> AgentReply:
+        pending = tuple(
+            call for call, d in zip(finished.calls, decisions, strict=True) if d == "ask"
+        )
+        state = ApprovalState(
+            token=uuid.uuid4().hex,
+            conversation_id=self.conversation_id,
+            request_id=self.request_id,
+            lang=self.lang,
+            turn=turn,
+            messages=tuple(self.messages),
+            calls=finished.calls,
+            denied=tuple(
+                (approval_id(call), d.reason)
+                for call, d in zip(finished.calls, decisions, strict=True)
+                if isinstance(d, Deny)
+            ),
+            pending=pending,
+            reports=tuple(self.reports),
+            diagnostics=tuple(self.diagnostics),
+            refused_before=tuple(sorted(refused_before)),
+            steps=self.steps,
+            requests=self.requests,
+            retries=tuple(sorted(self.retries.items())),
+        )
+        reply = self._reply(finished.text, None)
+        return dataclasses.replace(reply, pending_approvals=pending, state=state)
+
+    def _after_turn(
+        self, reports: list[CallReport], refused_before: set[str]
+    ) -> AgentReply | set[str]:
+        """Record a turn's reports; the fallback when a corrected call was refused again,
+        else the tools refused this turn."""
+        self.reports += reports
+        self.diagnostics += [d for r in reports for d in r.diagnostics]
+        self.messages.append(ToolResultsMessage(results=tuple(r.result for r in reports)))
+        refused_now = {r.call.name for r in reports if r.outcome == "refused"}
+        if refused_now & refused_before:
+            self._note(
+                Diagnostic(
+                    kind="tool_arguments",
+                    message="the model's corrected call was refused again: "
+                    + ", ".join(sorted(refused_now & refused_before)),
                 )
-                return self._fallback("tool_arguments")
-        self._note(Diagnostic(kind="step_limit", message=f"{agent.max_steps} steps taken"))
-        return self._fallback("step_limit")
+            )
+            return self._fallback("tool_arguments")
+        spent = [r.call.name for r in reports if r.outcome == "retry"]
+        for name in spent:
+            self.retries[name] = self.retries.get(name, 0) + 1
+        registry = self.agent.registry
+        over = sorted({n for n in spent if self.retries[n] > _retry_budget(registry, n)})
+        if over:
+            self._note(
+                Diagnostic(
+                    kind="tool_arguments",
+                    message="the model used up its ToolRetry budget: " + ", ".join(over),
+                )
+            )
+            return self._fallback("tool_arguments")
+        return refused_now
 
     async def _request(self, tools: Sequence[ToolSpec]) -> StreamFinished | None:
         """One turn from the provider, with retries; ``None`` when it cannot answer."""

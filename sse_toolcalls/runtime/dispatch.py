@@ -119,6 +119,7 @@ CallOutcome = Literal[
     "ledger_error",
     "over_limit",
     "retry",
+    "declined",
 ]
 """How a call ended: ``ok``; ``refused`` (unknown tool or invalid arguments, nothing
 ran); ``failed`` / ``timeout`` (the handler raised or overran); ``unavailable`` (open
@@ -127,7 +128,8 @@ ran); ``unconfirmed`` (a write that started earlier and was never confirmed: not
 repeated); ``ledger_error`` (a write whose key could not be reserved: not run);
 ``over_limit`` (its turn asked for more than ``max_calls_per_turn`` calls: nothing of the
 turn ran); ``retry`` (the handler raised :class:`~sse_toolcalls.errors.ToolRetry`: its
-reason went to the model)."""
+reason went to the model); ``declined`` (the approval policy denied it, or a person did:
+nothing ran; set by the :class:`~.agent.Agent`, which decides before dispatch)."""
 
 KeyFunction = Callable[["ValidatedCall", str, int], str]
 """Makes a write's idempotency key from (validated call, request id, occurrence in its

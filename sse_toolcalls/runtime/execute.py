@@ -19,6 +19,12 @@ nothing else changes. An executor must:
   handler failed or could not be run, and nothing else but cancellation;
 - stop its work when cancelled: the timeout is a cancellation from :func:`run_once`
   (a child process should be killed then; a worker thread cannot be, and is abandoned).
+
+**Sandboxed tools** (``Tool.sandbox`` set) always run through :func:`run_sandboxed`,
+whatever executor was passed: a declaration is a promise about where the handler runs,
+and a custom executor must not be able to run it in this process by mistake. Their one
+timeout is the sandbox's (the engine kills the child's whole tree at ``Sandbox.timeout``;
+``Tool.timeout`` is ``None``), and a cancellation from outside kills the tree too.
 """
 
 from __future__ import annotations
@@ -31,12 +37,19 @@ import anyio
 import anyio.to_thread
 
 from .._jsonsafe import safe_str
-from ..errors import ToolExecutionError, ToolTimeoutError
+from ..errors import (
+    SandboxDeclarationError,
+    SandboxUnavailableError,
+    SandboxViolationError,
+    ToolExecutionError,
+    ToolTimeoutError,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     from ..tools.registry import ValidatedCall
 
-__all__ = ["Executor", "run_local", "run_once"]
+__all__ = ["Executor", "run_local", "run_once", "run_sandboxed"]
 
 
 class Executor(Protocol):
@@ -92,6 +105,59 @@ async def run_local(validated: ValidatedCall, /) -> Any:
     return value
 
 
+async def run_sandboxed(validated: ValidatedCall, /) -> Any:
+    """Run a sandboxed tool's handler in a child confined to its ``Tool.sandbox``.
+
+    Returns:
+        What the handler returned, as JSON decoded it.
+
+    Raises:
+        ToolTimeoutError: it overran ``Sandbox.timeout`` (the tree was killed; the
+            violation is the cause), answered as any timeout (a write's own text).
+        SandboxViolationError: the sandbox stopped the call otherwise (its
+            ``violation`` says why: a denied path, the network, a limit, a crash, the
+            handler's own exception).
+        ToolExecutionError: the sandbox could not be started (no backend any more, a
+            handler no longer importable), the cause chained.
+        UsageError: the tool has no sandbox.
+    """
+    from ..sandbox import run_in_sandbox  # lazy: the engine is only needed when used
+
+    tool = validated.tool
+    if tool.sandbox is None:
+        raise UsageError(f"{tool.name} has no sandbox declaration")
+    try:
+        outcome = await run_in_sandbox(
+            tool.sandbox,
+            tool.handler,
+            validated.arguments,
+            allow_unsandboxed=tool.allow_unsandboxed,
+        )
+    except (SandboxUnavailableError, SandboxDeclarationError) as exc:
+        # Checked at registration; the machine changed since (bwrap removed, a module
+        # edited): the call is refused, never run unconfined.
+        raise ToolExecutionError(
+            f"{tool.name} could not be sandboxed: {safe_str(exc)}", call=validated.call
+        ) from exc
+    violation = outcome.violation
+    if violation is not None and violation.kind == "timeout":
+        # The same overrun as an in-process timeout, answered the same way: a read "may
+        # be retried", a write "may still have happened, do not repeat it".
+        stopped = SandboxViolationError(violation.message, call=validated.call, violation=violation)
+        raise ToolTimeoutError(
+            f"{tool.name} did not finish within {tool.sandbox.timeout:g} s (its sandbox's "
+            "timeout); its process tree was killed",
+            call=validated.call,
+        ) from stopped
+    if violation is not None:
+        raise SandboxViolationError(
+            f"{tool.name} was stopped by its sandbox ({violation.kind}): {violation.message}",
+            call=validated.call,
+            violation=violation,
+        )
+    return outcome.value
+
+
 async def run_once(validated: ValidatedCall, executor: Executor = run_local) -> Any:
     """Run a validated call once through ``executor``, within its tool's timeout.
 
@@ -100,9 +166,12 @@ async def run_once(validated: ValidatedCall, executor: Executor = run_local) -> 
 
     Raises:
         ToolTimeoutError: it overran ``Tool.timeout`` (it was cancelled).
-        ToolExecutionError: the handler raised, or the executor could not run it.
+        ToolExecutionError: the handler raised, or the executor could not run it
+            (:class:`~sse_toolcalls.errors.SandboxViolationError` when a sandbox stopped it).
         Whatever cancels the caller (never swallowed).
     """
+    if validated.tool.sandbox is not None:
+        return await run_sandboxed(validated)
     timeout = validated.tool.timeout
     try:
         with anyio.fail_after(timeout):

@@ -20,12 +20,23 @@ tool fits the request, so it need not force an unsuitable one.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 from ..calls import ToolCall, ToolResult, ToolSpec
-from ..errors import InvalidArgumentsError, ToolError, UnknownToolError, UsageError
+from ..errors import (
+    InvalidArgumentsError,
+    SandboxUnavailableError,
+    ToolError,
+    UnknownToolError,
+    UsageError,
+)
+
+# At run time, not under TYPE_CHECKING: Tool's annotations are resolved when the root
+# adopts it (typing.get_type_hints must see Sandbox). It loads the engine, and anyio with it.
+from ..sandbox import Sandbox
 from .context import ToolContext
 from .results import NO_TOOL_FITS_REPLY, count, error_result, first_line
 from .signature import DecodeError, context_parameter, function_name, function_schema
@@ -106,6 +117,19 @@ class Tool:
     context_parameter: str | None = None
     """The handler's parameter that receives the call's
     :class:`~sse_toolcalls.tools.context.ToolContext` (left out of ``parameters``)."""
+    sandbox: Sandbox | None = None
+    """Where the handler runs: ``None`` in this process; a declaration, in a child process
+    confined to it (:func:`~sse_toolcalls.sandbox.run_in_sandbox`). The sandbox's own
+    ``timeout`` is then the call's one timeout (``timeout`` is ``None``)."""
+
+    allow_unsandboxed: bool = False
+    """For a sandboxed tool: run it in a plain child (rlimits and the timeout only) where no
+    backend can enforce the declaration, instead of refusing it (fail closed)."""
+
+    needs_approval: bool = False
+    """Whether a person must approve each call before it runs (the short form of an
+    approval policy that answers ``ask`` for this tool: see
+    :class:`~sse_toolcalls.runtime.Agent`)."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -161,7 +185,13 @@ class ToolRegistry:
         reports = await Dispatcher(registry).dispatch([call])   # runs it (the runtime)
     """
 
-    def __init__(self, *, show_error_details: bool = False, strict: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        show_error_details: bool = False,
+        strict: bool = False,
+        allow_unsandboxed: bool = False,
+    ) -> None:
         """Make an empty registry.
 
         Args:
@@ -171,6 +201,10 @@ class ToolRegistry:
                 (``build_request(..., strict=True)``): a ``null`` the model sent for an
                 optional property means "absent" and is removed before validation
                 (:func:`~sse_toolcalls.tools.strict.unnullify`).
+            allow_unsandboxed: Let sandboxed tools run in a plain child process (rlimits
+                and the timeout only) where no sandbox backend can enforce their
+                declaration; by default such a tool is refused when it is registered
+                (fail closed).
         """
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, ArgumentValidator] = {}
@@ -179,6 +213,8 @@ class ToolRegistry:
         """Whether handler exception messages reach the model."""
         self.strict = strict
         """Whether calls come from strictly declared tools (nulls mean absent)."""
+        self.allow_unsandboxed = allow_unsandboxed
+        """Whether sandboxed tools may run unsandboxed where nothing can enforce them."""
 
     # ----------------------------------------------------------------------------------
     # Adding tools
@@ -187,11 +223,15 @@ class ToolRegistry:
         """Add a tool, checking and compiling its schema.
 
         Returns:
-            ``tool``.
+            ``tool`` (a sandboxed one with ``timeout=None``: its sandbox owns it).
 
         Raises:
             UsageError: the name is empty or taken, or the schema is not a valid JSON
                 Schema for an object.
+            SandboxDeclarationError: a sandboxed tool's handler cannot be imported by its
+                module path (a lambda, a closure, a function of ``__main__``).
+            SandboxUnavailableError: no backend here can enforce the tool's sandbox and
+                neither the tool nor the registry allows running it unsandboxed.
         """
         if not tool.name:
             raise UsageError("a tool needs a non-empty name")
@@ -211,12 +251,30 @@ class ToolRegistry:
                     f"{tool.name}: faults and transient must be exception types, not {declared!r}"
                 )
         validator = ArgumentValidator(tool.parameters)
+        if tool.sandbox is not None:
+            _check_sandboxed(tool, allow_unsandboxed=self.allow_unsandboxed)
+            # The sandbox owns the timeout (see _timeout); a Tool built by hand keeps
+            # the default one, which would race the engine's.
+            tool = dataclasses.replace(tool, timeout=None)
         self._tools[tool.name] = tool
         self._validators[tool.name] = validator
         return tool
 
     @overload
-    def register(self, fn: _Handler, /) -> _Handler: ...
+    def register(
+        self,
+        fn: _Handler,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effect: Effect = "read",
+        parallel_safe: bool = True,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        sandbox: Sandbox | None = None,
+        allow_unsandboxed: bool = False,
+        needs_approval: bool = False,
+    ) -> _Handler: ...
 
     @overload
     def register(
@@ -232,6 +290,9 @@ class ToolRegistry:
         faults: tuple[type[Exception], ...] = (),
         transient: tuple[type[Exception], ...] = (),
         retries: int = DEFAULT_TOOL_RETRIES,
+        sandbox: Sandbox | None = None,
+        allow_unsandboxed: bool = False,
+        needs_approval: bool = False,
     ) -> Callable[[_Handler], _Handler]: ...
 
     def register(
@@ -247,6 +308,9 @@ class ToolRegistry:
         faults: tuple[type[Exception], ...] = (),
         transient: tuple[type[Exception], ...] = (),
         retries: int = DEFAULT_TOOL_RETRIES,
+        sandbox: Sandbox | None = None,
+        allow_unsandboxed: bool = False,
+        needs_approval: bool = False,
     ) -> _Handler | Callable[[_Handler], _Handler]:
         """Add a Python function as a tool; usable as ``@register`` or ``@register(...)``.
 
@@ -264,13 +328,24 @@ class ToolRegistry:
             transient: exception types of passing faults, retried for reads
                 (``Tool.transient``).
             retries: ``ToolRetry`` answers per run (``Tool.retries``).
+            timeout: Seconds per run, or ``None``; a sandboxed tool's timeout is its
+                sandbox's (``Sandbox.timeout``), and giving this one too is refused.
+            sandbox: Run each call in a child process confined to this declaration
+                (the handler must be a module-level function).
+            allow_unsandboxed: Run this sandboxed tool in a plain child where no backend
+                can enforce its declaration (as ``ToolRegistry(allow_unsandboxed=True)``
+                does for every tool), instead of refusing it here.
+            needs_approval: Each call waits for a person's approval before it runs.
 
         Returns:
             The function itself, unchanged (or a decorator that returns it).
 
         Raises:
             UsageError: the signature cannot be described as JSON Schema, or the name is
-                taken.
+                taken, or a sandboxed tool was given its own ``timeout``.
+            SandboxDeclarationError: a sandboxed handler cannot be imported by its module
+                path.
+            SandboxUnavailableError: nothing here can enforce ``sandbox`` (fail closed).
         """
 
         def decorate(func: _Handler) -> _Handler:
@@ -284,12 +359,15 @@ class ToolRegistry:
                     handler=func,
                     effect=effect,
                     parallel_safe=parallel_safe,
-                    timeout=timeout,
+                    timeout=_timeout(timeout, sandbox),
                     decode_arguments=decode,
                     faults=tuple(faults),
                     transient=tuple(transient),
                     retries=retries,
                     context_parameter=context,
+                    sandbox=sandbox,
+                    allow_unsandboxed=allow_unsandboxed,
+                    needs_approval=needs_approval,
                 )
             )
             return func
@@ -308,6 +386,9 @@ class ToolRegistry:
         timeout: float | None = DEFAULT_TIMEOUT,
         faults: tuple[type[Exception], ...] = (),
         transient: tuple[type[Exception], ...] = (),
+        sandbox: Sandbox | None = None,
+        allow_unsandboxed: bool = False,
+        needs_approval: bool = False,
     ) -> Tool:
         """Add a tool declared by a raw JSON Schema; the handler gets the JSON arguments
         (``faults`` and ``transient`` as for :meth:`register`).
@@ -326,7 +407,10 @@ class ToolRegistry:
                 handler=handler,
                 effect=effect,
                 parallel_safe=parallel_safe,
-                timeout=timeout,
+                timeout=_timeout(timeout, sandbox),
+                sandbox=sandbox,
+                allow_unsandboxed=allow_unsandboxed,
+                needs_approval=needs_approval,
                 faults=tuple(faults),
                 transient=tuple(transient),
             )
@@ -484,6 +568,39 @@ class ToolRegistry:
         return error_result(
             exc, available_tools=self.names(), show_error_details=self.show_error_details
         )
+
+
+def _timeout(timeout: float | None, sandbox: Sandbox | None) -> float | None:
+    """The tool's in-process timeout: none for a sandboxed tool, whose sandbox owns it.
+
+    One owner per timeout: the engine kills the child's whole tree at ``Sandbox.timeout``
+    and says so in a ``timeout`` violation; a second timer in :func:`run_once` would race
+    it and answer the same overrun in another words.
+    """
+    if sandbox is None:
+        return timeout
+    if timeout != DEFAULT_TIMEOUT:
+        raise UsageError(
+            "a sandboxed tool's timeout is its sandbox's: write Sandbox(timeout=...) "
+            "instead of timeout=..."
+        )
+    return None
+
+
+def _check_sandboxed(tool: Tool, *, allow_unsandboxed: bool) -> None:
+    """Refuse, at registration, a sandboxed tool that could never run as declared."""
+    from ..sandbox import available_backends, handler_ref
+
+    if not isinstance(tool.sandbox, Sandbox):
+        raise UsageError(f"{tool.name}: sandbox= takes a Sandbox declaration")
+    handler_ref(tool.handler)  # raises SandboxDeclarationError, naming the problem
+    if available_backends(tool.sandbox) or allow_unsandboxed or tool.allow_unsandboxed:
+        return
+    raise SandboxUnavailableError(
+        f"{tool.name}: no sandbox backend can enforce its declaration on this machine "
+        "(install bubblewrap, or use a kernel with Landlock); pass allow_unsandboxed=True "
+        "to the registry or to register() to run it in a plain child process instead"
+    )
 
 
 def _decode_problems(exc: Exception) -> tuple[Problem, ...]:

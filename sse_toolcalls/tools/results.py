@@ -18,7 +18,12 @@ return value, its content is a JSON object the model can act on::
   ``problems``): the call was refused when it was checked, nothing ran;
 - ``tool_failed`` and ``tool_timeout``: the handler raised or overran; a *write* that
   overran gets its own text (it may still have happened: do not repeat it);
+- ``sandbox_violation`` (with ``violation``, and ``path`` or ``address`` when known): a
+  sandboxed tool was stopped by its sandbox (a denied path, the network, a memory, CPU,
+  process or file-size limit, its timeout, a crash);
 - ``tool_unavailable``: an open circuit, or a write the ledger could not reserve;
+- ``declined``: a person declined the call, or the application's policy denied it
+  (with ``reason`` when the policy gave one); it did not run;
 - ``write_unconfirmed``: a write started earlier and never confirmed, not repeated;
 - ``too_many_calls``: the turn asked for more calls than allowed, none ran;
 - ``tool_retry``: the handler refused the call with its own reason
@@ -46,6 +51,7 @@ from ..calls import ToolCall, ToolResult
 from ..errors import (
     CircuitOpenError,
     InvalidArgumentsError,
+    SandboxViolationError,
     ToolError,
     ToolTimeoutError,
     UnknownToolError,
@@ -55,6 +61,7 @@ from .validation import Problem, problem_json
 
 __all__ = [
     "NO_TOOL_FITS_REPLY",
+    "declined_result",
     "error_result",
     "ledger_refusal_result",
     "ok_result",
@@ -150,6 +157,8 @@ def error_result(
             "tool": name,
             "message": f"The tool {name!r} did not finish in time; it may be retried later.",
         }
+    elif isinstance(exc, SandboxViolationError):
+        content = _violation_content(name, exc.violation)
     elif isinstance(exc, CircuitOpenError):
         content = {
             "error": "tool_unavailable",
@@ -173,6 +182,75 @@ def error_result(
                 "if they are right, tell the user the tool is failing."
             ),
         }
+    return ToolResult(call=call, content=content, is_error=True)
+
+
+# What the model is told for each kind of violation: what happened and what to do next.
+# Keyed by ViolationKind's values (plain strings: the tools layer does not import the
+# sandbox engine).
+_VIOLATION_TEXTS = {
+    "denied_path": "The tool {name!r} tried to use {path}, which it is not allowed to "
+    "touch; it was stopped. Use only the paths the tool is meant for.",
+    "network_refused": "The tool {name!r} tried to reach the network{address}, which it "
+    "is not allowed to do; it was stopped.",
+    "memory_limit": "The tool {name!r} ran out of its memory limit and was stopped. "
+    "Try a smaller request.",
+    "cpu_limit": "The tool {name!r} used more than its CPU time limit and was stopped. "
+    "Try a smaller request.",
+    "process_limit": "The tool {name!r} tried to start more processes than it may and was stopped.",
+    "file_size_limit": "The tool {name!r} tried to write a file larger than it may and "
+    "was stopped. Try a smaller request.",
+    "timeout": "The tool {name!r} did not finish within its time limit and was stopped; "
+    "it may be retried later with a smaller request.",
+    "crash": "The tool {name!r} crashed while running. Tell the user the tool is failing.",
+    "handler_error": "The tool {name!r} failed while running ({exception}). Check the "
+    "arguments; if they are right, tell the user the tool is failing.",
+    "bad_result": "The tool {name!r} gave an answer that could not be read. Tell the "
+    "user the tool is failing.",
+}
+
+
+def _violation_content(name: str, violation: Any) -> dict[str, Any]:
+    kind = str(getattr(violation, "kind", "crash"))
+    path = getattr(violation, "path", None)
+    address = getattr(violation, "address", None)
+    template = _VIOLATION_TEXTS.get(kind, _VIOLATION_TEXTS["crash"])
+    message = template.format(
+        name=name,
+        path=repr(path) if path else "a path outside its allowed ones",
+        address=f" ({address})" if address else "",
+        exception=getattr(violation, "exception", None) or "an error",
+    )
+    content: dict[str, Any] = {
+        "error": "sandbox_violation",
+        "tool": name,
+        "violation": kind,
+        "message": message,
+    }
+    if path:
+        content["path"] = clean_text(str(path))
+    if address:
+        content["address"] = clean_text(str(address))
+    return content
+
+
+def declined_result(call: ToolCall, *, reason: str | None = None) -> ToolResult:
+    """The result of a call that did not run because it was declined: by a person
+    (``reason`` ``None``: "the user declined") or by the application's policy (its
+    ``reason``, which the model reads)."""
+    if reason is None:
+        message = (
+            f"The user declined the call to {call.name!r}; it did not run. Do not call it "
+            "again for this request; ask the user how to go on."
+        )
+        return _error(call, "declined", message)
+    message = f"The call to {call.name!r} was not allowed and did not run: {clean_text(reason)}"
+    content: dict[str, Any] = {
+        "error": "declined",
+        "tool": call.name,
+        "message": message,
+        "reason": clean_text(reason),
+    }
     return ToolResult(call=call, content=content, is_error=True)
 
 
