@@ -16,9 +16,13 @@ fed in fixed reads: a parse whose time or memory per byte grows more than
 :data:`GROWTH_FACTOR` times between the two sizes is a finding (it grows faster than its
 bytes).
 
-Each finding is saved, its mutations minimised by Hypothesis, as a corpus file in the
-findings folder (``<kind>-<hash>.sse``, its cuts recorded as the manifest entry's
-``chunks``), so ``sse-toolcalls check FINDINGS`` replays it.
+With atheris installed (the ``fuzz`` extra) the command runs the coverage-guided engine
+instead (:mod:`.atheris_engine`: the same checks, mutations and findings' format); this
+module is the Hypothesis engine and the command.
+
+Each finding is saved, its mutations minimised by Hypothesis (atheris: its shortest
+input), as a corpus file in the findings folder (``<kind>-<hash>.sse``, its cuts recorded
+as the manifest entry's ``chunks``), so ``sse-toolcalls check FINDINGS`` replays it.
 """
 
 from __future__ import annotations
@@ -417,13 +421,31 @@ def run_fuzz(
     findings: str | None,
     runs: int | None = None,
     registry: str | None,
+    engine: str = "auto",
     out: Callable[[str], object] | None = None,
 ) -> int:
-    """The ``fuzz`` command: 0 when nothing was found, 1 on findings, 2 on usage errors."""
+    """The ``fuzz`` command: 0 when nothing was found, 1 on findings, 2 on usage errors.
+
+    ``engine``: ``atheris`` (coverage-guided, :mod:`.atheris_engine`), ``hypothesis``
+    (:func:`fuzz_corpus`) or ``auto``: atheris when it can be imported.
+    """
+    from . import atheris_engine
+
     write = out or (lambda text: sys.stdout.write(text + "\n"))
     try:
-        loaded = None if registry is None else _load_registry(registry)
-        report = fuzz_corpus(folder, seconds=seconds, seed=seed, registry=loaded, max_inputs=runs)
+        if engine == "auto":
+            engine = "atheris" if atheris_engine.available() else "hypothesis"
+        if engine == "atheris":
+            if not atheris_engine.available():
+                raise UsageError("--engine atheris: atheris is not installed (the fuzz extra)")
+            report = atheris_engine.fuzz_corpus_atheris(
+                folder, seconds=seconds, runs=runs, seed=seed, registry=registry
+            )
+        else:
+            loaded = None if registry is None else _load_registry(registry)
+            report = fuzz_corpus(
+                folder, seconds=seconds, seed=seed, registry=loaded, max_inputs=runs
+            )
     except UsageError as exc:
         sys.stderr.write(f"{exc}\n")
         return 2
@@ -434,5 +456,5 @@ def run_fuzz(
     for finding in found:
         write(f"FINDING {finding.kind}: {finding.message}")
     saved = f", saved in {target}" if found else ""
-    write(f"{report.inputs} inputs, {len(found)} findings{saved}")
+    write(f"{engine}: {report.inputs} inputs, {len(found)} findings{saved}")
     return 1 if found else 0
