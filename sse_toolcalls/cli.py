@@ -151,6 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument(
         "--registry", default=None, metavar="MODULE:ATTRIBUTE", help="validate calls with it"
     )
+    fuzz.add_argument(
+        "--engine",
+        choices=("auto", "atheris", "hypothesis"),
+        default="auto",
+        help="default auto: atheris when installed",
+    )
     return parser
 
 
@@ -187,6 +193,7 @@ def _run(args: argparse.Namespace) -> int:
             seed=args.seed,
             findings=args.findings,
             registry=args.registry,
+            engine=args.engine,
         )
     from .simulator.cli import serve
 

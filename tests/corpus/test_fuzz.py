@@ -55,7 +55,18 @@ def test_a_planted_crash_is_found_and_saved_to_replay(
     folder = corpus(tmp_path / "c", ("anthropic",))
     findings = tmp_path / "found"
     status = main(
-        ["fuzz", str(folder), "--seconds", "20", "--seed", "3", "--findings", str(findings)]
+        [
+            "fuzz",
+            str(folder),
+            "--engine",
+            "hypothesis",
+            "--seconds",
+            "20",
+            "--seed",
+            "3",
+            "--findings",
+            str(findings),
+        ]
     )
     assert status == 1
     out = capsys.readouterr().out
@@ -137,7 +148,18 @@ def test_hostile_arguments_reach_the_registry_but_never_a_handler(
     monkeypatch.setitem(__import__("sys").modules, "user_tools", module)
     folder = corpus(tmp_path / "c")
     status = main(
-        ["fuzz", str(folder), "--seconds", "5", "--seed", "2", "--registry", "user_tools:registry"]
+        [
+            "fuzz",
+            str(folder),
+            "--engine",
+            "hypothesis",
+            "--seconds",
+            "5",
+            "--seed",
+            "2",
+            "--registry",
+            "user_tools:registry",
+        ]
     )
     assert status == 1 and seen and ran == []
     entries = json.loads((folder / "findings" / "MANIFEST.json").read_text())

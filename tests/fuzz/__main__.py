@@ -18,15 +18,13 @@ beside it, and fuzzing goes on. Exits 1 when any target found anything.
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from sse_toolcalls.corpus import atheris_engine
 
 from .corpus import ROOT, write_dictionary, write_seeds
 from .invariants import TARGETS, check, decode
@@ -34,9 +32,6 @@ from .invariants import TARGETS, check, decode
 __all__ = ["main"]
 
 _HERE = Path(__file__).resolve().parent
-_FINDING = re.compile(r"^#finding (\S+)", re.MULTILINE)
-_EXECUTED = re.compile(r"stat::number_of_executed_units: (\d+)")
-_ARTIFACT = re.compile(r"Test unit written to (\S+)")
 
 
 @dataclass
@@ -86,7 +81,7 @@ def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
 
 
 def run_target(target: str, args: argparse.Namespace, extra: list[str], work: Path) -> Result:
-    """Fuzz one target in a child process; return what it ran and found."""
+    """Fuzz one target in a child process (the library's engine); return what it ran and found."""
     seeds = work / f"seeds-{target}"
     count = write_seeds(target, seeds)
     corpus = [seeds]
@@ -96,68 +91,42 @@ def run_target(target: str, args: argparse.Namespace, extra: list[str], work: Pa
         corpus[0].mkdir(parents=True, exist_ok=True)
     dictionary = work / "tokens.dict"
     write_dictionary(dictionary)
-    artifacts = ROOT / ".cache" / "fuzz" / target
-    artifacts.mkdir(parents=True, exist_ok=True)
-    budget = (
-        f"-runs={args.runs}" if args.runs is not None else f"-max_total_time={args.seconds or 60}"
-    )
-    command = [
-        sys.executable,
-        "-m",
-        "tests.fuzz._target",
-        target,
-        budget,
-        f"-dict={dictionary}",
-        f"-timeout={args.timeout}",
-        f"-rss_limit_mb={args.rss_limit_mb}",
-        f"-artifact_prefix={artifacts}/",
-        "-print_final_stats=1",
-        # Room for the structure-aware mutations (tests/fuzz/mutators.py) on every target; by default
-        # libFuzzer caps inputs at the largest seed, a few KB for most dialects.
-        f"-max_len={args.max_len}",
-        *([f"-seed={args.seed}"] if args.seed is not None else []),
-        *extra,
-        *map(str, corpus),
-    ]
-    env = dict(os.environ)
-    env.pop("SSE_TOOLCALLS_FUZZ_FINDINGS", None)
-    if args.keep_going:
-        findings = (args.findings or _HERE / "findings") / target
-        env["SSE_TOOLCALLS_FUZZ_FINDINGS"] = str(findings)
     log_path = ROOT / ".cache" / "fuzz" / f"{target}.log"
-    started = time.monotonic()
-    with log_path.open("w", encoding="utf-8", errors="replace") as log:
-        process = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-        )
-        assert process.stdout is not None
-        for line in process.stdout:
-            log.write(line)
-            if args.verbose or line.startswith("#finding"):
-                sys.stdout.write(f"[{target}] {line}")
-        exit_code = process.wait()
-    seconds = time.monotonic() - started
-    output = log_path.read_text(encoding="utf-8", errors="replace")
-    executed = _EXECUTED.findall(output)
+
+    def echo(line: str) -> None:
+        if args.verbose or line.startswith("#finding"):
+            sys.stdout.write(f"[{target}] {line}")
+
+    ran = atheris_engine.run_target(
+        target,
+        corpus,
+        runs=args.runs,
+        seconds=args.seconds,
+        seed=args.seed,
+        dictionary=dictionary,
+        artifacts=ROOT / ".cache" / "fuzz" / target,
+        log_path=log_path,
+        findings=(args.findings or _HERE / "findings") / target if args.keep_going else None,
+        timeout=args.timeout,
+        rss_limit_mb=args.rss_limit_mb,
+        max_len=args.max_len,
+        extra=extra,
+        cwd=ROOT,
+        echo=echo,
+    )
     result = Result(
         target=target,
         seeds=count,
-        inputs=int(executed[-1]) if executed else 0,
-        seconds=seconds,
-        exit_code=exit_code,
-        findings=sorted(set(_FINDING.findall(output))),
-        artifacts=_ARTIFACT.findall(output),
+        inputs=ran.inputs,
+        seconds=ran.seconds,
+        exit_code=ran.exit_code,
+        findings=ran.findings,
+        artifacts=ran.artifacts,
     )
-    if exit_code != 0:
+    if ran.exit_code != 0:
         # The crash report: libFuzzer's own lines, the traceback and the input.
-        print(f"---- {target}: libFuzzer exited {exit_code}; the end of {log_path}:")
-        print("".join(output.splitlines(keepends=True)[-60:]), end="")
+        print(f"---- {target}: libFuzzer exited {ran.exit_code}; the end of {log_path}:")
+        print("".join(ran.output.splitlines(keepends=True)[-60:]), end="")
         for artifact in result.artifacts:
             path = Path(artifact)
             if path.is_file():

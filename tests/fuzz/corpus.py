@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+from sse_toolcalls.corpus import atheris_engine
+
 from .invariants import TARGETS, encode
 
 __all__ = ["CORPORA", "TOKENS", "seed_inputs", "seed_streams", "write_dictionary", "write_seeds"]
@@ -115,5 +117,4 @@ def write_seeds(target: str, directory: Path) -> int:
 
 def write_dictionary(path: Path) -> None:
     """Write :data:`TOKENS` as a libFuzzer dictionary file."""
-    lines = ['"' + "".join(f"\\x{b:02x}" for b in token) + '"' for token in TOKENS]
-    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    atheris_engine.write_dictionary(path, TOKENS)
