@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -95,6 +96,7 @@ def test_a_planted_split_dependence_is_found(
     assert any(f.kind.startswith("split-") for f in report.findings), report.findings
 
 
+@pytest.mark.timeout(300)
 def test_a_planted_quadratic_parse_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     raw = encode("anthropic", [Call("f", {"text": "x" * 40}, "c1")], fragment=10)
     assert check_growth(raw, "anthropic") is None
@@ -108,11 +110,11 @@ def test_a_planted_quadratic_parse_is_found(monkeypatch: pytest.MonkeyPatch) -> 
 
         def feed(self, data: bytes) -> list[ToolCall]:
             self.seen += data
-            # Heavy enough that the quadratic term dominates the real parse's linear
-            # cost on either framer twin and on a loaded machine (once per read, the
-            # pure twin's own cost hid it: 1 failure in a run of the core tests).
-            for _ in range(16):
-                bytes(self.seen).split(b"\n")
+            # A re-scan of everything read so far on every read, made to cost time in
+            # proportion to its length by sleeping rather than by computing: CPU work of
+            # that size was hidden by the real parse's linear cost under coverage and on a
+            # loaded machine (two CI failures); a sleep costs the same whatever the load.
+            time.sleep(len(self.seen) * 1e-7)
             return super().feed(data)
 
     import sse_toolcalls.corpus.fuzz as fuzz
