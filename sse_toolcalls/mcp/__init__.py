@@ -20,13 +20,27 @@ from .client import (
     register_session_tools,
     result_value,
 )
+from .server import (
+    IDEMPOTENCY_KEY_META,
+    build_server,
+    http_app,
+    load_registry,
+    serve_http,
+    serve_stdio,
+)
 
 __all__ = [
+    "IDEMPOTENCY_KEY_META",
     "MAX_INLINE_DATA_CHARS",
     "MCPConnection",
+    "build_server",
     "connect_http",
     "connect_stdio",
     "effect_of",
+    "http_app",
+    "load_registry",
     "register_session_tools",
     "result_value",
+    "serve_http",
+    "serve_stdio",
 ]
