@@ -32,7 +32,7 @@ registry when it closes, and a handler called after that fails with a clear mess
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -263,6 +263,30 @@ def _tool(
     )
 
 
+@contextlib.contextmanager
+def _unwrapped() -> Iterator[None]:
+    """Let one exception out as itself, not in the group the SDK's task groups wrap it in.
+
+    The transports and the session run task groups around the block: a ``UsageError``
+    from registration, or the application's own exception from inside the block, left
+    them as an ``ExceptionGroup`` of one, and ``except UsageError`` missed it.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if len(leaves) == 1:
+            raise leaves[0] from leaves[0].__cause__
+        raise
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return found
+
+
 @contextlib.asynccontextmanager
 async def _registered(
     session: ClientSession, registry: ToolRegistry, **options: Any
@@ -314,19 +338,20 @@ async def connect_stdio(
     parameters = StdioServerParameters(
         command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
     )
-    async with (
-        stdio_client(parameters) as (read, write),
-        ClientSession(read, write) as session,
-        _registered(
-            session,
-            registry,
-            prefix=prefix,
-            effects=effects,
-            approve_writes=approve_writes,
-            call_timeout=call_timeout,
-        ) as connection,
-    ):
-        yield connection
+    with _unwrapped():
+        async with (
+            stdio_client(parameters) as (read, write),
+            ClientSession(read, write) as session,
+            _registered(
+                session,
+                registry,
+                prefix=prefix,
+                effects=effects,
+                approve_writes=approve_writes,
+                call_timeout=call_timeout,
+            ) as connection,
+        ):
+            yield connection
 
 
 @contextlib.asynccontextmanager
@@ -354,16 +379,17 @@ async def connect_http(
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    async with (
-        streamable_http_client(url, http_client=http_client) as (read, write),
-        ClientSession(read, write) as session,
-        _registered(
-            session,
-            registry,
-            prefix=prefix,
-            effects=effects,
-            approve_writes=approve_writes,
-            call_timeout=call_timeout,
-        ) as connection,
-    ):
-        yield connection
+    with _unwrapped():
+        async with (
+            streamable_http_client(url, http_client=http_client) as (read, write),
+            ClientSession(read, write) as session,
+            _registered(
+                session,
+                registry,
+                prefix=prefix,
+                effects=effects,
+                approve_writes=approve_writes,
+                call_timeout=call_timeout,
+            ) as connection,
+        ):
+            yield connection

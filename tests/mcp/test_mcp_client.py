@@ -215,3 +215,34 @@ def test_content_blocks_become_text_or_json_parts() -> None:
     structured = CallToolResult(content=[], structured_content={"total": 3})
     assert result_value(structured) == {"total": 3}
     assert result_value(CallToolResult(content=[])) == ""
+
+
+async def test_a_name_clash_adds_nothing_of_the_second_server_and_a_prefix_avoids_it(
+    bank_url: str, anyio_backend: str
+) -> None:
+    registry = ToolRegistry()
+    async with connect_http(bank_url, registry=registry):
+        with pytest.raises(UsageError, match="'balance' is already registered"):
+            async with connect_http(bank_url, registry=registry):
+                pass  # pragma: no cover - the clash is found before the block
+        assert registry.names() == ["balance", "deposit", "close_account", "chart"]
+        async with connect_http(
+            bank_url, registry=registry, prefix="savings_", effects={"deposit": "read"}
+        ) as savings:
+            assert [(t.name, t.effect) for t in savings.tools][:2] == [
+                ("savings_balance", "read"),
+                ("savings_deposit", "read"),
+            ]
+            assert len(registry) == 8
+        assert len(registry) == 4
+    assert len(registry) == 0
+
+
+async def test_the_applications_own_exception_leaves_the_block_as_itself(
+    bank_url: str, anyio_backend: str
+) -> None:
+    registry = ToolRegistry()
+    with pytest.raises(KeyError, match="mine"):
+        async with connect_http(bank_url, registry=registry):
+            raise KeyError("mine")
+    assert len(registry) == 0
