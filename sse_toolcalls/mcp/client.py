@@ -32,6 +32,7 @@ registry when it closes, and a handler called after that fails with a clear mess
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,8 @@ __all__ = [
     "register_session_tools",
     "result_value",
 ]
+
+logger = logging.getLogger("sse_toolcalls.mcp")
 
 MAX_INLINE_DATA_CHARS = 64 * 1024
 """Characters of base64 ``data`` (an image, audio, a blob) kept in a result part: a small
@@ -86,6 +89,9 @@ class MCPConnection:
 
     tools: tuple[Tool, ...] = ()
     """The tools added, in the server's order."""
+
+    skipped: tuple[tuple[str, str], ...] = ()
+    """With ``skip_invalid=True``: the server's tools left out, each with the reason."""
 
     closed: bool = field(default=False)
     """Whether the session has ended (its tools then fail with a clear message)."""
@@ -163,6 +169,7 @@ async def register_session_tools(
     effects: Mapping[str, Effect] | None = None,
     approve_writes: bool = False,
     call_timeout: float | None = DEFAULT_TIMEOUT,
+    skip_invalid: bool = False,
     connection: MCPConnection | None = None,
 ) -> list[Tool]:
     """Add every tool of an initialized MCP session to ``registry``.
@@ -176,6 +183,9 @@ async def register_session_tools(
         effects: Overrides the annotations' effect per MCP tool name.
         approve_writes: Every ``write`` tool needs a person's approval per call.
         call_timeout: Seconds one call may take (the call is cancelled past it).
+        skip_invalid: Leave out a tool the registry refuses (a schema it cannot use,
+            a name already taken), logged as a warning on ``sse_toolcalls.mcp`` and
+            listed in ``connection.skipped``, instead of refusing the whole server.
         connection: Set by :func:`connect_stdio` and :func:`connect_http`: its ``closed``
             flag makes a late call fail clearly.
 
@@ -184,7 +194,8 @@ async def register_session_tools(
 
     Raises:
         UsageError: a tool's name is taken in ``registry``, or its input schema is not a
-            valid JSON Schema for an object (nothing of this server is added then).
+            valid JSON Schema for an object (nothing of this server is added then),
+            unless ``skip_invalid``; the server listed more than ``MAX_LIST_PAGES`` pages.
         MCPError: the server refused ``tools/list``.
     """
     _require_mcp()
@@ -215,13 +226,25 @@ async def register_session_tools(
         for mcp_tool in listed
     ]
     added: list[Tool] = []
+    skipped: list[tuple[str, str]] = []
     try:
         for tool in built:
-            added.append(registry.add(tool))
+            try:
+                added.append(registry.add(tool))
+            except UsageError as exc:
+                # The registry's text may not name the tool (a schema problem says
+                # where in the schema): with a server's dozens, say which one.
+                reason = str(exc) if tool.name in str(exc) else f"{tool.name}: {exc}"
+                if not skip_invalid:
+                    raise UsageError(f"the MCP server's tool cannot be added: {reason}") from exc
+                logger.warning("MCP tool %r left out: %s", tool.name, reason)
+                skipped.append((tool.name, reason))
     except BaseException:
         for tool in added:
             registry.remove(tool.name)
         raise
+    if connection is not None:
+        connection.skipped = tuple(skipped)
     return added
 
 
@@ -315,6 +338,7 @@ async def connect_stdio(
     effects: Mapping[str, Effect] | None = None,
     approve_writes: bool = False,
     call_timeout: float | None = DEFAULT_TIMEOUT,
+    skip_invalid: bool = False,
 ) -> AsyncIterator[MCPConnection]:
     """Start an MCP server as a subprocess (stdio) and lend its tools to ``registry``.
 
@@ -349,6 +373,7 @@ async def connect_stdio(
                 effects=effects,
                 approve_writes=approve_writes,
                 call_timeout=call_timeout,
+                skip_invalid=skip_invalid,
             ) as connection,
         ):
             yield connection
@@ -364,6 +389,7 @@ async def connect_http(
     effects: Mapping[str, Effect] | None = None,
     approve_writes: bool = False,
     call_timeout: float | None = DEFAULT_TIMEOUT,
+    skip_invalid: bool = False,
 ) -> AsyncIterator[MCPConnection]:
     """Connect to an MCP server over Streamable HTTP and lend its tools to ``registry``.
 
@@ -390,6 +416,7 @@ async def connect_http(
                 effects=effects,
                 approve_writes=approve_writes,
                 call_timeout=call_timeout,
+                skip_invalid=skip_invalid,
             ) as connection,
         ):
             yield connection

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 from collections import defaultdict
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
@@ -45,6 +46,12 @@ def build() -> MCPServer:
     def chart(account: str) -> Image:
         """A chart of an account's balance."""
         return Image(data=PIXEL, format="png")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def audit(account: str) -> str:
+        """A full audit of an account (it hangs: the tool that times out)."""
+        await anyio.sleep(60)
+        return "never"
 
     return server
 

@@ -3,6 +3,8 @@ a write that counts its runs, a failing tool, a sandboxed tool and one needing a
 
 from __future__ import annotations
 
+import sys
+
 from sse_toolcalls.sandbox import Sandbox
 from sse_toolcalls.tools import ToolRegistry
 from tests.sandbox import tools
@@ -19,6 +21,10 @@ def forecast(city: str, days: int = 1) -> str:
         city: The city name.
         days: How many days ahead, 1 to 7.
     """
+    # A chatty tool: under stdio, standard output is the MCP channel, and a stray line
+    # there would break the session (the SDK diverts it to standard error).
+    sys.stdout.write("computing the forecast\n")
+    sys.stdout.flush()
     return f"{days} sunny days in {city}"
 
 

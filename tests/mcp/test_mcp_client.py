@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from mcp import ClientSession
 from mcp_types import (
     BlobResourceContents,
     CallToolResult,
     EmbeddedResource,
     ImageContent,
+    ListToolsResult,
+    PaginatedRequestParams,
     ResourceLink,
     TextContent,
     TextResourceContents,
@@ -30,6 +33,7 @@ from sse_toolcalls.mcp import (
     connect_http,
     connect_stdio,
     effect_of,
+    register_session_tools,
     result_value,
 )
 from sse_toolcalls.runtime import Agent, Dispatcher, InMemoryLedger
@@ -101,8 +105,9 @@ async def test_an_mcp_servers_tools_through_agent_in_every_dialect(
             "deposit": "write",
             "close_account": "write",  # no hint: the safe default
             "chart": "read",
+            "audit": "read",
         }
-        assert registry.names() == ["balance", "deposit", "close_account", "chart"]
+        assert registry.names() == ["balance", "deposit", "close_account", "chart", "audit"]
         ledger = InMemoryLedger()
         for dialect in DIALECTS:
             account = f"{dialect}-{anyio_backend}"
@@ -225,16 +230,21 @@ async def test_a_name_clash_adds_nothing_of_the_second_server_and_a_prefix_avoid
         with pytest.raises(UsageError, match="'balance' is already registered"):
             async with connect_http(bank_url, registry=registry):
                 pass  # pragma: no cover - the clash is found before the block
-        assert registry.names() == ["balance", "deposit", "close_account", "chart"]
+        assert len(registry) == 5
         async with connect_http(
-            bank_url, registry=registry, prefix="savings_", effects={"deposit": "read"}
+            bank_url,
+            registry=registry,
+            prefix="savings_",
+            effects={"deposit": "read"},
+            approve_writes=True,
         ) as savings:
-            assert [(t.name, t.effect) for t in savings.tools][:2] == [
-                ("savings_balance", "read"),
-                ("savings_deposit", "read"),
+            assert [(t.name, t.effect, t.needs_approval) for t in savings.tools][:3] == [
+                ("savings_balance", "read", False),
+                ("savings_deposit", "read", False),
+                ("savings_close_account", "write", True),
             ]
-            assert len(registry) == 8
-        assert len(registry) == 4
+            assert len(registry) == 10
+        assert len(registry) == 5
     assert len(registry) == 0
 
 
@@ -246,3 +256,72 @@ async def test_the_applications_own_exception_leaves_the_block_as_itself(
         async with connect_http(bank_url, registry=registry):
             raise KeyError("mine")
     assert len(registry) == 0
+
+
+async def test_a_hung_tool_times_out_and_the_session_goes_on(
+    bank_url: str, anyio_backend: str
+) -> None:
+    registry = ToolRegistry()
+    async with connect_http(bank_url, registry=registry, call_timeout=0.5) as connection:
+        hung = ToolCall(
+            name="audit", args={"account": "alice"}, provider="gemini", call_id=None, index=0
+        )
+        (report,) = await Dispatcher(registry, read_retries=0).dispatch([hung])
+        assert (report.outcome, report.result.is_error) == ("timeout", True)
+        assert await text_of(connection, "balance", account="alice") == "alice has 100 EUR"
+
+
+class PagedSession:
+    """Just enough of a ClientSession for tools/list: pages of tools, by cursor."""
+
+    def __init__(self, pages: list[list[MCPTool]], *, endless: bool = False) -> None:
+        self.pages = pages
+        self.endless = endless
+        self.cursors: list[str | None] = []
+
+    async def list_tools(self, *, params: PaginatedRequestParams | None = None) -> ListToolsResult:
+        cursor = params.cursor if params is not None else None
+        self.cursors.append(cursor)
+        page = 0 if cursor is None else int(cursor)
+        more = self.endless or page + 1 < len(self.pages)
+        return ListToolsResult(
+            tools=self.pages[page % len(self.pages)] if not self.endless else [],
+            next_cursor=str(page + 1) if more else None,
+        )
+
+
+def listed(name: str, schema: dict[str, Any] | None = None) -> MCPTool:
+    return MCPTool(name=name, input_schema=schema or {"type": "object"})
+
+
+async def test_every_page_is_read_and_a_bad_schema_refuses_the_whole_server(
+    anyio_backend: str,
+) -> None:
+    bad = listed("bad", {"type": "object", "properties": {"x": {"type": "no-such-type"}}})
+    pages = [[listed("a")], [listed("b"), bad], [listed("c")]]
+    session = PagedSession(pages)
+    registry = ToolRegistry()
+    with pytest.raises(
+        UsageError, match=r"tool cannot be added: bad: invalid JSON Schema at \$.properties.x.type"
+    ):
+        await register_session_tools(cast(ClientSession, session), registry)
+    assert session.cursors == [None, "1", "2"]
+    assert registry.names() == []  # nothing half-added
+
+    connection = MCPConnection(session=cast(ClientSession, session), registry=registry)
+    tools = await register_session_tools(
+        cast(ClientSession, PagedSession(pages)),
+        registry,
+        skip_invalid=True,
+        connection=connection,
+    )
+    assert [t.name for t in tools] == registry.names() == ["a", "b", "c"]
+    ((name, reason),) = connection.skipped
+    assert name == "bad" and "schema" in reason
+
+
+async def test_a_cursor_that_never_ends_is_refused(anyio_backend: str) -> None:
+    endless = PagedSession([[listed("a")]], endless=True)
+    with pytest.raises(UsageError, match="more than 100 pages"):
+        await register_session_tools(cast(ClientSession, endless), ToolRegistry())
+    assert len(endless.cursors) == 100
