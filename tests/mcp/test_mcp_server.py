@@ -14,13 +14,13 @@ from contextlib import asynccontextmanager
 from typing import Any, cast
 
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, RequestParamsMeta, TextContent
 
 from sse_toolcalls.cli import main
 from sse_toolcalls.errors import UsageError
-from sse_toolcalls.mcp import IDEMPOTENCY_KEY_META, load_registry
+from sse_toolcalls.mcp import IDEMPOTENCY_KEY_META, build_server, load_registry
 
 from .conftest import ROOT
 
@@ -75,6 +75,11 @@ async def session(transport: str, url: str) -> AsyncIterator[ClientSession]:
         async with stdio_client(parameters) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
             yield s
+    elif transport == "in-process":
+        # The same server object the command serves, through the SDK's in-memory
+        # transport: the handlers run in this process, where coverage sees them.
+        async with Client(build_server(load_registry(SPEC))) as client:
+            yield client.session
     else:
         async with (
             streamable_http_client(url) as (read, write),
@@ -96,7 +101,7 @@ def error(result: CallToolResult) -> dict[str, Any]:
     return value
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", ["stdio", "http", "in-process"])
 async def test_the_sdks_client_calls_a_served_registry(
     transport: str, http_url: str, anyio_backend: str
 ) -> None:
