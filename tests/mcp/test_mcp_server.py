@@ -42,30 +42,29 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
+def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``mcp serve --http PORT`` as a subprocess, once for the module."""
     port = free_port()
-    process = subprocess.Popen(
-        [*SERVE, "--http", str(port)], cwd=ROOT, stderr=subprocess.PIPE, text=True
-    )
+    # Its standard error goes to a file, never an undrained pipe: a server that logs
+    # (each failing tool's traceback) would block once a pipe's 64 KiB filled.
+    log = tmp_path_factory.mktemp("mcp-serve") / "stderr.txt"
+    with log.open("w") as err:
+        process = subprocess.Popen([*SERVE, "--http", str(port)], cwd=ROOT, stderr=err)
     try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-        assert f"http://127.0.0.1:{port}/mcp" in line, line
         deadline = time.monotonic() + 30
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
-                assert process.poll() is None and time.monotonic() < deadline
+                assert process.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
                 time.sleep(0.05)
+        assert f"http://127.0.0.1:{port}/mcp" in log.read_text()
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
         process.wait(10)
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 @asynccontextmanager
