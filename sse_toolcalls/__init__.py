@@ -48,6 +48,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "StreamError",
         "StreamTimeoutError",
         "ToolError",
+        "ToolErrorReply",
         "ToolExecutionError",
         "ToolRetry",
         "ToolTimeoutError",
@@ -227,6 +228,7 @@ if _typing.TYPE_CHECKING:
     from .errors import StreamError as StreamError
     from .errors import StreamTimeoutError as StreamTimeoutError
     from .errors import ToolError as ToolError
+    from .errors import ToolErrorReply as ToolErrorReply
     from .errors import ToolExecutionError as ToolExecutionError
     from .errors import ToolRetry as ToolRetry
     from .errors import ToolTimeoutError as ToolTimeoutError

@@ -157,7 +157,38 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="default auto: atheris when installed",
     )
+    _add_mcp(commands)
     return parser
+
+
+def _add_mcp(commands: Any) -> None:
+    """``mcp serve``: a registry as an MCP server (sse_toolcalls.mcp.server)."""
+    mcp = commands.add_parser("mcp", help="MCP: serve a tool registry as an MCP server")
+    mcp_commands = mcp.add_subparsers(dest="mcp_command", required=True)
+    serve = mcp_commands.add_parser(
+        "serve",
+        help="serve module:registry over stdio, or Streamable HTTP with --http",
+        description=(
+            "Serve a ToolRegistry as an MCP server: every call is validated against its "
+            "tool's schema and run through the dispatcher (ledger, breaker, sandbox). "
+            "Example: sse-toolcalls mcp serve my_app.tools:registry --http 8800"
+        ),
+    )
+    serve.add_argument("registry", metavar="MODULE:ATTRIBUTE", help="the ToolRegistry to serve")
+    serve.add_argument(
+        "--http", type=_port, default=None, metavar="PORT", help="Streamable HTTP on PORT"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="with --http (default: loopback)")
+    serve.add_argument(
+        "--ledger", default=None, metavar="FILE", help="an SQLite ledger file (writes once)"
+    )
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 < value < 65536:
+        raise argparse.ArgumentTypeError("must be a port number, 1 to 65535")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -195,6 +226,10 @@ def _run(args: argparse.Namespace) -> int:
             registry=args.registry,
             engine=args.engine,
         )
+    if args.command == "mcp":
+        from .mcp.server import run_serve
+
+        return run_serve(args.registry, http=args.http, host=args.host, ledger=args.ledger)
     from .simulator.cli import serve
 
     return serve(port=args.port, script_file=args.script)

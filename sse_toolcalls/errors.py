@@ -280,3 +280,23 @@ class ToolRetry(Exception):
         super().__init__(message)
         self.message = message
         """What the model is told."""
+
+
+class ToolErrorReply(Exception):
+    """Raised by a *handler* to answer its call with an error result of its own content.
+
+    The tool ran and its answer is a failure worded for the model: an MCP server's
+    ``isError`` result, an upstream API's refusal. ``raise ToolErrorReply("rate limited,
+    try in a minute")`` sends ``{"error": "tool_error", "message": ...}`` (and, for
+    content other than one text, the parts under ``content``) as an error result under
+    the call's id; unlike any other exception, its text reaches the model whatever
+    ``show_error_details`` says, because the tool wrote it for the model. It is the
+    tool's answer, not evidence that the tool is broken: it never counts against the
+    circuit breaker, a read is not re-run for it, and a write's ledger records it (the
+    tool ran). Not part of :class:`SSEToolCallsError`'s tree: the library never raises it.
+    """
+
+    def __init__(self, content: str | list[Any] | dict[str, Any]) -> None:
+        super().__init__(content)
+        self.content = content
+        """What the tool answered: a text, or JSON parts (``[{"type": "text", ...}]``)."""

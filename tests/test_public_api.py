@@ -245,6 +245,7 @@ EVERY_ERROR: list[Exception] = [
     sse_toolcalls.SandboxDeclarationError("a lambda cannot be imported"),
     sse_toolcalls.SandboxUnavailableError("no backend", call=CALL, reasons=("no bwrap",)),
     sse_toolcalls.ToolRetry("the date must be in the past"),
+    sse_toolcalls.ToolErrorReply([{"type": "text", "text": "rate limited"}]),
     sse_toolcalls.SandboxViolationError(
         "denied",
         call=CALL,

@@ -61,6 +61,7 @@ from ..calls import ToolCall, ToolResult
 from ..errors import (
     CircuitOpenError,
     ToolError,
+    ToolErrorReply,
     ToolExecutionError,
     ToolRetry,
     ToolTimeoutError,
@@ -457,6 +458,19 @@ class Dispatcher:
                     level=logging.INFO,
                 )
                 return results.tool_retry_result(validated.call, cause), "retry", problem, "input"
+            if isinstance(cause, ToolErrorReply):
+                # The tool ran and answered with an error of its own (an MCP isError):
+                # its answer, not proof it is broken ("input": off the breaker, not
+                # re-run); a write's ledger records it below, as any answer.
+                problem = _note(
+                    "tool_error",
+                    f"{validated.tool.name} answered with an error",
+                    validated.call,
+                    validated.tool.name,
+                    level=logging.INFO,
+                )
+                result = results.tool_error_result(validated.call, cause.content)
+                return result, "failed", problem, "input"
             return (
                 self.registry.error_result(exc),
                 "failed",

@@ -461,6 +461,23 @@ class ToolRegistry:
         """Return whether ``call`` is the model saying that no tool fits."""
         return self._no_tool_fits is not None and call.name == self._no_tool_fits
 
+    def remove(self, name: str) -> Tool:
+        """Remove the tool named ``name`` (an MCP session's tools, when it ends).
+
+        Returns:
+            The tool removed.
+
+        Raises:
+            UsageError: no tool has that name.
+        """
+        tool = self._tools.pop(name, None)
+        if tool is None:
+            raise UsageError(f"there is no tool named {name!r} to remove")
+        del self._validators[name]
+        if self._no_tool_fits == name:
+            self._no_tool_fits = None
+        return tool
+
     # ----------------------------------------------------------------------------------
     # Looking up
 

@@ -27,7 +27,10 @@ return value, its content is a JSON object the model can act on::
 - ``write_unconfirmed``: a write started earlier and never confirmed, not repeated;
 - ``too_many_calls``: the turn asked for more calls than allowed, none ran;
 - ``tool_retry``: the handler refused the call with its own reason
-  (:class:`~sse_toolcalls.errors.ToolRetry`), for the model to correct.
+  (:class:`~sse_toolcalls.errors.ToolRetry`), for the model to correct;
+- ``tool_error``: the tool ran and answered with an error worded for the model
+  (:class:`~sse_toolcalls.errors.ToolErrorReply`: an MCP server's ``isError`` result),
+  its text as ``message`` and, when it was more than one text, its parts as ``content``.
 
 A write the ledger already holds is answered with its recorded content wrapped in
 ``{"replayed": true, "ran_at": ..., "message": ..., "result": ...}``
@@ -67,6 +70,7 @@ __all__ = [
     "ok_result",
     "replayed_result",
     "too_many_calls_result",
+    "tool_error_result",
     "tool_retry_result",
     "write_timeout_result",
     "write_unconfirmed_result",
@@ -353,6 +357,45 @@ def tool_retry_result(call: ToolCall, reason: BaseException) -> ToolResult:
         f"The tool {call.name!r} refused this call: {text or 'no reason given'}. "
         "Correct the call and try again.",
     )
+
+
+def tool_error_result(call: ToolCall, content: Any) -> ToolResult:
+    """The result of a call whose handler raised ``ToolErrorReply(content)``: the tool's
+    own error, for the model; never raises.
+
+    ``message`` is the text of the reply (its text parts joined, or a placeholder when it
+    has none); parts other than one text (an image, a resource) are kept under
+    ``content`` as JSON, so nothing the tool said is lost.
+    """
+    data = _content(content)
+    if isinstance(data, str):
+        text, parts = data, None
+    else:
+        text = "\n".join(_texts(data))
+        parts = data
+    message = clean_text(text).strip()[:MAX_RETRY_CHARS] or "it gave no reason"
+    out: dict[str, Any] = {
+        "error": "tool_error",
+        "tool": call.name,
+        "message": f"The tool {call.name!r} answered with an error: {message}",
+    }
+    if parts is not None and not (len(_texts(parts)) == 1 and _only_texts(parts)):
+        out["content"] = parts
+    return ToolResult(call=call, content=out, is_error=True)
+
+
+def _texts(data: dict[str, Any] | list[Any]) -> list[str]:
+    items = data if isinstance(data, list) else [data]
+    return [
+        str(item["text"])
+        for item in items
+        if isinstance(item, dict) and item.get("type") == "text" and "text" in item
+    ]
+
+
+def _only_texts(data: dict[str, Any] | list[Any]) -> bool:
+    items = data if isinstance(data, list) else [data]
+    return all(isinstance(item, dict) and item.get("type") == "text" for item in items)
 
 
 def count(n: int, noun: str) -> str:

@@ -487,3 +487,18 @@ async def test_arguments_nested_a_thousand_deep_give_an_error_result() -> None:
     assert result.is_error and counter.runs == []
     assert isinstance(result.content, dict)
     assert [p["problem"] for p in result.content["problems"]] == ["too_deep"]
+
+
+def test_remove_takes_a_tool_out_and_frees_its_name() -> None:
+    registry = ToolRegistry()
+    registry.enable_no_tool_fits()
+    tool = registry.add_schema_tool("echo", {"type": "object"}, lambda: "hi")
+    assert registry.remove("echo") is tool
+    assert "echo" not in registry and registry.names() == ["no_suitable_tool"]
+    registry.add_schema_tool("echo", {"type": "object"}, lambda: "again")
+    registry.remove("no_suitable_tool")
+    assert not registry.is_no_tool_fits(
+        ToolCall(name="no_suitable_tool", args={}, provider="anthropic", call_id="c", index=0)
+    )
+    with pytest.raises(UsageError, match="no tool named 'gone'"):
+        registry.remove("gone")

@@ -1,0 +1,422 @@
+"""MCP tools in: every tool of an MCP server, registered into a :class:`ToolRegistry`.
+
+One MCP session, opened by :func:`connect_stdio` (a server run as a subprocess) or
+:func:`connect_http` (Streamable HTTP), or one the application opened itself
+(:func:`register_session_tools`), lends its tools to a registry. Each becomes a plain
+schema tool; the registry and the runtime treat it as any other:
+
+- **its input schema** is checked and compiled when it is added, and every call is
+  validated against it (with the narrow coercion) before anything is sent to the server;
+- **its effect** comes from the server's annotations: ``readOnlyHint: true`` is a
+  ``read`` (retried after a transient fault); anything else, ``destructiveHint`` or no
+  hint at all, is a ``write``, so it goes through the idempotency ledger (never run
+  twice for one call) and the approval policy. The MCP specification calls annotations
+  hints that a client must not trust from an untrusted server: a server can only make
+  its tools *more* guarded by leaving them out, and ``effects=`` overrides them by name;
+- **its answer**: a ``CallToolResult`` with ``isError`` is the tool's own error for the
+  model (:class:`~sse_toolcalls.errors.ToolErrorReply`: an error result with the
+  server's text, off the circuit breaker); content is one text as a string, otherwise a
+  list of JSON parts (``text``; ``image`` and ``audio`` with ``mime_type`` and base64
+  ``data``; ``resource`` and ``resource_link``), ``structuredContent`` when there is no
+  content. A JSON-RPC error (an unknown tool, the server's own validation) or a broken
+  connection fails the call as any handler exception does.
+
+Images are JSON parts, not image blocks sent to the model: the tool-result formatter has
+no multimodal parts yet. A part's ``data`` longer than :data:`MAX_INLINE_DATA_CHARS` is
+left out (its size and type kept), so one screenshot cannot flood a text context.
+
+The session's lifetime is the ``async with`` block: the tools are removed from the
+registry when it closes, and a handler called after that fails with a clear message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ToolErrorReply, UsageError
+from ..tools.registry import DEFAULT_TIMEOUT, Effect, Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    import httpx2
+    from mcp import ClientSession
+    from mcp_types import CallToolResult
+    from mcp_types import Tool as MCPTool
+
+__all__ = [
+    "MAX_INLINE_DATA_CHARS",
+    "MCPConnection",
+    "connect_http",
+    "connect_stdio",
+    "effect_of",
+    "register_session_tools",
+    "result_value",
+]
+
+logger = logging.getLogger("sse_toolcalls.mcp")
+
+MAX_INLINE_DATA_CHARS = 64 * 1024
+"""Characters of base64 ``data`` (an image, audio, a blob) kept in a result part: a small
+icon or chart fits; a full-page screenshot (megabytes) would cost the model a hundred
+thousand tokens of text it cannot see as an image, so its data is left out."""
+
+MAX_LIST_PAGES = 100
+"""``tools/list`` pages read from one server: servers page by tens or hundreds of tools; a
+cursor that never ends is a broken or hostile server, and registration must end."""
+
+
+def _require_mcp() -> None:
+    try:
+        import mcp  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - the test extra installs it
+        raise UsageError(
+            "MCP support needs the official SDK: pip install 'sse_toolcalls[mcp]'"
+        ) from exc
+
+
+@dataclass(slots=True, kw_only=True)
+class MCPConnection:
+    """An open MCP session and the tools it lent to a registry."""
+
+    session: ClientSession
+    """The SDK's session (initialized); open until the ``async with`` block ends."""
+
+    registry: ToolRegistry
+    """The registry the tools were added to."""
+
+    tools: tuple[Tool, ...] = ()
+    """The tools added, in the server's order."""
+
+    skipped: tuple[tuple[str, str], ...] = ()
+    """With ``skip_invalid=True``: the server's tools left out, each with the reason."""
+
+    closed: bool = field(default=False)
+    """Whether the session has ended (its tools then fail with a clear message)."""
+
+
+def effect_of(tool: MCPTool, effects: Mapping[str, Effect] | None = None) -> Effect:
+    """The effect of an MCP tool: ``effects[name]`` if given, else ``read`` only when the
+    server says ``readOnlyHint: true``; otherwise ``write`` (the safe default: a write is
+    never run twice for one call and passes through approvals)."""
+    if effects is not None and tool.name in effects:
+        return effects[tool.name]
+    annotations = tool.annotations
+    if annotations is not None and annotations.read_only_hint is True:
+        return "read"
+    return "write"
+
+
+def result_value(result: CallToolResult) -> str | list[Any] | dict[str, Any]:
+    """What the model is told for an MCP tool's result (the module docstring's mapping).
+
+    Returns:
+        One text as a string; otherwise a list of JSON parts; ``structuredContent`` (or
+        an empty string) when there is no content.
+    """
+    parts = [_part(block) for block in result.content]
+    if len(parts) == 1 and parts[0].get("type") == "text":
+        return str(parts[0]["text"])
+    if parts:
+        return parts
+    structured = result.structured_content
+    if isinstance(structured, dict | list):
+        return structured
+    return "" if structured is None else str(structured)
+
+
+def _data(out: dict[str, Any], data: str) -> dict[str, Any]:
+    if len(data) <= MAX_INLINE_DATA_CHARS:
+        out["data"] = data
+    else:
+        out["omitted"] = f"{len(data)} characters of base64 data, over the inline limit"
+    return out
+
+
+def _part(block: Any) -> dict[str, Any]:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return {"type": "text", "text": block.text}
+    if kind in ("image", "audio"):
+        return _data({"type": kind, "mime_type": block.mime_type}, block.data)
+    if kind == "resource_link":
+        link: dict[str, Any] = {"type": "resource_link", "uri": str(block.uri), "name": block.name}
+        if block.mime_type:
+            link["mime_type"] = block.mime_type
+        return link
+    if kind == "resource":
+        contents = block.resource
+        out: dict[str, Any] = {"type": "resource", "uri": str(contents.uri)}
+        if contents.mime_type:
+            out["mime_type"] = contents.mime_type
+        text = getattr(contents, "text", None)
+        if text is not None:
+            out["text"] = text
+            return out
+        return _data(out, str(getattr(contents, "blob", "")))
+    # A content type from a later protocol revision: its JSON, whatever it holds.
+    dump = getattr(block, "model_dump", None)
+    return dict(dump(mode="json", by_alias=True)) if callable(dump) else {"type": str(kind)}
+
+
+async def register_session_tools(
+    session: ClientSession,
+    registry: ToolRegistry,
+    *,
+    prefix: str = "",
+    effects: Mapping[str, Effect] | None = None,
+    approve_writes: bool = False,
+    call_timeout: float | None = DEFAULT_TIMEOUT,
+    skip_invalid: bool = False,
+    connection: MCPConnection | None = None,
+) -> list[Tool]:
+    """Add every tool of an initialized MCP session to ``registry``.
+
+    Args:
+        session: An initialized :class:`mcp.ClientSession`; it must stay open while the
+            tools are used.
+        registry: Where the tools go.
+        prefix: Put before each tool's name (``"github_"``), so two servers' tools
+            cannot collide.
+        effects: Overrides the annotations' effect per MCP tool name.
+        approve_writes: Every ``write`` tool needs a person's approval per call.
+        call_timeout: Seconds one call may take (the call is cancelled past it).
+        skip_invalid: Leave out a tool the registry refuses (a schema it cannot use,
+            a name already taken), logged as a warning on ``sse_toolcalls.mcp`` and
+            listed in ``connection.skipped``, instead of refusing the whole server.
+        connection: Set by :func:`connect_stdio` and :func:`connect_http`: its ``closed``
+            flag makes a late call fail clearly.
+
+    Returns:
+        The tools added, in the server's order.
+
+    Raises:
+        UsageError: a tool's name is taken in ``registry``, or its input schema is not a
+            valid JSON Schema for an object (nothing of this server is added then),
+            unless ``skip_invalid``; the server listed more than ``MAX_LIST_PAGES`` pages.
+        MCPError: the server refused ``tools/list``.
+    """
+    _require_mcp()
+    listed: list[MCPTool] = []
+    cursor: str | None = None
+    for _ in range(MAX_LIST_PAGES):
+        from mcp_types import PaginatedRequestParams
+
+        page = await session.list_tools(
+            params=PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        )
+        listed.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    else:
+        raise UsageError(f"the MCP server listed more than {MAX_LIST_PAGES} pages of tools")
+    built = [
+        _tool(
+            mcp_tool,
+            session,
+            name=prefix + mcp_tool.name,
+            effect=effect_of(mcp_tool, effects),
+            approve_writes=approve_writes,
+            timeout=call_timeout,
+            connection=connection,
+        )
+        for mcp_tool in listed
+    ]
+    added: list[Tool] = []
+    skipped: list[tuple[str, str]] = []
+    try:
+        for tool in built:
+            try:
+                added.append(registry.add(tool))
+            except UsageError as exc:
+                # The registry's text may not name the tool (a schema problem says
+                # where in the schema): with a server's dozens, say which one.
+                reason = str(exc) if tool.name in str(exc) else f"{tool.name}: {exc}"
+                if not skip_invalid:
+                    raise UsageError(f"the MCP server's tool cannot be added: {reason}") from exc
+                logger.warning("MCP tool %r left out: %s", tool.name, reason)
+                skipped.append((tool.name, reason))
+    except BaseException:
+        for tool in added:
+            registry.remove(tool.name)
+        raise
+    if connection is not None:
+        connection.skipped = tuple(skipped)
+    return added
+
+
+def _tool(
+    mcp_tool: MCPTool,
+    session: ClientSession,
+    *,
+    name: str,
+    effect: Effect,
+    approve_writes: bool,
+    timeout: float | None,
+    connection: MCPConnection | None,
+) -> Tool:
+    remote = mcp_tool.name
+
+    async def call_mcp_tool(**arguments: Any) -> Any:
+        if connection is not None and connection.closed:
+            raise UsageError(
+                f"the MCP session of {remote!r} has ended: use its tools inside the "
+                "async with block that connected to the server"
+            )
+        result = await session.call_tool(remote, arguments)
+        value = result_value(result)
+        if result.is_error:
+            raise ToolErrorReply(value)
+        return value
+
+    call_mcp_tool.__qualname__ = call_mcp_tool.__name__ = f"mcp_{remote}"
+    schema = dict(mcp_tool.input_schema)
+    schema.setdefault("type", "object")
+    return Tool(
+        name=name,
+        description=mcp_tool.description or "",
+        parameters=schema,
+        handler=call_mcp_tool,
+        effect=effect,
+        timeout=timeout,
+        needs_approval=approve_writes and effect == "write",
+    )
+
+
+@contextlib.contextmanager
+def _unwrapped() -> Iterator[None]:
+    """Let one exception out as itself, not in the group the SDK's task groups wrap it in.
+
+    The transports and the session run task groups around the block: a ``UsageError``
+    from registration, or the application's own exception from inside the block, left
+    them as an ``ExceptionGroup`` of one, and ``except UsageError`` missed it.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if len(leaves) == 1:
+            raise leaves[0] from leaves[0].__cause__
+        raise
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return found
+
+
+@contextlib.asynccontextmanager
+async def _registered(
+    session: ClientSession, registry: ToolRegistry, **options: Any
+) -> AsyncIterator[MCPConnection]:
+    await session.initialize()
+    connection = MCPConnection(session=session, registry=registry)
+    tools = await register_session_tools(session, registry, connection=connection, **options)
+    connection.tools = tuple(tools)
+    try:
+        yield connection
+    finally:
+        connection.closed = True
+        for tool in tools:
+            registry.remove(tool.name)
+
+
+@contextlib.asynccontextmanager
+async def connect_stdio(
+    command: str,
+    args: Sequence[str] = (),
+    *,
+    registry: ToolRegistry,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    prefix: str = "",
+    effects: Mapping[str, Effect] | None = None,
+    approve_writes: bool = False,
+    call_timeout: float | None = DEFAULT_TIMEOUT,
+    skip_invalid: bool = False,
+) -> AsyncIterator[MCPConnection]:
+    """Start an MCP server as a subprocess (stdio) and lend its tools to ``registry``.
+
+    Example::
+
+        registry = ToolRegistry()
+        async with connect_stdio("python", ["-m", "my_server"], registry=registry):
+            reply = await Agent(client, registry).run("What's in my calendar?")
+
+    The subprocess is stopped and the tools removed when the block ends. The other
+    arguments are :func:`register_session_tools`'; ``env`` is merged over the SDK's
+    safe default environment.
+
+    Raises:
+        UsageError: see :func:`register_session_tools`; the SDK is not installed.
+        OSError: the command cannot be started.
+    """
+    _require_mcp()
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    parameters = StdioServerParameters(
+        command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
+    )
+    with _unwrapped():
+        async with (
+            stdio_client(parameters) as (read, write),
+            ClientSession(read, write) as session,
+            _registered(
+                session,
+                registry,
+                prefix=prefix,
+                effects=effects,
+                approve_writes=approve_writes,
+                call_timeout=call_timeout,
+                skip_invalid=skip_invalid,
+            ) as connection,
+        ):
+            yield connection
+
+
+@contextlib.asynccontextmanager
+async def connect_http(
+    url: str,
+    *,
+    registry: ToolRegistry,
+    http_client: httpx2.AsyncClient | None = None,
+    prefix: str = "",
+    effects: Mapping[str, Effect] | None = None,
+    approve_writes: bool = False,
+    call_timeout: float | None = DEFAULT_TIMEOUT,
+    skip_invalid: bool = False,
+) -> AsyncIterator[MCPConnection]:
+    """Connect to an MCP server over Streamable HTTP and lend its tools to ``registry``.
+
+    ``http_client`` (an ``httpx2.AsyncClient``, the SDK's HTTP stack) carries headers and
+    authentication; the SDK makes one otherwise. The session is ended (an HTTP
+    ``DELETE``) and the tools removed when the block ends. The other arguments are
+    :func:`register_session_tools`'.
+
+    Raises:
+        UsageError: see :func:`register_session_tools`; the SDK is not installed.
+    """
+    _require_mcp()
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    with _unwrapped():
+        async with (
+            streamable_http_client(url, http_client=http_client) as (read, write),
+            ClientSession(read, write) as session,
+            _registered(
+                session,
+                registry,
+                prefix=prefix,
+                effects=effects,
+                approve_writes=approve_writes,
+                call_timeout=call_timeout,
+                skip_invalid=skip_invalid,
+            ) as connection,
+        ):
+            yield connection

@@ -1,0 +1,254 @@
+"""MCP tools out: a :class:`ToolRegistry` served as an MCP server (stdio or Streamable HTTP).
+
+The server is the SDK's low-level ``Server`` with two handlers of ours. ``tools/list``
+describes every tool from the registry (its name, description and JSON Schema; the
+effect as annotations: a ``read`` is ``readOnlyHint``, a ``write`` is ``destructiveHint``
+and not idempotent). ``tools/call`` goes through the same path as a model's call in the
+:class:`~sse_toolcalls.runtime.Agent`: the runtime's :class:`Dispatcher` validates the
+arguments against the schema (a refusal comes back as an ``isError`` result listing every
+problem, nothing runs), a write reserves its idempotency key in the ledger first, the
+breaker may refuse a failing tool, and the one executor runs the handler (in its sandbox
+when it declares one) within its timeout. What the model would have read is what the MCP
+client gets: the result's text (JSON for a JSON value), ``isError`` for every error result.
+
+**Idempotency across MCP requests.** MCP has no request id of the caller's; each
+``tools/call`` is its own request unless the client names one: a client that may retry a
+call (a dropped connection) sends the same ``_meta`` ``"sse-toolcalls/idempotency-key"``
+each time, and a write already done under that key is answered from the ledger (its
+recorded result, marked as a replay) instead of running again. Without the key a write
+still passes through the ledger, but no two calls share a key.
+
+**Approval.** A tool that needs a person's approval (``needs_approval``) is declined: an
+MCP server has no person to ask (an MCP client that asks its user first is the place for
+such tools), and running it unasked would break the promise its declaration makes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..calls import ToolCall
+from ..errors import UsageError
+from ..runtime.dispatch import Dispatcher
+from ..tools.registry import Tool, ToolRegistry
+from ..tools.results import declined_result
+from .client import _require_mcp
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+    from mcp_types import CallToolResult
+    from starlette.applications import Starlette
+
+    from ..calls import ToolResult
+
+__all__ = [
+    "IDEMPOTENCY_KEY_META",
+    "build_server",
+    "http_app",
+    "load_registry",
+    "serve_http",
+    "serve_stdio",
+]
+
+IDEMPOTENCY_KEY_META = "sse-toolcalls/idempotency-key"
+"""The ``_meta`` key of a ``tools/call`` request naming the caller's request (MCP's
+reverse-DNS-style prefix form): calls that carry the same one are the same request."""
+
+_APPROVAL_REASON = (
+    "this tool needs a person's approval for each call, which this MCP server cannot ask for"
+)
+
+
+def load_registry(spec: str) -> ToolRegistry:
+    """The :class:`ToolRegistry` named by ``module:attribute`` (dots walk attributes).
+
+    Raises:
+        UsageError: the spec is malformed, cannot be imported, or names no registry.
+    """
+    module, _, attribute = spec.partition(":")
+    if not module or not attribute:
+        raise UsageError(f"a registry is named as module:attribute, not {spec!r}")
+    try:
+        value: Any = importlib.import_module(module)
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"cannot load the registry {spec!r}: {exc}") from exc
+    if not isinstance(value, ToolRegistry):
+        raise UsageError(f"{spec!r} is a {type(value).__name__}, not a ToolRegistry")
+    return value
+
+
+def _declaration(tool: Tool) -> Any:
+    from mcp_types import Tool as MCPTool
+    from mcp_types import ToolAnnotations
+
+    read = tool.effect == "read"
+    return MCPTool(
+        name=tool.name,
+        description=tool.description or None,
+        input_schema=tool.parameters,
+        annotations=ToolAnnotations(
+            read_only_hint=read,
+            destructive_hint=not read,
+            idempotent_hint=read,
+            open_world_hint=None,
+        ),
+    )
+
+
+def _answer(result: ToolResult) -> CallToolResult:
+    from mcp_types import CallToolResult, TextContent
+
+    content = result.content
+    text = content if isinstance(content, str) else orjson.dumps(content).decode("utf-8")
+    return CallToolResult(content=[TextContent(text=text)], is_error=result.is_error)
+
+
+def _request_id(meta: Mapping[str, Any] | None) -> str:
+    key = meta.get(IDEMPOTENCY_KEY_META) if meta is not None else None
+    if isinstance(key, str) and key:
+        return key
+    return f"mcp-{uuid.uuid4().hex}"
+
+
+def build_server(
+    registry: ToolRegistry,
+    *,
+    name: str = "sse-toolcalls",
+    dispatcher: Dispatcher | None = None,
+) -> Server[Any]:
+    """The SDK's low-level MCP ``Server`` exposing ``registry``'s tools.
+
+    Args:
+        registry: The tools served (their current set, on each ``tools/list``).
+        name: The server's name in the MCP handshake.
+        dispatcher: Runs the calls; by default one ``Dispatcher(registry)`` for the
+            server's life (an in-memory ledger, the default breaker). Pass one with a
+            :class:`~sse_toolcalls.runtime.SQLiteLedger` to keep writes once across
+            restarts, or with another executor.
+
+    Raises:
+        UsageError: the ``mcp`` SDK is not installed.
+    """
+    _require_mcp()
+    from mcp.server.lowlevel import Server
+    from mcp_types import CallToolRequestParams, ListToolsResult, PaginatedRequestParams
+
+    runner = dispatcher if dispatcher is not None else Dispatcher(registry)
+
+    async def list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=[_declaration(tool) for tool in registry])
+
+    async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        meta: Mapping[str, Any] | None = params.meta
+        request_id = _request_id(meta)
+        call = ToolCall(
+            name=params.name,
+            args=dict(params.arguments or {}),
+            # The dialect only addresses a result in a provider's format; an MCP answer
+            # is built here from the result's content, so any dialect would do.
+            provider="openai_chat",
+            call_id=f"mcp-{ctx.request_id}",
+            index=0,
+        )
+        tool = registry.get(call.name)
+        if tool is not None and tool.needs_approval:
+            return _answer(declined_result(call, reason=_APPROVAL_REASON))
+        (report,) = await runner.dispatch([call], request_id=request_id)
+        return _answer(report.result)
+
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def serve_stdio(registry: ToolRegistry, *, dispatcher: Dispatcher | None = None) -> None:
+    """Serve ``registry`` over this process's standard input and output until it closes.
+
+    Nothing else may write to standard output meanwhile (logs go to standard error).
+    """
+    server = build_server(registry, dispatcher=dispatcher)
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def http_app(
+    registry: ToolRegistry, *, host: str = "127.0.0.1", dispatcher: Dispatcher | None = None
+) -> Starlette:
+    """``registry`` as a Streamable HTTP ASGI app (the endpoint is ``/mcp``).
+
+    On a loopback ``host`` the SDK's DNS-rebinding protection is on (only loopback
+    ``Host`` and ``Origin`` headers are accepted).
+    """
+    return build_server(registry, dispatcher=dispatcher).streamable_http_app(host=host)
+
+
+def serve_http(
+    registry: ToolRegistry,
+    *,
+    port: int,
+    host: str = "127.0.0.1",
+    dispatcher: Dispatcher | None = None,
+) -> None:
+    """Serve ``registry`` over Streamable HTTP at ``http://host:port/mcp`` until stopped.
+
+    Raises:
+        UsageError: the port cannot be bound.
+    """
+    import socket
+
+    import uvicorn
+
+    app = http_app(registry, host=host, dispatcher=dispatcher)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc}") from exc
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def run_serve(spec: str, *, http: int | None, host: str, ledger: str | None) -> int:
+    """``sse-toolcalls mcp serve``: serve the registry ``spec`` until stopped.
+
+    Returns:
+        The exit status: 0 when the server stopped; 2 for a usage error (a bad spec, an
+        unusable ledger file, a port that cannot be bound), said in one line on standard
+        error (standard output is the MCP channel under stdio).
+    """
+    import sys
+
+    import anyio
+
+    from ..errors import LedgerError
+    from ..runtime.ledger import SQLiteLedger
+
+    try:
+        registry = load_registry(spec)
+        dispatcher = Dispatcher(registry, ledger=SQLiteLedger(ledger)) if ledger else None
+        if http is None:
+            anyio.run(lambda: serve_stdio(registry, dispatcher=dispatcher))
+        else:
+            sys.stderr.write(
+                f"serving {len(registry)} tools of {spec} at http://{host}:{http}/mcp\n"
+            )
+            sys.stderr.flush()
+            serve_http(registry, port=http, host=host, dispatcher=dispatcher)
+    except (UsageError, LedgerError) as exc:
+        sys.stderr.write(f"sse-toolcalls mcp serve: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    return 0
