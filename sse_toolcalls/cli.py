@@ -160,7 +160,11 @@ def _call_json(call: Any) -> dict[str, Any]:
 
 def check(folders: Sequence[str], *, seed: str, verbose: bool) -> int:
     """Check every stream of each corpus folder; one line per failing stream, then the
-    count. Returns 0 when all pass, 1 when any fails, 2 when a folder cannot be read."""
+    count. Returns 0 when all pass, 1 when any fails.
+
+    Raises:
+        UsageError: a folder cannot be read as a corpus.
+    """
     from .corpus import check_corpus
 
     passed = failed = 0
@@ -168,8 +172,9 @@ def check(folders: Sequence[str], *, seed: str, verbose: bool) -> int:
         try:
             results = check_corpus(folder, seed=seed)
         except SSEToolCallsError as exc:
-            sys.stderr.write(f"{exc}\n")
-            return 2
+            # A folder that is not a corpus is the caller's to fix: main says it in one
+            # line, as for every usage error.
+            raise UsageError(str(exc)) from exc
         for result in results:
             if result.problem is None:
                 passed += 1

@@ -85,6 +85,7 @@ def usage_errors(tmp_path: Path, busy_port: int) -> list[tuple[list[str], str]]:
         (["record", "--upstream", "http://x", "--out", "o", "--port", "99999"], "0 to 65535"),
         (["fuzz", "corpus", "--seconds", "soon"], "not a number"),
         (["check"], "required: folder"),
+        (["check", str(tmp_path / "no_folder")], "is not a folder"),
     ]
 
 
@@ -302,3 +303,15 @@ def test_a_wrong_path_is_logged_too(tmp_path: Path) -> None:
         with httpx.Client(timeout=10) as http:
             assert http.post(base + "/v2/nothing", json={}).status_code == 404
         assert "- /v2/nothing -> 404 turn - fault none" in request_lines(out, 1)[-1]
+
+
+def test_ctrl_c_is_status_130_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sse_toolcalls.cli
+
+    def interrupted(*args: Any, **kwargs: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sse_toolcalls.cli, "replay", interrupted)
+    assert run_cli(["replay", "-"], capsys) == (EXIT_INTERRUPTED, "", "")

@@ -33,6 +33,7 @@ object whose methods do nothing (no span, no attribute built).
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 from collections.abc import Mapping
 from types import TracebackType
@@ -363,7 +364,9 @@ class _ToolSpan(_Span):
             self.set("gen_ai.tool.call.result", _content(report.result))
 
 
+@functools.cache
 def _version() -> str | None:
+    # Cached: a metadata lookup walks sys.path (about 1 ms), and agents are cheap to make.
     from importlib import metadata
 
     try:
@@ -488,10 +491,20 @@ def tool_report(span: _ToolSpan | _NoSpan, report: CallReport, sandboxed: bool) 
 
 def default_tracing() -> Tracing | _Off:
     """OpenTelemetry tracing when ``opentelemetry-api`` imports, else :data:`OFF`."""
-    try:
-        return Tracing()
-    except UsageError:
+    if not _importable():
         return OFF
+    return Tracing()
+
+
+@functools.cache
+def _importable() -> bool:
+    # Asked once per process: a failed import is retried by Python on every attempt,
+    # walking sys.path each time, and an Agent is made per request in many applications.
+    try:
+        import opentelemetry.trace  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def resolve(tracing: Tracing | bool | None) -> Tracing | _Off:
