@@ -579,7 +579,9 @@ class _Run:
         for attempt in range(1, policy.attempts + 1):
             self.requests += 1
             try:
-                with self.agent.tracing.request(self.agent.client, attempt=attempt) as span:
+                with self.agent.tracing.request(
+                    self.agent.client, attempt=attempt, messages=self.messages
+                ) as span:
                     finished = span.finished(await self._stream(tools))
                 log(
                     logger,

@@ -23,6 +23,7 @@ arguments or results are recorded by default (they are the users' data). Opt in 
 ``Tracing(capture_content=True)`` or the variable the GenAI instrumentations read,
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``; then tool spans carry
 ``gen_ai.tool.call.arguments`` and ``gen_ai.tool.call.result``, and chat spans
+``gen_ai.input.messages`` (with ``gen_ai.system_instructions``) and
 ``gen_ai.output.messages``.
 
 **Without the package nothing is imported and nothing costs**: the agent's default
@@ -35,7 +36,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
@@ -46,6 +47,7 @@ from ..errors import ProviderError, UsageError
 
 if TYPE_CHECKING:
     from ..calls import StreamFinished, ToolCall, ToolResult
+    from ..conversation import Message
     from ..tools.registry import ValidatedCall
     from .agent import AgentReply
     from .dispatch import CallReport
@@ -165,8 +167,11 @@ class Tracing:
         name = f"invoke_agent {self.agent_name}" if self.agent_name else "invoke_agent"
         return _RunSpan(self, name, attributes)
 
-    def request(self, client: object, *, attempt: int) -> _RequestSpan:
-        """The span of one request to the provider (a context manager)."""
+    def request(
+        self, client: object, *, attempt: int, messages: Sequence[Message] = ()
+    ) -> _RequestSpan:
+        """The span of one request to the provider (a context manager); ``messages``,
+        the conversation sent, is recorded only when content is captured."""
         dialect = _dialect(client)
         model = _model(client)
         attributes: dict[str, Any] = {
@@ -177,6 +182,11 @@ class Tracing:
         if model is not None:
             attributes["gen_ai.request.model"] = model
         _server(attributes, getattr(client, "base_url", None))
+        if self.capture_content and messages:
+            system, sent = _input_messages(messages)
+            attributes["gen_ai.input.messages"] = sent
+            if system is not None:
+                attributes["gen_ai.system_instructions"] = system
         name = f"chat {model}" if model else "chat"
         return _RequestSpan(self, name, attributes)
 
@@ -208,7 +218,7 @@ class _Off:
     def run(self, client: object, *, conversation_id: str, request_id: str) -> _NoSpan:
         return _NO_SPAN
 
-    def request(self, client: object, *, attempt: int) -> _NoSpan:
+    def request(self, client: object, *, attempt: int, messages: Sequence[Message] = ()) -> _NoSpan:
         return _NO_SPAN
 
 
@@ -424,15 +434,52 @@ def _content(result: ToolResult) -> str:
     return content if isinstance(content, str) else dumps_safe(content).decode()
 
 
+def _input_messages(messages: Sequence[Message]) -> tuple[str | None, str]:
+    """(``gen_ai.system_instructions``, ``gen_ai.input.messages``) of a conversation, in
+    the conventions' parts form: text, tool calls, tool call responses."""
+    from ..conversation import AssistantMessage, SystemPrompt, ToolResultsMessage, UserMessage
+
+    system: list[dict[str, Any]] = []
+    sent: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemPrompt):
+            system.append({"type": "text", "content": message.text})
+        elif isinstance(message, UserMessage):
+            sent.append({"role": "user", "parts": [{"type": "text", "content": message.text}]})
+        elif isinstance(message, AssistantMessage):
+            parts: list[dict[str, Any]] = []
+            if message.text:
+                parts.append({"type": "text", "content": message.text})
+            parts += [_call_part(call) for call in message.calls]
+            sent.append({"role": "assistant", "parts": parts})
+        elif isinstance(message, ToolResultsMessage):
+            sent.append(
+                {
+                    "role": "tool",
+                    "parts": [
+                        {
+                            "type": "tool_call_response",
+                            "id": result.call.call_id,
+                            "response": result.content,
+                        }
+                        for result in message.results
+                    ],
+                }
+            )
+    instructions = dumps_safe(system).decode() if system else None
+    return instructions, dumps_safe(sent).decode()
+
+
+def _call_part(call: ToolCall) -> dict[str, Any]:
+    return {"type": "tool_call", "id": call.call_id, "name": call.name, "arguments": call.args}
+
+
 def _output_messages(finished: StreamFinished) -> str:
     """The turn as ``gen_ai.output.messages`` (one assistant message of parts)."""
     parts: list[dict[str, Any]] = []
     if finished.text:
         parts.append({"type": "text", "content": finished.text})
-    for call in finished.calls:
-        parts.append(
-            {"type": "tool_call", "id": call.call_id, "name": call.name, "arguments": call.args}
-        )
+    parts += [_call_part(call) for call in finished.calls]
     message = {"role": "assistant", "parts": parts, "finish_reason": finished.stop_reason or ""}
     return dumps_safe([message]).decode()
 

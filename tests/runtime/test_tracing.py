@@ -243,12 +243,41 @@ async def test_content_is_recorded_only_when_the_application_opts_in(
     (message,) = json.loads(last["gen_ai.output.messages"])
     assert message["role"] == "assistant"
     assert message["parts"] == [{"type": "text", "content": "Sent, and it is sunny."}]
+    # The conversation as sent with the last request: the user, the two calls, their
+    # results, the replayed write and its result.
+    sent = json.loads(last["gen_ai.input.messages"])
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert sent[0]["parts"] == [{"type": "text", "content": "Pay Bob 10; weather?"}]
+    calls = [p for p in sent[1]["parts"] if p["type"] == "tool_call"]
+    assert [c["name"] for c in calls] == ["weather", "send_money"]
+    assert calls[0]["arguments"] == {"city": SECRET_CITY}
+    assert [p["type"] for p in sent[2]["parts"]] == ["tool_call_response"] * 2
+    assert "gen_ai.system_instructions" not in last
     # The GenAI instrumentations' variable opts in too; an explicit False wins over it.
     monkeypatch.setenv(CAPTURE_CONTENT_ENV, "true")
     assert Tracing().capture_content is True
     assert Tracing(capture_content=False).capture_content is False
     monkeypatch.setenv(CAPTURE_CONTENT_ENV, "false")
     assert Tracing().capture_content is False
+
+
+async def test_system_instructions_are_content_too() -> None:
+    from sse_toolcalls.conversation import Message, SystemPrompt, UserMessage
+
+    conversation: list[Message] = [SystemPrompt(text="Be brief."), UserMessage(text="hi")]
+    for capture in (True, False):
+        exporter, traced = exporter_and_tracing(capture_content=capture)
+        await Agent(FakeClient([answer("Hi.")]), ToolRegistry(), tracing=traced).run(conversation)
+        (chat,) = by_name(exporter.get_finished_spans(), "chat")
+        found = attributes(chat)
+        if capture:
+            assert json.loads(found["gen_ai.system_instructions"]) == [
+                {"type": "text", "content": "Be brief."}
+            ]
+            assert json.loads(found["gen_ai.input.messages"])[0]["role"] == "user"
+        else:
+            assert "gen_ai.system_instructions" not in found
+            assert "Be brief." not in json.dumps(found)
 
 
 async def test_a_fallback_and_a_failing_tool_are_errors_on_their_spans() -> None:
