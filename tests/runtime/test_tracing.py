@@ -353,6 +353,11 @@ def test_settings() -> None:
     assert usage_counts({"total": 9}) == (None, None)
     assert usage_counts(None) == (None, None)
     assert tracing_module.resolve(False) is tracing_module.OFF
+    # Off, every hook is the one shared no-op: no span and no attribute is built.
+    off = Agent(FakeClient([]), ToolRegistry(), tracing=False).tracing
+    assert off is tracing_module.OFF
+    run = off.run(object(), conversation_id="c", request_id="r")
+    assert run is off.request(object(), attempt=1) is tracing_module._NO_SPAN
     assert isinstance(tracing_module.resolve(None), Tracing)  # the package is installed
     with pytest.raises(UsageError, match="tracing must be"):
         tracing_module.resolve("yes")  # type: ignore[arg-type]
@@ -385,7 +390,10 @@ def test_without_opentelemetry_nothing_is_imported_and_the_agent_runs() -> None:
             return "sunny"
 
         client = FakeClient([calling(("forecast", {"city": "Oslo"})), answer("Sunny.")])
-        reply = anyio.run(Agent(client, registry).run, "weather?")
+        agent = Agent(client, registry)
+        from sse_toolcalls.runtime import tracing
+        assert agent.tracing is tracing.OFF
+        reply = anyio.run(agent.run, "weather?")
         assert reply.text == "Sunny.", reply
         assert [r.outcome for r in reply.reports] == ["ok"]
         try:
