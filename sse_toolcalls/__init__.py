@@ -107,6 +107,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ProviderClient",
         "client_for",
     ),
+    "runtime.tracing": ("Tracing",),
     "sandbox": (
         "HandlerRef",
         "Sandbox",
@@ -278,6 +279,7 @@ if _typing.TYPE_CHECKING:
     from .runtime.clients import OpenAIResponsesClient as OpenAIResponsesClient
     from .runtime.clients import ProviderClient as ProviderClient
     from .runtime.clients import client_for as client_for
+    from .runtime.tracing import Tracing as Tracing
     from .sandbox import HandlerRef as HandlerRef
     from .sandbox import Sandbox as Sandbox
     from .sandbox import SandboxResult as SandboxResult

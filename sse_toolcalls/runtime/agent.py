@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from .._jsonsafe import clean_text, safe_repr, safe_str
+from .._logging import log
 from ..calls import StreamFinished, ToolCall, ToolResult, ToolSpec
 from ..conversation import (
     AssistantMessage,
@@ -66,7 +67,7 @@ from .approval import (
     approval_id,
 )
 from .breaker import CircuitBreaker
-from .diagnostics import MAX_BODY_CHARS, Diagnostic, from_exception, report
+from .diagnostics import MAX_BODY_CHARS, Diagnostic, from_exception, logger, report
 from .dispatch import (
     DEFAULT_MAX_CALLS_PER_TURN,
     DEFAULT_MAX_CONCURRENCY,
@@ -80,6 +81,7 @@ from .execute import Executor, run_local
 from .fallback import FallbackReason, fallback_message
 from .ledger import IdempotencyLedger
 from .retry import RetryPolicy
+from .tracing import Tracing, resolve
 
 if TYPE_CHECKING:
     from ..calls import StreamEvent
@@ -167,6 +169,7 @@ class Agent:
         breaker_scope: BreakerScope = per_tool,
         deps: Any = None,
         policy: ApprovalPolicy | None = None,
+        tracing: Tracing | bool | None = None,
     ) -> None:
         """Args:
             client: the provider client (its dialect decides every format).
@@ -194,9 +197,13 @@ class Agent:
             policy: decides before each call runs: ``"allow"``, ``Deny(reason)`` or
                 ``"ask"`` (:mod:`.approval`); every call is allowed by default, except
                 that a tool with ``needs_approval`` always asks.
+            tracing: OpenTelemetry spans (:mod:`.tracing`): a :class:`~.tracing.Tracing`,
+                ``False`` for none, or ``None`` (the default) for spans to the global
+                tracer provider when ``opentelemetry-api`` is installed, none otherwise.
 
         Raises:
-            UsageError: ``max_steps`` below 1, or a bad dispatcher setting.
+            UsageError: ``max_steps`` below 1, a bad dispatcher setting, or
+                ``tracing=True`` without ``opentelemetry-api``.
         """
         if max_steps < 1:
             raise UsageError("max_steps must be at least 1")
@@ -229,6 +236,8 @@ class Agent:
         """The application's dependencies, for tools' contexts."""
         self.policy = policy
         """The approval policy, or ``None``."""
+        self.tracing = resolve(tracing)
+        """Where spans go (a no-op without OpenTelemetry)."""
         self._resumed: set[str] = set()
 
     async def run(
@@ -273,16 +282,17 @@ class Agent:
             lang=lang or self.lang,
             deps=deps if deps is not None else self.deps,
         )
-        try:
-            return await run.go()
-        except UsageError as exc:
-            if not run.reports:
-                raise  # misuse, and nothing has run yet: the caller must hear of it
-            return run.crashed(exc)
-        except Exception as exc:
-            # Defence in depth: each failure we know of is handled where it happens;
-            # this is the last line, so that the user always gets a reply.
-            return run.crashed(exc)
+        with run.span:
+            try:
+                return run.done(await run.go())
+            except UsageError as exc:
+                if not run.reports:
+                    raise  # misuse, and nothing has run yet: the caller must hear of it
+                return run.done(run.crashed(exc))
+            except Exception as exc:
+                # Defence in depth: each failure we know of is handled where it happens;
+                # this is the last line, so that the user always gets a reply.
+                return run.done(run.crashed(exc))
 
     async def resume(
         self,
@@ -338,10 +348,11 @@ class Agent:
             else ("allow" if approval_id(call) not in deny else "ask")
             for call in state.calls
         ]
-        try:
-            return await run.go(resumed=(state, decisions))
-        except Exception as exc:
-            return run.crashed(exc)
+        with run.span:
+            try:
+                return run.done(await run.go(resumed=(state, decisions)))
+            except Exception as exc:
+                return run.done(run.crashed(exc))
 
 
 class _Run:
@@ -368,9 +379,21 @@ class _Run:
         self.steps = 0
         self.requests = 0
         self.retries: dict[str, int] = {}  # ToolRetry answers per tool, this run
+        self.span = agent.tracing.run(
+            agent.client, conversation_id=conversation_id, request_id=request_id
+        )
 
     async def go(self, resumed: tuple[ApprovalState, list[Decision]] | None = None) -> AgentReply:
         agent = self.agent
+        log(
+            logger,
+            logging.DEBUG,
+            "run_started",
+            "resumed after approval" if resumed is not None else "started",
+            provider=_dialect(agent.client),
+            conversation_id=self.conversation_id,
+            request_id=self.request_id,
+        )
         tools = agent.registry.specs()
         refused_before: set[str] = set()
         if resumed is not None:
@@ -556,7 +579,22 @@ class _Run:
         for attempt in range(1, policy.attempts + 1):
             self.requests += 1
             try:
-                return await self._stream(tools)
+                with self.agent.tracing.request(
+                    self.agent.client, attempt=attempt, messages=self.messages
+                ) as span:
+                    finished = span.finished(await self._stream(tools))
+                log(
+                    logger,
+                    logging.DEBUG,
+                    "turn_received",
+                    f"{len(finished.calls)} call(s), stop reason {finished.stop_reason}",
+                    provider=_dialect(self.agent.client),
+                    attempt=attempt,
+                    stop_reason=finished.stop_reason,
+                    calls=len(finished.calls),
+                    usage=finished.usage,
+                )
+                return finished
             except StreamError as error:
                 retry = policy.should_retry(error, attempt)
                 self._note(from_exception(error, attempt=attempt, retried=retry))
@@ -594,6 +632,25 @@ class _Run:
                 provider=_dialect(agent.client),
             )
         return last
+
+    def done(self, reply: AgentReply) -> AgentReply:
+        """The run's end, on its span and in the log; returns ``reply``."""
+        self.span.reply(reply)
+        log(
+            logger,
+            logging.DEBUG,
+            "run_finished",
+            f"fallback {reply.reason}" if reply.reason else "answered",
+            provider=_dialect(self.agent.client),
+            conversation_id=self.conversation_id,
+            request_id=self.request_id,
+            steps=reply.steps,
+            requests=reply.requests,
+            calls=len(reply.calls),
+            fallback=reply.reason,
+            paused=bool(reply.pending_approvals),
+        )
+        return reply
 
     def crashed(self, exc: Exception) -> AgentReply:
         """The ``internal_error`` fallback for an exception that stopped the run."""

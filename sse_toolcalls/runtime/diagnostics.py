@@ -2,8 +2,9 @@
 
 Each failure the runtime handles becomes a :class:`Diagnostic` (returned with the reply)
 and a log record on the ``sse_toolcalls.runtime`` logger whose ``extra`` fields carry
-the structure: ``status``, ``code``, ``body``, ``exception``, plus ``diagnostic_kind``,
-``provider``, ``attempt`` and ``tool``. None of it is ever put in the text shown to the
+the structure: ``event`` (the kind, as every record of the library has one; also as
+``diagnostic_kind``), ``status``, ``code``, ``body``, ``exception``, ``provider``,
+``attempt``, ``tool`` and ``call_id``. None of it is ever put in the text shown to the
 user (that is :mod:`.fallback`'s job).
 """
 
@@ -13,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from .._logging import log
 from ..errors import ProviderError, TruncatedStreamError
 
 __all__ = ["LOGGER_NAME", "Diagnostic", "from_exception", "logger", "report"]
@@ -113,21 +115,19 @@ def from_exception(
 
 def report(diagnostic: Diagnostic, *, level: int = logging.WARNING) -> Diagnostic:
     """Log ``diagnostic`` on the runtime logger with its fields as ``extra``; return it."""
-    logger.log(
+    log(
+        logger,
         level,
-        "%s: %s",
         diagnostic.kind,
         diagnostic.message,
-        extra={
-            "diagnostic_kind": diagnostic.kind,
-            "provider": diagnostic.provider,
-            "status": diagnostic.status,
-            "code": diagnostic.code,
-            "body": diagnostic.body,
-            "exception": diagnostic.exception,
-            "attempt": diagnostic.attempt,
-            "tool": diagnostic.tool,
-            "call_id": diagnostic.call_id,
-        },
+        diagnostic_kind=diagnostic.kind,
+        provider=diagnostic.provider,
+        status=diagnostic.status,
+        code=diagnostic.code,
+        body=diagnostic.body,
+        exception=diagnostic.exception,
+        attempt=diagnostic.attempt,
+        tool=diagnostic.tool,
+        call_id=diagnostic.call_id,
     )
     return diagnostic

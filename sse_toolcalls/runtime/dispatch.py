@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from .._jsonsafe import safe_repr, safe_str
+from .._logging import log
 from ..calls import ToolCall, ToolResult
 from ..errors import (
     CircuitOpenError,
@@ -69,8 +70,9 @@ from ..errors import (
 )
 from ..tools import results
 from ..tools.context import ToolContext
+from . import tracing
 from .breaker import Blame, CircuitBreaker, blame
-from .diagnostics import Diagnostic, report
+from .diagnostics import Diagnostic, logger, report
 from .execute import Executor, run_local, run_once
 from .ledger import (
     IdempotencyLedger,
@@ -342,6 +344,29 @@ class Dispatcher:
         key: str | None,
         conversation_id: str,
     ) -> CallReport:
+        with tracing.tool_span(call, checked) as span:
+            done = await self._handle(call, checked, key, conversation_id)
+            sandboxed = not isinstance(checked, ToolResult) and checked.tool.sandbox is not None
+            tracing.tool_report(span, done, sandboxed)
+        log(
+            logger,
+            logging.DEBUG,
+            "call_finished",
+            f"{call.name}: {done.outcome} after {done.runs} run(s)",
+            tool=call.name,
+            call_id=call.call_id,
+            outcome=done.outcome,
+            runs=done.runs,
+        )
+        return done
+
+    async def _handle(
+        self,
+        call: ToolCall,
+        checked: ValidatedCall | ToolResult,
+        key: str | None,
+        conversation_id: str,
+    ) -> CallReport:
         if isinstance(checked, ToolResult):
             return CallReport(call=call, result=checked, outcome="refused", runs=0)
         circuit = self._scope(checked, conversation_id)
@@ -438,6 +463,7 @@ class Dispatcher:
         try:
             value = await run_once(validated, self.executor)
         except ToolTimeoutError as exc:
+            tracing.note_tool_failure(exc)
             result = (
                 results.write_timeout_result(validated.call)
                 if write
@@ -446,6 +472,7 @@ class Dispatcher:
             problem = self._tool_problem("tool_timeout", exc, validated)
             return result, "timeout", problem, "transient"
         except ToolError as exc:
+            tracing.note_tool_failure(exc)
             cause = exc.__cause__ if isinstance(exc, ToolExecutionError) else exc
             if isinstance(cause, ToolRetry):
                 # The tool's verdict on its input, for the model: "input" keeps it off

@@ -8,17 +8,20 @@ test's thread: shared state is guarded by a lock.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs
 
 import anyio
 import anyio.lowlevel
 import orjson
 
+from .._logging import log
+from ..errors import UsageError
 from .encoders import encode_cut_in_arguments, encode_error_event, encode_turn, error_body
 from .script import (
     CutInArguments,
@@ -37,6 +40,20 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+
+logger = logging.getLogger("sse_toolcalls.simulator")
+
+Restart = Literal["never", "conversation", "loop"]
+"""When the script starts again from its first turn: ``never`` (each turn answers one
+request, in arrival order, then every request is a "no turn left" problem: what a test
+wants); ``conversation`` (a request that opens a conversation, with no assistant turn in
+it, starts the script again, unless it follows a turn whose fault left the client
+without an answer, which it is retrying: ``sse-toolcalls serve``, so each new client
+gets the whole script); ``loop`` (after the last turn, the first again, whatever the
+request: ``serve --loop``)."""
+
+# Faults after which nothing complete reached the client: it asks again.
+_FAILING_FAULTS = (CutInArguments, ErrorEvent, HTTPError, Stall, RawBody)
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 """Largest request body accepted, in bytes: a long conversation with big tool results
@@ -206,9 +223,13 @@ class _IssuedCall:
 class SimulatorApp:
     """An ASGI app playing a :class:`Script`, one turn per request, in arrival order."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, restart: Restart = "never") -> None:
+        if restart not in ("never", "conversation", "loop"):
+            raise UsageError(f"restart must be never, conversation or loop, not {restart!r}")
         self._lock = threading.Lock()
         self._script = script
+        self._restart = restart
+        self._retrying = False  # the last turn taken left its client without an answer
         self._next_turn = 0
         self._requests: list[RecordedRequest] = []
         self._problems: list[str] = []
@@ -253,8 +274,35 @@ class SimulatorApp:
             return
         if scope["type"] != "http":
             return
+        served = _Served(path=scope["path"])
+
+        async def send_and_note(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                served.status = message["status"]
+            await send(message)
+
+        try:
+            await self._serve(scope, receive, send_and_note, served)
+        finally:
+            log(
+                logger,
+                logging.DEBUG,
+                "request_served",
+                f"{scope.get('method', '?')} {served.path} ({served.dialect}) -> "
+                f"{served.status}, turn {served.turn}, fault {served.fault}"
+                + ("" if served.completed else ", client gone before the end"),
+                dialect=served.dialect,
+                path=served.path,
+                status=served.status,
+                turn=served.turn,
+                fault=served.fault,
+                completed=served.completed,
+            )
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, served: _Served) -> None:
         path: str = scope["path"]
         dialect = self._route(path)
+        served.dialect = dialect
         if dialect is None:
             await _send_json(send, 404, error_body("openai_chat", 404, f"no route for {path}"))
             return
@@ -274,12 +322,14 @@ class SimulatorApp:
         turn, turn_number, problems = self._take_turn(
             dialect, path=path, query=query, headers=headers, body=body, raw=raw
         )
+        served.turn = turn_number if turn is not None else None
         if problems:
             message = "simulator: " + " | ".join(problems)
             await _send_json(send, 400, error_body(dialect, 400, message))
             return
         assert turn is not None  # no problems means a turn was found
-        await self._answer(dialect, turn, turn_number, receive, send)
+        served.fault = _fault_name(turn.fault)
+        served.completed = await self._answer(dialect, turn, turn_number, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -308,8 +358,18 @@ class SimulatorApp:
     ) -> tuple[Turn | None, int, list[str]]:
         results = tuple(tool_results_in(dialect, body))
         with self._lock:
-            turn_number = self._next_turn
             turns = self._script.turns
+            if self._restart == "loop" and turns and self._next_turn >= len(turns):
+                self._next_turn = 0
+            elif (
+                self._restart == "conversation"
+                and self._next_turn > 0
+                and not self._retrying
+                and opens_conversation(dialect, body)
+            ):
+                self._next_turn = 0
+                self._issued = []  # a new conversation answers no earlier call
+            turn_number = self._next_turn
             turn = turns[turn_number] if turn_number < len(turns) else None
             self._next_turn += 1
             self._requests.append(
@@ -331,6 +391,7 @@ class SimulatorApp:
             self._problems.extend(problems)
             if turn is not None and not problems:
                 self._issue(dialect, turn, turn_number)
+            self._retrying = turn is not None and isinstance(turn.fault, _FAILING_FAULTS)
             return turn, turn_number, problems
 
     def _issue(self, dialect: str, turn: Turn, turn_number: int) -> None:
@@ -445,7 +506,8 @@ class SimulatorApp:
 
     async def _answer(
         self, dialect: str, turn: Turn, turn_number: int, receive: Receive, send: Send
-    ) -> None:
+    ) -> bool:
+        """Answer with ``turn``; return whether the whole answer went out."""
         fault = turn.fault
         model = self._script.model
         if isinstance(fault, HTTPError):
@@ -456,7 +518,7 @@ class SimulatorApp:
                 extra.append((b"retry-after-ms", str(fault.retry_after_ms).encode()))
             body = error_body(dialect, fault.status, fault.message)
             await _send_json(send, fault.status, body, extra)
-            return
+            return True
         if isinstance(fault, CutInArguments):
             chunks = encode_cut_in_arguments(dialect, turn, model=model, turn_number=turn_number)
         elif isinstance(fault, ErrorEvent):
@@ -471,6 +533,60 @@ class SimulatorApp:
             # hung up did not, and will ask again with the previous turn's results.
             with self._lock:
                 self._record_issued(dialect, turn, turn_number)
+                self._retrying = False  # the client has its answer
+        return completed
+
+
+@dataclass(slots=True)
+class _Served:
+    """What the request log says of one request, filled in as it is answered."""
+
+    path: str
+    dialect: str | None = None
+    status: int | None = None
+    turn: int | None = None
+    fault: str | None = None
+    completed: bool = True
+
+
+def _fault_name(fault: object) -> str | None:
+    if fault is None:
+        return None
+    if isinstance(fault, HTTPError):
+        return f"HTTPError({fault.status})"
+    return type(fault).__name__
+
+
+# Where each dialect's request lists the conversation, and the roles that answer in it.
+_TURNS = {
+    "openai_chat": ("messages", frozenset({"assistant", "tool"})),
+    "anthropic": ("messages", frozenset({"assistant"})),
+    "gemini": ("contents", frozenset({"model"})),
+}
+
+
+def opens_conversation(dialect: str, body: Any) -> bool:
+    """Whether a request body of ``dialect`` starts a conversation: it carries no
+    assistant turn and no tool result (the first request a new client sends)."""
+    if not isinstance(body, dict):
+        return False
+    if dialect == "openai_responses":
+        if body.get("previous_response_id"):
+            return False
+        items = body.get("input")
+        return not isinstance(items, list) or not any(
+            isinstance(item, dict)
+            and (
+                item.get("role") == "assistant"
+                or item.get("type") in ("function_call", "function_call_output")
+            )
+            for item in items
+        )
+    key, answered = _TURNS[dialect]
+    entries = body.get(key)
+    return not isinstance(entries, list) or not any(
+        isinstance(entry, dict) and entry.get("role") in answered for entry in entries
+    )
 
 
 async def _read_body(receive: Receive) -> bytes | None:
@@ -537,7 +653,9 @@ async def _stream(send: Send, receive: Receive, chunks: list[bytes], fault: obje
 __all__ = [
     "MAX_REQUEST_BYTES",
     "ReceivedResult",
+    "Restart",
     "RecordedRequest",
     "SimulatorApp",
+    "opens_conversation",
     "tool_results_in",
 ]

@@ -17,7 +17,7 @@ from typing import Any
 import anyio.to_thread
 
 from ..errors import UnknownDialectError, UsageError
-from .app import RecordedRequest, SimulatorApp
+from .app import RecordedRequest, Restart, SimulatorApp
 from .script import Script, Turn
 
 STARTUP_TIMEOUT_S = 10.0
@@ -47,9 +47,22 @@ class Simulator:
     """
 
     def __init__(
-        self, script: Script | Sequence[Turn] = (), *, host: str = "127.0.0.1", port: int = 0
+        self,
+        script: Script | Sequence[Turn] = (),
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        restart: Restart = "never",
     ) -> None:
-        self._app = SimulatorApp(_as_script(script))
+        """Args:
+        script: the turns to play.
+        host: the loopback address to listen on.
+        port: the port; 0 picks a free one.
+        restart: when the script starts again (:data:`~.app.Restart`): never by
+            default, as a test wants; ``sse-toolcalls serve`` restarts it for each
+            new conversation, or loops (``--loop``).
+        """
+        self._app = SimulatorApp(_as_script(script), restart=restart)
         self._host = host
         self._port = port
         self._server: Any = None

@@ -49,7 +49,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .._jsonsafe import clean_text, dumps_safe, json_value, safe_str
+from .._jsonsafe import clean_text, dumps_safe, json_value, safe_repr, safe_str
+from .._logging import log
 from ..calls import ToolCall, ToolResult
 from ..errors import (
     CircuitOpenError,
@@ -177,7 +178,16 @@ def error_result(
         detail = type(cause).__name__ if cause is not None else "error"
         if show_error_details and cause is not None and safe_str(cause):
             detail += f": {first_line(cause)}"
-        logger.warning("tool %r failed: %s", name, exc, exc_info=cause or exc)
+        log(
+            logger,
+            logging.WARNING,
+            "tool_failed",
+            f"tool {name!r} failed: {safe_str(exc)}",
+            tool=name,
+            call_id=call.call_id,
+            exception=safe_repr(cause or exc),
+            exc_info=cause or exc,
+        )
         content = {
             "error": "tool_failed",
             "tool": name,
