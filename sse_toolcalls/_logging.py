@@ -18,6 +18,7 @@ LOGGERS = {
     "sse_toolcalls.runtime": "the agent's loop, the dispatcher and every handled failure",
     "sse_toolcalls.tools": "a tool handler's exception, with its traceback",
     "sse_toolcalls.simulator": "each request the simulator served",
+    "sse_toolcalls.mcp": "an MCP server's tool left out (skip_invalid=True), with the reason",
 }
 """Each logger of the library and what it reports."""
 

@@ -348,13 +348,6 @@ def _add_mcp(commands: Any) -> None:
     )
 
 
-def _port(text: str) -> int:
-    value = int(text)
-    if not 0 < value < 65536:
-        raise argparse.ArgumentTypeError("must be a port number, 1 to 65535")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (:data:`EXIT_STATUSES`)."""
     parser = build_parser()
