@@ -21,6 +21,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DIALECTS",
         "Dialect",
         "PartialToolCall",
+        "ReasoningBlock",
+        "ReasoningCompleted",
         "ReasoningDelta",
         "StreamEvent",
         "StreamFinished",
@@ -196,6 +198,8 @@ if _typing.TYPE_CHECKING:
     from .calls import DIALECTS as DIALECTS
     from .calls import Dialect as Dialect
     from .calls import PartialToolCall as PartialToolCall
+    from .calls import ReasoningBlock as ReasoningBlock
+    from .calls import ReasoningCompleted as ReasoningCompleted
     from .calls import ReasoningDelta as ReasoningDelta
     from .calls import StreamEvent as StreamEvent
     from .calls import StreamFinished as StreamFinished

@@ -3,12 +3,12 @@ text, arguments become JSON, and results are put in call order (not public)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import _json
 from .._jsonsafe import dumps_safe
-from ..calls import DIALECTS, ToolCall, ToolResult
+from ..calls import DIALECTS, ReasoningBlock, ToolCall, ToolResult
 from ..conversation import Conversation, SystemPrompt
 from ..errors import UnknownDialectError, UsageError
 
@@ -62,6 +62,33 @@ def arguments_text(call: ToolCall) -> str:
         else:
             return raw
     return json_text(call.args)
+
+
+def _index(call: ToolCall) -> int:
+    return call.index
+
+
+def interleaved(
+    calls: Sequence[ToolCall], reasoning: Sequence[ReasoningBlock], dialect: str
+) -> tuple[list[ReasoningBlock], list[ReasoningBlock | ToolCall]]:
+    """A turn's reasoning blocks of ``dialect`` placed among its calls as they streamed.
+
+    Returns:
+        The blocks that came before the first call (they open the turn, before its
+        text), and the calls in call order with every later block just before the call
+        it preceded (or after the last call). Blocks of another dialect are left out:
+        no other provider can read them.
+    """
+    own = [block for block in reasoning if block.provider == dialect]
+    ordered = sorted(calls, key=_index)
+    leading = [block for block in own if block.before_call <= 0]
+    rest: list[ReasoningBlock | ToolCall] = []
+    later = [block for block in own if block.before_call > 0]
+    for position, call in enumerate(ordered):
+        rest.extend(block for block in later if block.before_call == position)
+        rest.append(call)
+    rest.extend(block for block in later if block.before_call >= len(ordered))
+    return leading, rest
 
 
 def ordered_results(results: Iterable[ToolResult], dialect: str) -> list[ToolResult]:

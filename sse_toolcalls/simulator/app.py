@@ -20,6 +20,7 @@ import anyio.lowlevel
 import orjson
 
 from .encoders import encode_cut_in_arguments, encode_error_event, encode_turn, error_body
+from .reasoning import IssuedBlock, asks_encrypted, check_request, issued_blocks
 from .script import (
     CutInArguments,
     ErrorEvent,
@@ -213,6 +214,7 @@ class SimulatorApp:
         self._requests: list[RecordedRequest] = []
         self._problems: list[str] = []
         self._issued: list[_IssuedCall] = []
+        self._issued_reasoning: list[IssuedBlock] = []
         self._all_ids: set[str] = set()
 
     # -- state shared with the test's thread ---------------------------------------
@@ -225,6 +227,7 @@ class SimulatorApp:
             self._requests.clear()
             self._problems.clear()
             self._issued = []
+            self._issued_reasoning = []
             self._all_ids.clear()
 
     @property
@@ -279,7 +282,9 @@ class SimulatorApp:
             await _send_json(send, 400, error_body(dialect, 400, message))
             return
         assert turn is not None  # no problems means a turn was found
-        await self._answer(dialect, turn, turn_number, receive, send)
+        await self._answer(
+            dialect, turn, turn_number, receive, send, encrypted=asks_encrypted(body)
+        )
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -330,18 +335,22 @@ class SimulatorApp:
             problems = [f"{where}: {p}" for p in problems]
             self._problems.extend(problems)
             if turn is not None and not problems:
-                self._issue(dialect, turn, turn_number)
+                self._issue(dialect, turn, turn_number, asks_encrypted(body))
             return turn, turn_number, problems
 
-    def _issue(self, dialect: str, turn: Turn, turn_number: int) -> None:
+    def _issue(self, dialect: str, turn: Turn, turn_number: int, encrypted: bool) -> None:
         """Remember the calls this turn sends, so the next request can be checked."""
         if isinstance(turn.fault, CutInArguments | ErrorEvent | HTTPError | Stall | RawBody):
             # Nothing complete reaches the client: it will ask again with the same results.
             # (A stall's calls are issued once the whole stream went out: see _answer.)
             return
-        self._record_issued(dialect, turn, turn_number)
+        self._record_issued(dialect, turn, turn_number, encrypted)
 
-    def _record_issued(self, dialect: str, turn: Turn, turn_number: int) -> None:
+    def _record_issued(self, dialect: str, turn: Turn, turn_number: int, encrypted: bool) -> None:
+        # The same list the encoder streams (one owner: simulator/reasoning.py).
+        self._issued_reasoning = issued_blocks(
+            dialect, turn, turn_number=turn_number, encrypted=encrypted
+        )
         self._issued = []
         for i, call in enumerate(turn.calls):
             call_id = resolved_call_id(call, dialect=dialect, turn_number=turn_number, position=i)
@@ -376,6 +385,10 @@ class SimulatorApp:
             problems.append(f"the request does not contain {turn.expect_text_in_request!r}")
         if self._script.check_results:
             problems += self._check_results(dialect, results)
+        # What the real API refuses about reasoning, whatever the script checks.
+        problems += check_request(
+            dialect, body, self._issued_reasoning, [c.call_id for c in self._issued]
+        )
         problems += self._check_expectations(turn, results)
         return problems
 
@@ -444,7 +457,14 @@ class SimulatorApp:
     # -- answering ----------------------------------------------------------------
 
     async def _answer(
-        self, dialect: str, turn: Turn, turn_number: int, receive: Receive, send: Send
+        self,
+        dialect: str,
+        turn: Turn,
+        turn_number: int,
+        receive: Receive,
+        send: Send,
+        *,
+        encrypted: bool,
     ) -> None:
         fault = turn.fault
         model = self._script.model
@@ -464,13 +484,15 @@ class SimulatorApp:
         elif isinstance(fault, RawBody):
             chunks = list(fault.chunks)
         else:
-            chunks = encode_turn(dialect, turn, model=model, turn_number=turn_number)
+            chunks = encode_turn(
+                dialect, turn, model=model, turn_number=turn_number, encrypted_reasoning=encrypted
+            )
         completed = await _stream(send, receive, chunks, fault)
         if isinstance(fault, Stall) and completed:
             # A client that waited out the stall got the calls; one that timed out and
             # hung up did not, and will ask again with the previous turn's results.
             with self._lock:
-                self._record_issued(dialect, turn, turn_number)
+                self._record_issued(dialect, turn, turn_number, encrypted)
 
 
 async def _read_body(receive: Receive) -> bytes | None:

@@ -33,6 +33,10 @@ class ScriptedCall:
     (``call_sim_<turn>_<position>``) for dialects that always send ids; for Gemini, ``None``
     means the ``functionCall`` carries no ``id`` at all, as older Gemini models do."""
 
+    thinking: str = ""
+    """Reasoning streamed just before this call (interleaved thinking): an Anthropic
+    ``thinking`` block, a Responses ``reasoning`` item; ``""`` for none."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CutInArguments:
@@ -128,6 +132,17 @@ class Turn:
 
     text: str = ""
     """Visible text, streamed before the calls."""
+
+    thinking: str = ""
+    """Reasoning streamed first, as the dialect streams it: an Anthropic ``thinking``
+    block with its signature, a Responses ``reasoning`` item (a summary, and its
+    ``encrypted_content`` when the request asked for it), a Gemini thought part with a
+    ``thoughtSignature`` on the first call, Chat ``reasoning_content``. The next request
+    is checked as the real API checks it (see :mod:`.reasoning`)."""
+
+    redacted_thinking: str = ""
+    """Anthropic only: the ``data`` of a ``redacted_thinking`` block sent after the
+    thinking one (``""`` for none)."""
 
     calls: tuple[ScriptedCall, ...] = ()
     """Function calls, streamed after the text, in order."""
@@ -235,6 +250,8 @@ def script_from_json(data: Any) -> Script:
         turns.append(
             Turn(
                 text=turn.text,
+                thinking=turn.thinking,
+                redacted_thinking=turn.redacted_thinking,
                 calls=calls,
                 fragment_size=turn.fragment_size,
                 stop_reason=turn.stop_reason,

@@ -2,8 +2,11 @@
 
 Wire shapes (Messages API, tool use guide):
 
-- assistant turn: ``{"role": "assistant", "content": [{"type": "text", "text"},
-  {"type": "tool_use", "id", "name", "input": {...}}, ...]}``;
+- assistant turn: ``{"role": "assistant", "content": [{"type": "thinking", "thinking",
+  "signature"} | {"type": "redacted_thinking", "data"}, ..., {"type": "text", "text"},
+  {"type": "tool_use", "id", "name", "input": {...}}, ...]}``: the thinking blocks
+  unchanged, first, and any later one before the call it preceded ("Preserving thinking
+  blocks": with thinking on, a tool turn must begin with them);
 - results: ONE user message whose content starts with the ``tool_result`` blocks
   ``{"type": "tool_result", "tool_use_id", "content": <text>, "is_error": bool}``, in call
   order ("tool result blocks must come first"; any text follows them);
@@ -15,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...calls import ToolCall, ToolResult, ToolSpec
+from ...calls import ReasoningBlock, ToolCall, ToolResult, ToolSpec
 from ...conversation import (
     AssistantMessage,
     Conversation,
@@ -25,7 +28,14 @@ from ...conversation import (
 )
 from ...errors import UsageError
 from ...naming import ToolNameMap
-from .._messages import content_text, merge_options, ordered_results, require_call_id, system_text
+from .._messages import (
+    content_text,
+    interleaved,
+    merge_options,
+    ordered_results,
+    require_call_id,
+    system_text,
+)
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -45,16 +55,24 @@ _EMPTY_ERROR = "The tool failed without a message."
 """The API refuses a ``tool_result`` with ``is_error: true`` and empty content."""
 
 
-def _index(call: ToolCall) -> int:
-    return call.index
+def _thinking_block(block: ReasoningBlock) -> dict[str, Any]:
+    if block.kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data or ""}
+    return {"type": "thinking", "thinking": block.text, "signature": block.signature or ""}
 
 
 def assistant_turn(
-    text: str, calls: Sequence[ToolCall], *, names: ToolNameMap | None = None
+    text: str,
+    calls: Sequence[ToolCall],
+    *,
+    names: ToolNameMap | None = None,
+    reasoning: Sequence[ReasoningBlock] = (),
 ) -> list[dict[str, Any]]:
-    """The assistant message that asked for ``calls``: a text block (when there is text)
+    """The assistant message that asked for ``calls``: its Anthropic thinking blocks that
+    came first (``reasoning``, exactly as received), a text block (when there is text),
     then one ``tool_use`` block per call, in call order, with the call's own id and its
-    arguments object.
+    arguments object, each later thinking block just before the call it preceded.
+    Reasoning of other dialects is left out.
 
     Returns:
         A one-element list holding the message, or ``[]`` for a turn with neither text nor
@@ -63,10 +81,14 @@ def assistant_turn(
     Raises:
         UsageError: a call has no id.
     """
-    blocks: list[dict[str, Any]] = []
+    leading, rest = interleaved(calls, reasoning, DIALECT)
+    blocks: list[dict[str, Any]] = [_thinking_block(block) for block in leading]
     if text:
         blocks.append({"type": "text", "text": text})
-    for call in sorted(calls, key=_index):
+    for call in rest:
+        if isinstance(call, ReasoningBlock):
+            blocks.append(_thinking_block(call))
+            continue
         blocks.append(
             {
                 "type": "tool_use",
@@ -177,7 +199,11 @@ def build_request(
             else:
                 messages.append({"role": "user", "content": [block]})
         elif isinstance(message, AssistantMessage):
-            messages.extend(assistant_turn(message.text, message.calls, names=names))
+            messages.extend(
+                assistant_turn(
+                    message.text, message.calls, names=names, reasoning=message.reasoning
+                )
+            )
         elif isinstance(message, ToolResultsMessage):
             messages.extend(format_results(message.results, names=names))
         elif not isinstance(message, SystemPrompt):

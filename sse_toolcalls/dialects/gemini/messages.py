@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from ...calls import ToolCall, ToolResult, ToolSpec
+from ...calls import ReasoningBlock, ToolCall, ToolResult, ToolSpec
 from ...conversation import (
     AssistantMessage,
     Conversation,
@@ -66,7 +66,11 @@ def _index(call: ToolCall) -> int:
 
 
 def assistant_turn(
-    text: str, calls: Sequence[ToolCall], *, names: ToolNameMap | None = None
+    text: str,
+    calls: Sequence[ToolCall],
+    *,
+    names: ToolNameMap | None = None,
+    reasoning: Sequence[ReasoningBlock] = (),
 ) -> list[dict[str, Any]]:
     """The ``model`` content that asked for ``calls``: a text part (when there is text),
     then one ``functionCall`` part per call in call order, with ``id`` only when the call
@@ -76,6 +80,8 @@ def assistant_turn(
         A one-element list holding the content, or ``[]`` for a turn with neither text nor
         calls (the API refuses a content without parts).
     """
+    # Gemini's thought signatures ride on the calls; other dialects' blocks stay out.
+    del reasoning
     parts: list[dict[str, Any]] = []
     if text:
         parts.append({"text": text})

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...calls import ToolCall, ToolResult, ToolSpec
+from ...calls import ReasoningBlock, ToolCall, ToolResult, ToolSpec
 from ...conversation import (
     AssistantMessage,
     Conversation,
@@ -59,7 +59,11 @@ def _tool_call(call: ToolCall, names: ToolNameMap | None) -> dict[str, Any]:
 
 
 def assistant_turn(
-    text: str, calls: Sequence[ToolCall], *, names: ToolNameMap | None = None
+    text: str,
+    calls: Sequence[ToolCall],
+    *,
+    names: ToolNameMap | None = None,
+    reasoning: Sequence[ReasoningBlock] = (),
 ) -> list[dict[str, Any]]:
     """The assistant message that asked for ``calls``, to continue the conversation.
 
@@ -70,6 +74,8 @@ def assistant_turn(
     Returns:
         A one-element list holding the message.
     """
+    # Chat Completions has no reasoning blocks to send back; other dialects' stay out.
+    del reasoning
     message: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
     if calls:
         message["tool_calls"] = [_tool_call(call, names) for call in sorted(calls, key=_index)]
