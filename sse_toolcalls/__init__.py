@@ -69,6 +69,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UserMessage",
     ),
     "messages": ("assistant_turn", "build_request", "format_results", "tool_declarations"),
+    "crossing": ("carry_over",),
     "naming": ("ToolNameMap", "is_legal_name"),
     "runtime": (
         "Agent",
@@ -100,6 +101,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "provider_error_from_sdk",
         "translate_sdk_errors",
     ),
+    "runtime.failover": ("FallbackClient",),
     "runtime.clients": (
         "AnthropicClient",
         "GeminiClient",
@@ -216,6 +218,7 @@ if _typing.TYPE_CHECKING:
     from .conversation import SystemPrompt as SystemPrompt
     from .conversation import ToolResultsMessage as ToolResultsMessage
     from .conversation import UserMessage as UserMessage
+    from .crossing import carry_over as carry_over
     from .errors import CircuitOpenError as CircuitOpenError
     from .errors import EventTooLargeError as EventTooLargeError
     from .errors import FramingError as FramingError
@@ -280,6 +283,7 @@ if _typing.TYPE_CHECKING:
     from .runtime.clients import OpenAIResponsesClient as OpenAIResponsesClient
     from .runtime.clients import ProviderClient as ProviderClient
     from .runtime.clients import client_for as client_for
+    from .runtime.failover import FallbackClient as FallbackClient
     from .sandbox import HandlerRef as HandlerRef
     from .sandbox import Sandbox as Sandbox
     from .sandbox import SandboxResult as SandboxResult

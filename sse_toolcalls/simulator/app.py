@@ -20,6 +20,7 @@ import anyio.lowlevel
 import orjson
 
 from .encoders import encode_cut_in_arguments, encode_error_event, encode_turn, error_body
+from .pairing import last_turn, pairing_problems
 from .reasoning import IssuedBlock, asks_encrypted, check_request, issued_blocks
 from .script import (
     CutInArguments,
@@ -215,6 +216,8 @@ class SimulatorApp:
         self._problems: list[str] = []
         self._issued: list[_IssuedCall] = []
         self._issued_reasoning: list[IssuedBlock] = []
+        self._issued_dialect: str | None = None
+        self._cross = False
         self._all_ids: set[str] = set()
 
     # -- state shared with the test's thread ---------------------------------------
@@ -228,6 +231,7 @@ class SimulatorApp:
             self._problems.clear()
             self._issued = []
             self._issued_reasoning = []
+            self._issued_dialect = None
             self._all_ids.clear()
 
     @property
@@ -351,6 +355,7 @@ class SimulatorApp:
         self._issued_reasoning = issued_blocks(
             dialect, turn, turn_number=turn_number, encrypted=encrypted
         )
+        self._issued_dialect = dialect
         self._issued = []
         for i, call in enumerate(turn.calls):
             call_id = resolved_call_id(call, dialect=dialect, turn_number=turn_number, position=i)
@@ -383,17 +388,47 @@ class SimulatorApp:
             problems.append('the body lacks "stream": true (the provider would not stream)')
         if turn.expect_text_in_request and turn.expect_text_in_request.encode() not in raw:
             problems.append(f"the request does not contain {turn.expect_text_in_request!r}")
+        self._cross = self._issued_dialect not in (None, dialect)
         if self._script.check_results:
             problems += self._check_results(dialect, results)
+            if self._issued and self._issued_dialect != dialect:
+                problems += self._check_carried(dialect, body)
+        problems += pairing_problems(dialect, body)
         # What the real API refuses about reasoning, whatever the script checks.
+        # (Blocks another dialect streamed are not this API's to check: only its own
+        # rules about the request, such as Anthropic's thinking-first rule, apply.)
+        own = self._issued_dialect == dialect
         problems += check_request(
-            dialect, body, self._issued_reasoning, [c.call_id for c in self._issued]
+            dialect,
+            body,
+            self._issued_reasoning if own else [],
+            [c.call_id for c in self._issued] if own else [],
         )
         problems += self._check_expectations(turn, results)
         return problems
 
+    def _check_carried(self, dialect: str, body: dict[str, Any]) -> list[str]:
+        """A turn another dialect's endpoint streamed, sent here (a provider fallback):
+        the request's last assistant turn must carry its calls, names and arguments, in
+        order (the ids are the carrier's to choose, and the pairing check holds them to
+        their results)."""
+        calls, _ = last_turn(dialect, body)
+        sent = [(c.name, c.args) for c in calls]
+        wanted = [(i.call.name, i.call.args) for i in self._issued]
+        if sent != wanted:
+            return [
+                f"the {self._issued_dialect} turn carried over to {dialect} should hold the "
+                f"calls {wanted}; it holds {sent}"
+            ]
+        return []
+
     def _match(self, issued: _IssuedCall, results: tuple[ReceivedResult, ...]) -> int | None:
         """Index in ``results`` of the result answering ``issued``, or ``None``."""
+        if self._cross:
+            # Carried over from another dialect: ids may be new (and Gemini's none), so
+            # the k-th call is answered by the k-th of the last len(issued) results.
+            n = len(results) - len(self._issued) + self._issued.index(issued)
+            return n if n >= 0 else None
         if issued.call_id is not None:
             # The last one: earlier turns may reuse a scripted id.
             for n in range(len(results) - 1, -1, -1):
@@ -424,6 +459,8 @@ class SimulatorApp:
         if positions != sorted(positions):
             problems.append("the tool results are not in call order")
         for result in results:
+            if self._cross:
+                break  # new ids are the carrier's; the pairing check holds them
             if result.call_id is not None and result.call_id not in self._all_ids:
                 problems.append(f"a tool result carries id {result.call_id!r}, which no call had")
         return problems

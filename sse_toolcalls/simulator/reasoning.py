@@ -153,8 +153,6 @@ def _anthropic(
     thinking = body.get("thinking")
     if not (isinstance(thinking, dict) and thinking.get("type") in _ANTHROPIC_THINKING):
         return problems
-    if not call_ids:
-        return problems
     found = _last_assistant(messages, "assistant")
     if found is None:
         return problems
@@ -169,7 +167,7 @@ def _anthropic(
             "turns. To avoid this requirement, disable `thinking`."
         )
         return problems
-    if not blocks:
+    if not blocks or not call_ids:
         return problems
     # The sequence the model produced: its thinking blocks, each before its call.
     expected: list[tuple[Any, ...]] = []

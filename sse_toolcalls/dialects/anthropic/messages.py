@@ -42,6 +42,7 @@ __all__ = [
     "assistant_turn",
     "build_request",
     "format_results",
+    "thinking_refused",
     "tool_declarations",
 ]
 
@@ -98,6 +99,18 @@ def assistant_turn(
             }
         )
     return [{"role": "assistant", "content": blocks}] if blocks else []
+
+
+def thinking_refused(conversation: Conversation) -> bool:
+    """Whether the API would refuse ``conversation`` with thinking on: its last assistant
+    turn made calls but holds no Anthropic thinking block ("a final assistant message
+    must start with a thinking block"), as a turn carried over from another provider,
+    or kept without its reasoning, does not."""
+    for message in reversed(conversation):
+        if isinstance(message, AssistantMessage):
+            own = any(block.provider == DIALECT for block in message.reasoning)
+            return bool(message.calls) and not own
+    return False
 
 
 def _result_block(result: ToolResult) -> dict[str, Any]:
