@@ -20,6 +20,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "calls": (
         "DIALECTS",
         "Dialect",
+        "Document",
+        "Image",
+        "MediaPart",
         "PartialToolCall",
         "ReasoningBlock",
         "ReasoningCompleted",
@@ -199,6 +202,9 @@ del _module
 if _typing.TYPE_CHECKING:
     from .calls import DIALECTS as DIALECTS
     from .calls import Dialect as Dialect
+    from .calls import Document as Document
+    from .calls import Image as Image
+    from .calls import MediaPart as MediaPart
     from .calls import PartialToolCall as PartialToolCall
     from .calls import ReasoningBlock as ReasoningBlock
     from .calls import ReasoningCompleted as ReasoningCompleted

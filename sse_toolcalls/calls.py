@@ -112,6 +112,46 @@ class PartialToolCall:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Image:
+    """An image a tool returns, sent with its result where the dialect takes images
+    (Anthropic, Responses, Gemini); Chat Completions gets a line of text instead."""
+
+    media_type: str = "image/png"
+    """The MIME type (``image/png``, ``image/jpeg``, ``image/gif``, ``image/webp``)."""
+
+    data: bytes | None = None
+    """The image's bytes (sent base64-encoded), or ``None`` when ``url`` is given."""
+
+    url: str | None = None
+    """Where the provider can fetch it (Gemini: a file URI), instead of ``data``."""
+
+    name: str | None = None
+    """A name for it (Gemini's ``displayName``), when it has one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Document:
+    """A document a tool returns (a PDF...), sent with its result where the dialect takes
+    documents (Anthropic, Responses, Gemini); Chat Completions gets a line of text."""
+
+    media_type: str = "application/pdf"
+    """The MIME type."""
+
+    data: bytes | None = None
+    """The document's bytes (sent base64-encoded), or ``None`` when ``url`` is given."""
+
+    url: str | None = None
+    """Where the provider can fetch it, instead of ``data``."""
+
+    name: str | None = None
+    """Its file name (Responses ``filename``, Gemini ``displayName``)."""
+
+
+MediaPart = Image | Document
+"""Anything a result may carry besides its text."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
     """The answer to one call, ok or error, addressed to that call."""
 
@@ -123,6 +163,10 @@ class ToolResult:
 
     is_error: bool = False
     """True when the call failed or was refused: the model should see an error."""
+
+    media: tuple[MediaPart, ...] = ()
+    """Images and documents sent with ``content``, after it (docs/design.md,
+    "Multimodal results")."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

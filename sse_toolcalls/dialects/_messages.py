@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import _json
 from .._jsonsafe import dumps_safe
-from ..calls import DIALECTS, ReasoningBlock, ToolCall, ToolResult
+from ..calls import DIALECTS, Image, MediaPart, ReasoningBlock, ToolCall, ToolResult
 from ..conversation import Conversation, SystemPrompt
 from ..errors import UnknownDialectError, UsageError
 
@@ -47,6 +47,32 @@ def flagless_result_text(result: ToolResult) -> str:
     if result.is_error:
         return json_text(error_object(result.content))
     return content_text(result.content)
+
+
+def base64_data(part: MediaPart) -> str:
+    """The part's bytes, base64-encoded (``""`` for a part given by URL)."""
+    import base64
+
+    return base64.b64encode(part.data or b"").decode("ascii")
+
+
+def data_url(part: MediaPart) -> str:
+    """The part as a URL: its own, or a ``data:`` URL of its bytes (RFC 2397)."""
+    if part.url is not None:
+        return part.url
+    return f"data:{part.media_type};base64,{base64_data(part)}"
+
+
+def media_note(part: MediaPart) -> str:
+    """The line of text that stands for a part where the dialect takes only text (Chat
+    Completions): what it is, so the model can tell the user it exists."""
+    kind = "image" if isinstance(part, Image) else "document"
+    size = f"{len(part.data)} bytes" if part.data is not None else part.url
+    name = f" {part.name!r}" if part.name else ""
+    return (
+        f"[{kind}{name} ({part.media_type}, {size}) returned by the tool; not shown: "
+        "this provider reads only text in tool results]"
+    )
 
 
 def arguments_text(call: ToolCall) -> str:

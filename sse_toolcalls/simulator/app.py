@@ -19,6 +19,7 @@ import anyio
 import anyio.lowlevel
 import orjson
 
+from . import media as _media
 from .encoders import encode_cut_in_arguments, encode_error_event, encode_turn, error_body
 from .pairing import last_turn, pairing_problems
 from .reasoning import IssuedBlock, asks_encrypted, check_request, issued_blocks
@@ -71,6 +72,13 @@ class ReceivedResult:
     is_error: bool | None
     """The error flag where the dialect has one (Anthropic ``is_error``), else ``None``."""
 
+    media: tuple[str, ...] = ()
+    """The MIME types of the images and documents it carries, in order (``image:url``
+    and the like for one given by URL)."""
+
+    problems: tuple[str, ...] = ()
+    """What the API would refuse about its shape (see :mod:`.media`)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordedRequest:
@@ -119,6 +127,7 @@ def _chat_results(body: dict[str, Any]) -> list[ReceivedResult]:
             name=m.get("name"),
             content=_text_of(m.get("content")),
             is_error=None,
+            problems=tuple(_media.chat(m.get("content"))[1]),
         )
         for m in body.get("messages") or ()
         if isinstance(m, dict) and m.get("role") == "tool"
@@ -129,16 +138,21 @@ def _responses_results(body: dict[str, Any]) -> list[ReceivedResult]:
     items = body.get("input")
     if not isinstance(items, list):
         return []
-    return [
-        ReceivedResult(
-            call_id=item.get("call_id"),
-            name=None,
-            content=_text_of(item.get("output")),
-            is_error=None,
-        )
-        for item in items
-        if isinstance(item, dict) and item.get("type") == "function_call_output"
-    ]
+    found: list[ReceivedResult] = []
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            types, problems = _media.responses(item.get("output"))
+            found.append(
+                ReceivedResult(
+                    call_id=item.get("call_id"),
+                    name=None,
+                    content=_text_of(item.get("output")),
+                    is_error=None,
+                    media=tuple(types),
+                    problems=tuple(problems),
+                )
+            )
+    return found
 
 
 def _anthropic_results(body: dict[str, Any]) -> list[ReceivedResult]:
@@ -150,12 +164,15 @@ def _anthropic_results(body: dict[str, Any]) -> list[ReceivedResult]:
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 flag = block.get("is_error")
+                types, problems = _media.anthropic(block.get("content"))
                 found.append(
                     ReceivedResult(
                         call_id=block.get("tool_use_id"),
                         name=None,
                         content=_text_of(block.get("content", "")),
                         is_error=bool(flag) if flag is not None else False,
+                        media=tuple(types),
+                        problems=tuple(problems),
                     )
                 )
     return found
@@ -168,12 +185,15 @@ def _gemini_results(body: dict[str, Any]) -> list[ReceivedResult]:
         for part in parts or ():
             response = part.get("functionResponse") if isinstance(part, dict) else None
             if isinstance(response, dict):
+                types, problems = _media.gemini(response)
                 found.append(
                     ReceivedResult(
                         call_id=response.get("id"),
                         name=response.get("name"),
                         content=_text_of(response.get("response")),
                         is_error=None,
+                        media=tuple(types),
+                        problems=tuple(problems),
                     )
                 )
     return found
@@ -394,6 +414,7 @@ class SimulatorApp:
             if self._issued and self._issued_dialect != dialect:
                 problems += self._check_carried(dialect, body)
         problems += pairing_problems(dialect, body)
+        problems += [p for result in results for p in result.problems]
         # What the real API refuses about reasoning, whatever the script checks.
         # (Blocks another dialect streamed are not this API's to check: only its own
         # rules about the request, such as Anthropic's thinking-first rule, apply.)
@@ -480,6 +501,11 @@ class SimulatorApp:
                 problems.append(
                     f"the result for call {expect.call_position} should contain "
                     f"{expect.contains!r}; it is {result.content[:200]!r}"
+                )
+            if expect.media is not None and result.media != tuple(expect.media):
+                problems.append(
+                    f"the result for call {expect.call_position} should carry media "
+                    f"{list(expect.media)}; it carries {list(result.media)}"
                 )
             if (
                 expect.is_error is not None

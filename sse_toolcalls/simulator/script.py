@@ -125,6 +125,10 @@ class ExpectedResult:
     """Whether the result must be an error (checked only where the dialect marks errors,
     Anthropic ``is_error``); ``None`` skips the check."""
 
+    media: tuple[str, ...] | None = None
+    """The MIME types of the images and documents the result must carry, in order
+    (``()`` for none); ``None`` skips the check. Their shapes are always checked."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Turn:

@@ -9,7 +9,10 @@ Wire shapes (Messages API, tool use guide):
   blocks": with thinking on, a tool turn must begin with them);
 - results: ONE user message whose content starts with the ``tool_result`` blocks
   ``{"type": "tool_result", "tool_use_id", "content": <text>, "is_error": bool}``, in call
-  order ("tool result blocks must come first"; any text follows them);
+  order ("tool result blocks must come first"; any text follows them); a result with
+  images or documents has a list as ``content``: a text block, then ``{"type":
+  "image" | "document", "source": {"type": "base64", "media_type", "data"} | {"type":
+  "url", "url"}}``;
 - tools: ``[{"name", "description", "input_schema"}]``.
 """
 
@@ -18,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...calls import ReasoningBlock, ToolCall, ToolResult, ToolSpec
+from ...calls import Image, MediaPart, ReasoningBlock, ToolCall, ToolResult, ToolSpec
 from ...conversation import (
     AssistantMessage,
     Conversation,
@@ -29,6 +32,7 @@ from ...conversation import (
 from ...errors import UsageError
 from ...naming import ToolNameMap
 from .._messages import (
+    base64_data,
     content_text,
     interleaved,
     merge_options,
@@ -113,14 +117,34 @@ def thinking_refused(conversation: Conversation) -> bool:
     return False
 
 
+def _media_block(part: MediaPart) -> dict[str, Any]:
+    # "image" and "document" content blocks, by base64 or by URL (vision and PDF
+    # support guides; both may stand in a tool_result's content).
+    kind = "image" if isinstance(part, Image) else "document"
+    if part.url is not None:
+        source: dict[str, Any] = {"type": "url", "url": part.url}
+    else:
+        source = {"type": "base64", "media_type": part.media_type, "data": base64_data(part)}
+    block: dict[str, Any] = {"type": kind, "source": source}
+    if kind == "document" and part.name:
+        block["title"] = part.name
+    return block
+
+
 def _result_block(result: ToolResult) -> dict[str, Any]:
     text = content_text(result.content)
-    if result.is_error and not text:
+    if result.is_error and not text and not result.media:
         text = _EMPTY_ERROR
+    content: str | list[dict[str, Any]] = text
+    if result.media:
+        # With images or documents the content is a list of blocks, the text first (the
+        # API refuses an empty text block).
+        blocks = [{"type": "text", "text": text}] if text else []
+        content = blocks + [_media_block(part) for part in result.media]
     return {
         "type": "tool_result",
         "tool_use_id": require_call_id(result.call, DIALECT),
-        "content": text,
+        "content": content,
         "is_error": result.is_error,
     }
 

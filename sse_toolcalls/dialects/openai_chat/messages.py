@@ -30,6 +30,7 @@ from ...naming import ToolNameMap
 from .._messages import (
     arguments_text,
     flagless_result_text,
+    media_note,
     merge_options,
     ordered_results,
     system_text,
@@ -101,7 +102,12 @@ def format_results(
         message: dict[str, Any] = {"role": "tool"}
         if result.call.call_id is not None:
             message["tool_call_id"] = result.call.call_id
-        message["content"] = flagless_result_text(result)
+        text = flagless_result_text(result)
+        if result.media:
+            # Chat tool messages take only text: each image or document becomes a line
+            # saying what it was (docs/design.md, "Multimodal results").
+            text = "\n".join([text, *(media_note(part) for part in result.media)]).lstrip("\n")
+        message["content"] = text
         messages.append(message)
     return messages
 

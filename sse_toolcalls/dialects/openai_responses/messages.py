@@ -9,7 +9,9 @@ Wire shapes (Responses API reference, input items):
   "summary": [{"type": "summary_text", "text"}], "encrypted_content"?, "content"?}``
   (a caller that does not store responses must send them back, with their encrypted
   content: "Reasoning items" in the reasoning guide);
-- each result: ``{"type": "function_call_output", "call_id", "output": <text>}``;
+- each result: ``{"type": "function_call_output", "call_id", "output": <text>}``, or
+  with images or documents ``"output": [{"type": "input_text"}, {"type": "input_image",
+  "image_url"}, {"type": "input_file", "filename", "file_data"}, ...]``;
 - tools, flat: ``[{"type": "function", "name", "description", "parameters", "strict"}]``.
 
 Function call outputs have no error flag: an error result is sent as the JSON object
@@ -21,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...calls import ReasoningBlock, ToolCall, ToolResult, ToolSpec
+from ...calls import Image, ReasoningBlock, ToolCall, ToolResult, ToolSpec
 from ...conversation import (
     AssistantMessage,
     Conversation,
@@ -33,6 +35,7 @@ from ...errors import UsageError
 from ...naming import ToolNameMap
 from .._messages import (
     arguments_text,
+    data_url,
     flagless_result_text,
     interleaved,
     merge_options,
@@ -115,10 +118,29 @@ def format_results(
         {
             "type": "function_call_output",
             "call_id": require_call_id(result.call, DIALECT),
-            "output": flagless_result_text(result),
+            "output": _output(result),
         }
         for result in ordered_results(results, DIALECT)
     ]
+
+
+def _output(result: ToolResult) -> str | list[dict[str, Any]]:
+    text = flagless_result_text(result)
+    if not result.media:
+        return text
+    # The output as a list of input content items: its text, then ``input_image``
+    # (``image_url``: a URL or a data URL) and ``input_file`` (``file_data``, a data URL,
+    # with a ``filename``; or ``file_url``) items.
+    items: list[dict[str, Any]] = [{"type": "input_text", "text": text}] if text else []
+    for part in result.media:
+        if isinstance(part, Image):
+            items.append({"type": "input_image", "image_url": data_url(part), "detail": "auto"})
+        elif part.url is not None:
+            items.append({"type": "input_file", "file_url": part.url})
+        else:
+            name = part.name or "document"
+            items.append({"type": "input_file", "filename": name, "file_data": data_url(part)})
+    return items
 
 
 def tool_declarations(
