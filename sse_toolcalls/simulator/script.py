@@ -197,6 +197,9 @@ class Script:
 #     "fragment_size": 4, "fault": {"kind": "http_error", "status": 429, "retry_after": "2"},
 #     "expect_results": [{"call_position": 0, "contains": "170"}]},
 #    {"text": "Done."}]}
+#
+# A turn may also say "thinking" and "redacted_thinking", a call "thinking", and an
+# expectation "media" (the MIME types its result must carry).
 
 _FAULT_KINDS: dict[str, type[Any]] = {
     "cut_in_arguments": CutInArguments,
