@@ -20,7 +20,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "calls": (
         "DIALECTS",
         "Dialect",
+        "Document",
+        "Image",
+        "MediaPart",
         "PartialToolCall",
+        "ReasoningBlock",
+        "ReasoningCompleted",
         "ReasoningDelta",
         "StreamEvent",
         "StreamFinished",
@@ -68,6 +73,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UserMessage",
     ),
     "messages": ("assistant_turn", "build_request", "format_results", "tool_declarations"),
+    "crossing": ("carry_over",),
     "naming": ("ToolNameMap", "is_legal_name"),
     "runtime": (
         "Agent",
@@ -99,6 +105,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "provider_error_from_sdk",
         "translate_sdk_errors",
     ),
+    "runtime.failover": ("FallbackClient",),
     "runtime.clients": (
         "AnthropicClient",
         "GeminiClient",
@@ -197,7 +204,12 @@ del _module
 if _typing.TYPE_CHECKING:
     from .calls import DIALECTS as DIALECTS
     from .calls import Dialect as Dialect
+    from .calls import Document as Document
+    from .calls import Image as Image
+    from .calls import MediaPart as MediaPart
     from .calls import PartialToolCall as PartialToolCall
+    from .calls import ReasoningBlock as ReasoningBlock
+    from .calls import ReasoningCompleted as ReasoningCompleted
     from .calls import ReasoningDelta as ReasoningDelta
     from .calls import StreamEvent as StreamEvent
     from .calls import StreamFinished as StreamFinished
@@ -214,6 +226,7 @@ if _typing.TYPE_CHECKING:
     from .conversation import SystemPrompt as SystemPrompt
     from .conversation import ToolResultsMessage as ToolResultsMessage
     from .conversation import UserMessage as UserMessage
+    from .crossing import carry_over as carry_over
     from .errors import CircuitOpenError as CircuitOpenError
     from .errors import EventTooLargeError as EventTooLargeError
     from .errors import FramingError as FramingError
@@ -279,6 +292,7 @@ if _typing.TYPE_CHECKING:
     from .runtime.clients import OpenAIResponsesClient as OpenAIResponsesClient
     from .runtime.clients import ProviderClient as ProviderClient
     from .runtime.clients import client_for as client_for
+    from .runtime.failover import FallbackClient as FallbackClient
     from .runtime.tracing import Tracing as Tracing
     from .sandbox import HandlerRef as HandlerRef
     from .sandbox import Sandbox as Sandbox

@@ -22,6 +22,7 @@ import orjson
 
 from .calls import (
     DIALECTS,
+    ReasoningCompleted,
     ReasoningDelta,
     StreamEvent,
     StreamFinished,
@@ -136,6 +137,14 @@ def _event_json(event: StreamEvent) -> dict[str, Any]:
         return {"event": "arguments", "index": event.index, "delta": event.delta}
     if isinstance(event, ToolCallCompleted):
         return {"event": "call_completed", **_call_json(event.call)}
+    if isinstance(event, ReasoningCompleted):
+        # Its kind and size only: a signature or encrypted content means nothing on a
+        # terminal, and the text came as reasoning deltas already.
+        return {
+            "event": "reasoning_completed",
+            "kind": event.block.kind,
+            "chars": len(event.block.text),
+        }
     return {
         "event": "finished",
         "finish_reason": event.stop_reason,

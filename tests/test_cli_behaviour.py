@@ -315,3 +315,18 @@ def test_ctrl_c_is_status_130_without_a_traceback(
 
     monkeypatch.setattr(sse_toolcalls.cli, "replay", interrupted)
     assert run_cli(["replay", "-"], capsys) == (EXIT_INTERRUPTED, "", "")
+
+
+def test_replay_events_names_each_whole_reasoning_block(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = Path(__file__).resolve().parents[2] / "shared" / "external_streams"
+    raw = (shared / "anthropic" / "thinking_then_tool_use.sse").read_bytes()
+    stdin_of(monkeypatch, raw)
+    status, out, _ = run_cli(["replay", "-", "--dialect", "anthropic", "--events"], capsys)
+    assert status == EXIT_OK
+    events = [json.loads(line) for line in out.splitlines()]
+    (block,) = [e for e in events if e["event"] == "reasoning_completed"]
+    thought = "".join(e["text"] for e in events if e["event"] == "reasoning")
+    assert block == {"event": "reasoning_completed", "kind": "thinking", "chars": len(thought)}
+    assert thought and events[-1]["event"] == "finished"

@@ -414,7 +414,11 @@ class _Run:
             # The turn's index in the conversation, for the approval policy's context and
             # the paused state (write keys no longer use it: they are request-scoped).
             turn = sum(isinstance(m, AssistantMessage) for m in self.messages)
-            self.messages.append(AssistantMessage(text=finished.text, calls=finished.calls))
+            self.messages.append(
+                AssistantMessage(
+                    text=finished.text, calls=finished.calls, reasoning=finished.reasoning
+                )
+            )
             if not finished.calls:
                 if not finished.text.strip():
                     self._note(Diagnostic(kind="empty_answer", message="no text and no calls"))

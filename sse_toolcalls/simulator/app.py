@@ -22,7 +22,10 @@ import orjson
 
 from .._logging import log
 from ..errors import UsageError
+from . import media as _media
 from .encoders import encode_cut_in_arguments, encode_error_event, encode_turn, error_body
+from .pairing import last_turn, pairing_problems
+from .reasoning import IssuedBlock, asks_encrypted, check_request, issued_blocks
 from .script import (
     CutInArguments,
     ErrorEvent,
@@ -86,6 +89,13 @@ class ReceivedResult:
     is_error: bool | None
     """The error flag where the dialect has one (Anthropic ``is_error``), else ``None``."""
 
+    media: tuple[str, ...] = ()
+    """The MIME types of the images and documents it carries, in order (``image:url``
+    and the like for one given by URL)."""
+
+    problems: tuple[str, ...] = ()
+    """What the API would refuse about its shape (see :mod:`.media`)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordedRequest:
@@ -134,6 +144,7 @@ def _chat_results(body: dict[str, Any]) -> list[ReceivedResult]:
             name=m.get("name"),
             content=_text_of(m.get("content")),
             is_error=None,
+            problems=tuple(_media.chat(m.get("content"))[1]),
         )
         for m in body.get("messages") or ()
         if isinstance(m, dict) and m.get("role") == "tool"
@@ -144,16 +155,21 @@ def _responses_results(body: dict[str, Any]) -> list[ReceivedResult]:
     items = body.get("input")
     if not isinstance(items, list):
         return []
-    return [
-        ReceivedResult(
-            call_id=item.get("call_id"),
-            name=None,
-            content=_text_of(item.get("output")),
-            is_error=None,
-        )
-        for item in items
-        if isinstance(item, dict) and item.get("type") == "function_call_output"
-    ]
+    found: list[ReceivedResult] = []
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            types, problems = _media.responses(item.get("output"))
+            found.append(
+                ReceivedResult(
+                    call_id=item.get("call_id"),
+                    name=None,
+                    content=_text_of(item.get("output")),
+                    is_error=None,
+                    media=tuple(types),
+                    problems=tuple(problems),
+                )
+            )
+    return found
 
 
 def _anthropic_results(body: dict[str, Any]) -> list[ReceivedResult]:
@@ -165,12 +181,15 @@ def _anthropic_results(body: dict[str, Any]) -> list[ReceivedResult]:
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 flag = block.get("is_error")
+                types, problems = _media.anthropic(block.get("content"))
                 found.append(
                     ReceivedResult(
                         call_id=block.get("tool_use_id"),
                         name=None,
                         content=_text_of(block.get("content", "")),
                         is_error=bool(flag) if flag is not None else False,
+                        media=tuple(types),
+                        problems=tuple(problems),
                     )
                 )
     return found
@@ -183,12 +202,15 @@ def _gemini_results(body: dict[str, Any]) -> list[ReceivedResult]:
         for part in parts or ():
             response = part.get("functionResponse") if isinstance(part, dict) else None
             if isinstance(response, dict):
+                types, problems = _media.gemini(response)
                 found.append(
                     ReceivedResult(
                         call_id=response.get("id"),
                         name=response.get("name"),
                         content=_text_of(response.get("response")),
                         is_error=None,
+                        media=tuple(types),
+                        problems=tuple(problems),
                     )
                 )
     return found
@@ -234,6 +256,9 @@ class SimulatorApp:
         self._requests: list[RecordedRequest] = []
         self._problems: list[str] = []
         self._issued: list[_IssuedCall] = []
+        self._issued_reasoning: list[IssuedBlock] = []
+        self._issued_dialect: str | None = None
+        self._cross = False
         self._all_ids: set[str] = set()
 
     # -- state shared with the test's thread ---------------------------------------
@@ -246,6 +271,8 @@ class SimulatorApp:
             self._requests.clear()
             self._problems.clear()
             self._issued = []
+            self._issued_reasoning = []
+            self._issued_dialect = None
             self._all_ids.clear()
 
     @property
@@ -329,7 +356,9 @@ class SimulatorApp:
             return
         assert turn is not None  # no problems means a turn was found
         served.fault = _fault_name(turn.fault)
-        served.completed = await self._answer(dialect, turn, turn_number, receive, send)
+        served.completed = await self._answer(
+            dialect, turn, turn_number, receive, send, encrypted=asks_encrypted(body)
+        )
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -390,19 +419,24 @@ class SimulatorApp:
             problems = [f"{where}: {p}" for p in problems]
             self._problems.extend(problems)
             if turn is not None and not problems:
-                self._issue(dialect, turn, turn_number)
+                self._issue(dialect, turn, turn_number, asks_encrypted(body))
             self._retrying = turn is not None and isinstance(turn.fault, _FAILING_FAULTS)
             return turn, turn_number, problems
 
-    def _issue(self, dialect: str, turn: Turn, turn_number: int) -> None:
+    def _issue(self, dialect: str, turn: Turn, turn_number: int, encrypted: bool) -> None:
         """Remember the calls this turn sends, so the next request can be checked."""
         if isinstance(turn.fault, CutInArguments | ErrorEvent | HTTPError | Stall | RawBody):
             # Nothing complete reaches the client: it will ask again with the same results.
             # (A stall's calls are issued once the whole stream went out: see _answer.)
             return
-        self._record_issued(dialect, turn, turn_number)
+        self._record_issued(dialect, turn, turn_number, encrypted)
 
-    def _record_issued(self, dialect: str, turn: Turn, turn_number: int) -> None:
+    def _record_issued(self, dialect: str, turn: Turn, turn_number: int, encrypted: bool) -> None:
+        # The same list the encoder streams (one owner: simulator/reasoning.py).
+        self._issued_reasoning = issued_blocks(
+            dialect, turn, turn_number=turn_number, encrypted=encrypted
+        )
+        self._issued_dialect = dialect
         self._issued = []
         for i, call in enumerate(turn.calls):
             call_id = resolved_call_id(call, dialect=dialect, turn_number=turn_number, position=i)
@@ -435,13 +469,48 @@ class SimulatorApp:
             problems.append('the body lacks "stream": true (the provider would not stream)')
         if turn.expect_text_in_request and turn.expect_text_in_request.encode() not in raw:
             problems.append(f"the request does not contain {turn.expect_text_in_request!r}")
+        self._cross = self._issued_dialect not in (None, dialect)
         if self._script.check_results:
             problems += self._check_results(dialect, results)
+            if self._issued and self._issued_dialect != dialect:
+                problems += self._check_carried(dialect, body)
+        problems += pairing_problems(dialect, body)
+        problems += [p for result in results for p in result.problems]
+        # What the real API refuses about reasoning, whatever the script checks.
+        # (Blocks another dialect streamed are not this API's to check: only its own
+        # rules about the request, such as Anthropic's thinking-first rule, apply.)
+        own = self._issued_dialect == dialect
+        problems += check_request(
+            dialect,
+            body,
+            self._issued_reasoning if own else [],
+            [c.call_id for c in self._issued] if own else [],
+        )
         problems += self._check_expectations(turn, results)
         return problems
 
+    def _check_carried(self, dialect: str, body: dict[str, Any]) -> list[str]:
+        """A turn another dialect's endpoint streamed, sent here (a provider fallback):
+        the request's last assistant turn must carry its calls, names and arguments, in
+        order (the ids are the carrier's to choose, and the pairing check holds them to
+        their results)."""
+        calls, _ = last_turn(dialect, body)
+        sent = [(c.name, c.args) for c in calls]
+        wanted = [(i.call.name, i.call.args) for i in self._issued]
+        if sent != wanted:
+            return [
+                f"the {self._issued_dialect} turn carried over to {dialect} should hold the "
+                f"calls {wanted}; it holds {sent}"
+            ]
+        return []
+
     def _match(self, issued: _IssuedCall, results: tuple[ReceivedResult, ...]) -> int | None:
         """Index in ``results`` of the result answering ``issued``, or ``None``."""
+        if self._cross:
+            # Carried over from another dialect: ids may be new (and Gemini's none), so
+            # the k-th call is answered by the k-th of the last len(issued) results.
+            n = len(results) - len(self._issued) + self._issued.index(issued)
+            return n if n >= 0 else None
         if issued.call_id is not None:
             # The last one: earlier turns may reuse a scripted id.
             for n in range(len(results) - 1, -1, -1):
@@ -472,6 +541,8 @@ class SimulatorApp:
         if positions != sorted(positions):
             problems.append("the tool results are not in call order")
         for result in results:
+            if self._cross:
+                break  # new ids are the carrier's; the pairing check holds them
             if result.call_id is not None and result.call_id not in self._all_ids:
                 problems.append(f"a tool result carries id {result.call_id!r}, which no call had")
         return problems
@@ -492,6 +563,11 @@ class SimulatorApp:
                     f"the result for call {expect.call_position} should contain "
                     f"{expect.contains!r}; it is {result.content[:200]!r}"
                 )
+            if expect.media is not None and result.media != tuple(expect.media):
+                problems.append(
+                    f"the result for call {expect.call_position} should carry media "
+                    f"{list(expect.media)}; it carries {list(result.media)}"
+                )
             if (
                 expect.is_error is not None
                 and result.is_error is not None
@@ -505,7 +581,14 @@ class SimulatorApp:
     # -- answering ----------------------------------------------------------------
 
     async def _answer(
-        self, dialect: str, turn: Turn, turn_number: int, receive: Receive, send: Send
+        self,
+        dialect: str,
+        turn: Turn,
+        turn_number: int,
+        receive: Receive,
+        send: Send,
+        *,
+        encrypted: bool,
     ) -> bool:
         """Answer with ``turn``; return whether the whole answer went out."""
         fault = turn.fault
@@ -526,13 +609,15 @@ class SimulatorApp:
         elif isinstance(fault, RawBody):
             chunks = list(fault.chunks)
         else:
-            chunks = encode_turn(dialect, turn, model=model, turn_number=turn_number)
+            chunks = encode_turn(
+                dialect, turn, model=model, turn_number=turn_number, encrypted_reasoning=encrypted
+            )
         completed = await _stream(send, receive, chunks, fault)
         if isinstance(fault, Stall) and completed:
             # A client that waited out the stall got the calls; one that timed out and
             # hung up did not, and will ask again with the previous turn's results.
             with self._lock:
-                self._record_issued(dialect, turn, turn_number)
+                self._record_issued(dialect, turn, turn_number, encrypted)
                 self._retrying = False  # the client has its answer
         return completed
 

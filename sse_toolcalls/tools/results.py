@@ -51,7 +51,7 @@ from typing import Any
 
 from .._jsonsafe import clean_text, dumps_safe, json_value, safe_repr, safe_str
 from .._logging import log
-from ..calls import ToolCall, ToolResult
+from ..calls import Document, Image, MediaPart, ToolCall, ToolResult
 from ..errors import (
     CircuitOpenError,
     InvalidArgumentsError,
@@ -98,12 +98,33 @@ def ok_result(call: ToolCall, value: Any) -> ToolResult:
     mapped to the nearest JSON value (:mod:`sse_toolcalls._jsonsafe`: lone surrogates
     replaced, bytes decoded, NaN as ``null``, cycles cut, any other object as its
     ``str``): the handler has run by now, so the model must hear what it answered, and an
-    error result would invite it to run the tool again.
+    error result would invite it to run the tool again. An ``Image`` or ``Document``, or a
+    list or tuple holding some, becomes the result's ``media`` (the other items its
+    content).
 
     Returns:
         A :class:`ToolResult` addressed to ``call``.
     """
+    media = _media(value)
+    if media is not None:
+        parts, rest = media
+        return ToolResult(call=call, content=_content(rest) if rest != "" else "", media=parts)
     return ToolResult(call=call, content=_content(value))
+
+
+def _media(value: Any) -> tuple[tuple[MediaPart, ...], Any] | None:
+    """The images and documents of a return value and what is left of it, or ``None``
+    when it holds none: an ``Image`` or ``Document``, or a list or tuple holding some
+    (the rest of the items is the text: one string as it is, several as a list)."""
+    if isinstance(value, Image | Document):
+        return (value,), ""
+    if not isinstance(value, list | tuple) or not any(
+        isinstance(v, Image | Document) for v in value
+    ):
+        return None
+    parts = tuple(v for v in value if isinstance(v, Image | Document))
+    rest = [v for v in value if not isinstance(v, Image | Document)]
+    return parts, ("" if not rest else rest[0] if len(rest) == 1 else rest)
 
 
 def error_result(
