@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
+from sse_toolcalls import ToolContext
 from sse_toolcalls.errors import SandboxDeclarationError, SandboxUnavailableError, UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.breaker import CircuitBreaker
@@ -49,6 +50,18 @@ def test_a_closure_is_refused_at_registration() -> None:
 
     with pytest.raises(SandboxDeclarationError, match="inside another"):
         ToolRegistry().register(inner, sandbox=Sandbox())
+
+
+def with_context(ctx: ToolContext[None], word: str) -> str:
+    """Module-level (importable by the child), but takes the run's context."""
+    return f"{ctx.request_id}:{word}"
+
+
+def test_a_handler_taking_a_tool_context_is_refused_when_sandboxed() -> None:
+    # The child gets JSON arguments only; a context (deps, the call) cannot cross.
+    with pytest.raises(SandboxDeclarationError, match="ToolContext"):
+        ToolRegistry().register(with_context, sandbox=Sandbox())
+    ToolRegistry().register(with_context)  # unsandboxed, it is an ordinary tool
 
 
 def test_own_timeout_beside_a_sandbox_is_refused() -> None:
