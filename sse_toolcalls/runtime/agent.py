@@ -83,6 +83,7 @@ from .retry import RetryPolicy
 
 if TYPE_CHECKING:
     from ..calls import StreamEvent
+    from ..sandbox import WarmPool
     from ..tools.registry import ToolRegistry
 
 __all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentReply", "StreamingClient"]
@@ -167,6 +168,7 @@ class Agent:
         breaker_scope: BreakerScope = per_tool,
         deps: Any = None,
         policy: ApprovalPolicy | None = None,
+        sandbox_pool: WarmPool | None = None,
     ) -> None:
         """Args:
             client: the provider client (its dialect decides every format).
@@ -194,6 +196,9 @@ class Agent:
             policy: decides before each call runs: ``"allow"``, ``Deny(reason)`` or
                 ``"ask"`` (:mod:`.approval`); every call is allowed by default, except
                 that a tool with ``needs_approval`` always asks.
+            sandbox_pool: warm workers for sandboxed tools, reused across calls and
+                runs (a :class:`~sse_toolcalls.sandbox.WarmPool`, opened and closed by
+                the application in the same event loop); a cold child per call without.
 
         Raises:
             UsageError: ``max_steps`` below 1, or a bad dispatcher setting.
@@ -213,6 +218,7 @@ class Agent:
             max_calls_per_turn=max_calls_per_turn,
             executor=executor,
             breaker_scope=breaker_scope,
+            sandbox_pool=sandbox_pool,
         )
         """Runs each turn's calls."""
         self.retry = retry if retry is not None else RetryPolicy()
