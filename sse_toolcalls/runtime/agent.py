@@ -85,6 +85,7 @@ from .tracing import Tracing, resolve
 
 if TYPE_CHECKING:
     from ..calls import StreamEvent
+    from ..sandbox import WarmPool
     from ..tools.registry import ToolRegistry
 
 __all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentReply", "StreamingClient"]
@@ -170,6 +171,7 @@ class Agent:
         deps: Any = None,
         policy: ApprovalPolicy | None = None,
         tracing: Tracing | bool | None = None,
+        sandbox_pool: WarmPool | None = None,
     ) -> None:
         """Args:
             client: the provider client (its dialect decides every format).
@@ -200,6 +202,9 @@ class Agent:
             tracing: OpenTelemetry spans (:mod:`.tracing`): a :class:`~.tracing.Tracing`,
                 ``False`` for none, or ``None`` (the default) for spans to the global
                 tracer provider when ``opentelemetry-api`` is installed, none otherwise.
+            sandbox_pool: warm workers for sandboxed tools, reused across calls and
+                runs (a :class:`~sse_toolcalls.sandbox.WarmPool`, opened and closed by
+                the application in the same event loop); a cold child per call without.
 
         Raises:
             UsageError: ``max_steps`` below 1, a bad dispatcher setting, or
@@ -220,6 +225,7 @@ class Agent:
             max_calls_per_turn=max_calls_per_turn,
             executor=executor,
             breaker_scope=breaker_scope,
+            sandbox_pool=sandbox_pool,
         )
         """Runs each turn's calls."""
         self.retry = retry if retry is not None else RetryPolicy()

@@ -84,6 +84,7 @@ from .ledger import (
 )
 
 if TYPE_CHECKING:
+    from ..sandbox import WarmPool
     from ..tools.registry import ToolRegistry, ValidatedCall
 
 __all__ = [
@@ -209,6 +210,7 @@ class Dispatcher:
         max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN,
         executor: Executor = run_local,
         breaker_scope: BreakerScope = per_tool,
+        sandbox_pool: WarmPool | None = None,
     ) -> None:
         """Args:
             registry: the tools.
@@ -224,6 +226,9 @@ class Dispatcher:
                 process by default (:func:`~.execute.run_local`).
             breaker_scope: names the circuit of a call (:data:`BreakerScope`): per
                 tool by default.
+            sandbox_pool: warm workers for sandboxed tools (a
+                :class:`~sse_toolcalls.sandbox.WarmPool` the application opened, and
+                closes); each sandboxed call starts a cold child without one.
 
         Raises:
             UsageError: a concurrency or a call cap below 1, or negative retries.
@@ -248,6 +253,8 @@ class Dispatcher:
         """Calls one turn may ask for."""
         self.executor = executor
         """How a handler is run."""
+        self.sandbox_pool = sandbox_pool
+        """Warm workers for sandboxed tools, or ``None`` (a cold child per call)."""
         self._key = key
         self._scope = breaker_scope
 
@@ -461,7 +468,7 @@ class Dispatcher:
         """Run the handler once (within its timeout) and answer the call; the last item
         is who a failure blames (:func:`~.breaker.blame`), ``None`` on success."""
         try:
-            value = await run_once(validated, self.executor)
+            value = await run_once(validated, self.executor, pool=self.sandbox_pool)
         except ToolTimeoutError as exc:
             tracing.note_tool_failure(exc)
             result = (
