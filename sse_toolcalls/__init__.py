@@ -82,6 +82,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "InMemoryLedger",
         "RetryPolicy",
         "SQLiteLedger",
+        "SyncLedgerAdapter",
         "aiter_events",
         "aiter_events_from_sse",
         "aiter_tool_calls",
@@ -255,6 +256,7 @@ if _typing.TYPE_CHECKING:
     from .runtime import InMemoryLedger as InMemoryLedger
     from .runtime import RetryPolicy as RetryPolicy
     from .runtime import SQLiteLedger as SQLiteLedger
+    from .runtime import SyncLedgerAdapter as SyncLedgerAdapter
     from .runtime import aiter_events as aiter_events
     from .runtime import aiter_events_from_sse as aiter_events_from_sse
     from .runtime import aiter_tool_calls as aiter_tool_calls

@@ -47,6 +47,7 @@ from .ledger import (
     LedgerEntry,
     LedgerError,
     SQLiteLedger,
+    SyncLedgerAdapter,
     idempotency_key,
 )
 from .retry import RetryPolicy, is_transient
@@ -80,6 +81,7 @@ __all__ = [
     "SSELike",
     "StreamingClient",
     "SyncByteResponse",
+    "SyncLedgerAdapter",
     "aiter_events",
     "approval_id",
     "aiter_events_from_sse",
