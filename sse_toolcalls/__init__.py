@@ -34,6 +34,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "errors": (
         "CircuitOpenError",
+        "ConversationStoreError",
         "EventTooLargeError",
         "FramingError",
         "InvalidArgumentsError",
@@ -75,12 +76,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ApprovalState",
         "CallReport",
         "CircuitBreaker",
+        "ConversationStore",
         "Deny",
         "Diagnostic",
         "Dispatcher",
         "IdempotencyLedger",
+        "InMemoryConversationStore",
         "InMemoryLedger",
+        "PostgresConversationStore",
+        "PostgresLedger",
         "RetryPolicy",
+        "SQLiteConversationStore",
         "SQLiteLedger",
         "SyncLedgerAdapter",
         "aiter_events",
@@ -214,6 +220,7 @@ if _typing.TYPE_CHECKING:
     from .conversation import ToolResultsMessage as ToolResultsMessage
     from .conversation import UserMessage as UserMessage
     from .errors import CircuitOpenError as CircuitOpenError
+    from .errors import ConversationStoreError as ConversationStoreError
     from .errors import EventTooLargeError as EventTooLargeError
     from .errors import FramingError as FramingError
     from .errors import InvalidArgumentsError as InvalidArgumentsError
@@ -249,12 +256,17 @@ if _typing.TYPE_CHECKING:
     from .runtime import ApprovalState as ApprovalState
     from .runtime import CallReport as CallReport
     from .runtime import CircuitBreaker as CircuitBreaker
+    from .runtime import ConversationStore as ConversationStore
     from .runtime import Deny as Deny
     from .runtime import Diagnostic as Diagnostic
     from .runtime import Dispatcher as Dispatcher
     from .runtime import IdempotencyLedger as IdempotencyLedger
+    from .runtime import InMemoryConversationStore as InMemoryConversationStore
     from .runtime import InMemoryLedger as InMemoryLedger
+    from .runtime import PostgresConversationStore as PostgresConversationStore
+    from .runtime import PostgresLedger as PostgresLedger
     from .runtime import RetryPolicy as RetryPolicy
+    from .runtime import SQLiteConversationStore as SQLiteConversationStore
     from .runtime import SQLiteLedger as SQLiteLedger
     from .runtime import SyncLedgerAdapter as SyncLedgerAdapter
     from .runtime import aiter_events as aiter_events
