@@ -19,6 +19,7 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any, TypeVar
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 __all__ = [
@@ -106,7 +107,8 @@ class PgPool:
         self.migrations = tuple(migrations)
         self._pool: Any = None
         self._async = False
-        self._lock = anyio.Lock()
+        self._loop: Any = None  # the event loop the pool and the lock belong to
+        self._lock: anyio.Lock | None = None
 
     @property
     def version(self) -> int:
@@ -124,8 +126,17 @@ class PgPool:
             ) from exc
         return psycopg, psycopg_pool
 
+    def _bound_lock(self) -> anyio.Lock:
+        """The lock of the running event loop. A pool belongs to the loop that opened
+        it: on another loop (a second ``anyio.run``), the old one is dropped unclosed
+        (its loop is gone) and a new one is opened."""
+        token = anyio.lowlevel.current_token()
+        if self._lock is None or self._loop != token:
+            self._loop, self._lock, self._pool = token, anyio.Lock(), None
+        return self._lock
+
     async def _open(self) -> None:
-        async with self._lock:
+        async with self._bound_lock():
             if self._pool is not None:
                 return
             psycopg, psycopg_pool = self._imports()
@@ -159,7 +170,9 @@ class PgPool:
                         lambda: pool.open(wait=True, timeout=self.timeout)
                     )
             except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-                raise self.error(f"cannot connect the {self.what}: {exc}") from exc
+                raise self.error(
+                    f"cannot connect the {self.what}: {exc}{await self._why(psycopg)}"
+                ) from exc
             self._pool = pool
             try:
                 await self._migrate()
@@ -167,10 +180,22 @@ class PgPool:
                 await self._close_pool()
                 raise
 
+    async def _why(self, psycopg: Any) -> str:
+        """Why one direct connection fails (the pool only says it timed out)."""
+
+        def connect() -> None:
+            psycopg.connect(self.dsn, connect_timeout=max(1, round(self.timeout))).close()
+
+        try:
+            await anyio.to_thread.run_sync(connect)
+        except Exception as exc:
+            return f" ({' '.join(str(exc).split())})"
+        return ""
+
     @asynccontextmanager
     async def session(self) -> AsyncIterator[Session]:
         """A connection from the pool, for one operation (opening the pool first)."""
-        if self._pool is None:
+        if self._pool is None or self._loop != anyio.lowlevel.current_token():
             await self._open()
         pool = self._pool
         if self._async:
@@ -310,5 +335,5 @@ class PgPool:
 
     async def close(self) -> None:
         """Close the pool (a later operation opens a new one)."""
-        async with self._lock:
+        async with self._bound_lock():
             await self._close_pool()

@@ -231,3 +231,29 @@ async def test_a_waiting_statement_never_blocks_the_event_loop(postgres_dsn: str
         holder.close()
     assert waited > 0.3, "the reservation really waited for the lock"
     assert max(gaps) < 0.2, f"the loop stalled for {max(gaps):.3f} s"
+
+
+def test_one_ledger_serves_one_event_loop_after_another(postgres_dsn: str) -> None:
+    """A pool belongs to its loop: on the next ``anyio.run`` (even on another backend)
+    the ledger opens a new one instead of failing with a foreign loop's lock."""
+    ledger = PostgresLedger(postgres_dsn)
+
+    async def write(key: str) -> str | None:
+        assert await ledger.reserve(key, tool="pay") is None
+        await ledger.record(key, "ok")
+        entry = await ledger.get(key)
+        return None if entry is None else entry.state
+
+    assert anyio.run(write, "first", backend="asyncio") == "done"
+    assert anyio.run(write, "second", backend="trio") == "done"
+
+    async def close() -> None:
+        await ledger.aclose()
+
+    anyio.run(close)
+
+
+async def test_a_missing_server_is_named_in_the_error(tmp_path: Any) -> None:
+    ledger = PostgresLedger(f"host={tmp_path} dbname=none", timeout=1.0, attempts=1)
+    with pytest.raises(LedgerError, match="No such file or directory"):
+        await ledger.get("k")
