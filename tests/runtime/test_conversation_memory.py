@@ -26,6 +26,7 @@ from sse_toolcalls.conversation import (
 )
 from sse_toolcalls.errors import ConversationStoreError
 from sse_toolcalls.runtime.agent import Agent, AgentReply
+from sse_toolcalls.runtime.approval import approval_id
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.postgres import PostgresConversationStore
 from sse_toolcalls.runtime.retry import RetryPolicy
@@ -282,3 +283,42 @@ async def test_the_in_memory_store_keeps_the_most_recent_conversations() -> None
         await store.save(name, "r", [UserMessage(text=name)])
     assert await store.load("a") == []
     assert [e.messages for e in await store.load("c")] == [(UserMessage(text="c"),)]
+
+
+@pytest.mark.parametrize("dialect", ["anthropic"])
+async def test_a_paused_run_is_saved_and_its_resumption_saved_again(
+    dialect: str, simulator: Simulator
+) -> None:
+    store = InMemoryConversationStore()
+    runs: Counter[str] = Counter()
+    registry = ToolRegistry()
+
+    def send_money(to: str, amount: int) -> str:
+        """Send money to someone.
+
+        Args:
+            to: who receives it.
+            amount: how much.
+        """
+        runs[to] += 1
+        return "sent"
+
+    registry.register(send_money, effect="write", needs_approval=True)
+    simulator.play([Turn(calls=(SEND,)), Turn(text="Sent.")])
+    async with client_for(
+        dialect, model="sim-model-1", api_key="k", base_url=simulator.base_url_for(dialect)
+    ) as client:
+        agent = Agent(client, registry, store=store, retry=RetryPolicy(sleep=no_sleep))
+        paused = await agent.run("Send Bob 10", conversation_id="chat-7", request_id="msg-1")
+        assert paused.state is not None and runs == {}
+        (kept,) = await store.load("chat-7")
+        assert [type(m) for m in kept.messages] == [UserMessage, AssistantMessage]
+        done = await agent.resume(paused.state, approve=[approval_id(paused.pending_approvals[0])])
+    assert done.text == "Sent." and runs == {"bob": 1}
+    (kept,) = await store.load("chat-7")
+    assert [type(m) for m in kept.messages] == [
+        UserMessage,
+        AssistantMessage,
+        ToolResultsMessage,
+        AssistantMessage,
+    ]
