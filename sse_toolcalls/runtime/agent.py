@@ -56,7 +56,6 @@ from ..conversation import (
     UserMessage,
 )
 from ..errors import (
-    ConversationStoreError,
     StreamError,
     StreamTimeoutError,
     TruncatedStreamError,
@@ -307,7 +306,7 @@ class Agent:
         if remember:
             try:
                 exchanges = await self.store.load(run.conversation_id)
-            except ConversationStoreError as exc:
+            except Exception as exc:  # ours, or a bug in the application's store
                 run.store_failed(exc, "loaded")
                 return run._fallback("internal_error")
             earlier = history_before(exchanges, run.request_id)
@@ -651,12 +650,12 @@ class _Run:
             await self.agent.store.save(
                 self.conversation_id, self.request_id, self.messages[self.history_length :]
             )
-        except ConversationStoreError as exc:
+        except Exception as exc:  # the reply still goes to the user
             self.store_failed(exc, "saved")
             return dataclasses.replace(reply, diagnostics=tuple(self.diagnostics))
         return reply
 
-    def store_failed(self, exc: ConversationStoreError, verb: str) -> None:
+    def store_failed(self, exc: Exception, verb: str) -> None:
         self.diagnostics.append(
             report(
                 Diagnostic(

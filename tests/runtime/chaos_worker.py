@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 import anyio
@@ -97,6 +98,7 @@ async def main(dsn: str, name: str) -> None:
             if not line:
                 break
             job = json.loads(line)
+            await anyio.sleep(max(0.0, job.get("start_at", 0.0) - time.time()))
             sim.play(script(job), continuing=True)
             async with client_for(
                 job["dialect"],

@@ -224,6 +224,41 @@ class BrokenStore:
         raise ConversationStoreError("connection refused")
 
 
+class BuggyStore:
+    """An application's store with a bug: it raises something that is not ours."""
+
+    def __init__(self) -> None:
+        self.loaded = False
+
+    async def load(self, conversation_id: str) -> list[Exchange]:
+        if self.loaded:
+            raise KeyError(conversation_id)
+        self.loaded = True
+        return []
+
+    async def save(
+        self, conversation_id: str, request_id: str, messages: Sequence[Message]
+    ) -> None:
+        raise RuntimeError("the store's own bug")
+
+
+@pytest.mark.parametrize("dialect", ["openai_chat"])
+async def test_a_store_that_fails_to_save_still_answers_the_user(
+    dialect: str, simulator: Simulator
+) -> None:
+    runs: Counter[str] = Counter()
+    store = BuggyStore()
+    reply = await say(
+        simulator, dialect, store, runs, [Turn(text="Hi!")], "Hello", conversation_id="c"
+    )
+    assert reply.text == "Hi!" and not reply.is_fallback
+    assert [d.kind for d in reply.diagnostics] == ["store_error"]
+    again = await say(
+        simulator, dialect, store, runs, [Turn(text="Hi!")], "Hello", conversation_id="c"
+    )
+    assert again.is_fallback and [d.kind for d in again.diagnostics] == ["store_error"]
+
+
 @pytest.mark.parametrize("dialect", ["openai_responses"])
 async def test_a_store_that_cannot_be_read_runs_nothing(dialect: str, simulator: Simulator) -> None:
     runs: Counter[str] = Counter()

@@ -37,6 +37,8 @@ from ..pg_server import PgServer
 
 WORKERS = 4
 CONVERSATIONS = 16
+WAVE_S = 1.0
+"""Seconds between waves of requests: one write request takes 0.1-0.5 s here."""
 FAULTS: tuple[dict[str, Any], ...] = (
     {},
     {"fault": "429"},
@@ -158,6 +160,7 @@ def test_many_workers_with_faults_keep_one_truth(
         writes: dict[str, dict[str, Any]] = {}
         plan: list[list[dict[str, Any]]] = [[] for _ in workers]
         later: list[list[dict[str, Any]]] = [[] for _ in workers]
+        first_wave = time.time() + 0.5
         for c in range(CONVERSATIONS):
             faults = FAULTS[c % len(FAULTS)]
             job: dict[str, Any] = {
@@ -171,14 +174,21 @@ def test_many_workers_with_faults_keep_one_truth(
             }
             writes[job["request_id"]] = job
             # The same request on two workers at once; the first copy carries the fault.
-            plan[c % WORKERS].append({**job, **faults, "id": f"{c}a"})
-            copy_b = {**job, "fault": faults.get("fault"), "id": f"{c}b"}
-            # Where the first copy is to be killed, the second comes after the round
-            # (else it may win the race and the kill never happen mid-write).
-            (later if faults.get("kill") else plan)[(c + 1) % WORKERS].append(copy_b)
+            # Two conversations per wave, each on a pair of workers, both copies of a
+            # request starting at the same instant: they race for the reservation.
+            wave, pair = divmod(c, 2)
+            start_at = first_wave + wave * WAVE_S
+            plan[2 * pair].append({**job, **faults, "id": f"{c}a", "start_at": start_at})
+            copy_b = {**job, "fault": faults.get("fault"), "id": f"{c}b", "start_at": start_at}
+            if faults.get("kill"):
+                # The copy of a request whose worker is to be killed comes after the
+                # round (else it may win the race and the kill never happen mid-write).
+                later[2 * pair + 1].append({**copy_b, "start_at": 0.0})
+            else:
+                plan[2 * pair + 1].append(copy_b)
 
         def drop_everything() -> None:
-            time.sleep(1.0)
+            time.sleep(2.2)  # in the middle of the third wave
             sql(
                 dsn,
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -216,7 +226,7 @@ def test_many_workers_with_faults_keep_one_truth(
     for reply in first:
         by_request.setdefault(reply["request_id"], []).append(reply)
 
-    recorded = may_have_run = 0
+    recorded = may_have_run = met = 0
     for request_id, job in writes.items():
         key = idempotency_key(
             tool="transfer",
@@ -229,6 +239,7 @@ def test_many_workers_with_faults_keep_one_truth(
         assert state is not None, f"{request_id}: no reservation, the write was lost"
         if state == "done":
             recorded += 1
+            met += "unconfirmed" in outcomes
             assert executions[request_id] == 1, f"{request_id} recorded without running"
             assert set(outcomes) <= {"ok", "replayed", "unconfirmed"}, outcomes
             assert "ok" in outcomes or "replayed" in outcomes
@@ -248,6 +259,7 @@ def test_many_workers_with_faults_keep_one_truth(
         "writes_executed": sum(executions.values()),
         "writes_executed_twice": sum(1 for n in executions.values() if n > 1),
         "writes_recorded": recorded,
+        "copies_that_found_the_other_in_flight": met,
         "writes_reported_may_have_run": may_have_run,
         "writes_lost": 0,
         "workers_killed_mid_write": deaths,
