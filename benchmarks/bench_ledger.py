@@ -126,7 +126,7 @@ def _run(kind: str, target: str, workers: int, writes: int) -> dict[str, Any]:
     }
 
 
-def _postgres(folder: Path, dsn: str | None) -> tuple[str | None, Any]:
+def _postgres(dsn: str | None) -> tuple[str | None, Any]:
     """A DSN to benchmark on (and the server to stop), or ``(None, reason)``."""
     if dsn:
         return dsn, None
@@ -137,7 +137,7 @@ def _postgres(folder: Path, dsn: str | None) -> tuple[str | None, Any]:
         if os.environ.get(REQUIRE_ENV) == "1":
             raise SystemExit(f"{REQUIRE_ENV}=1 but {reason}")
         return None, reason
-    server = PgServer(folder / "pg", durable=True)
+    server = PgServer(durable=True)
     server.start()
     return server.create_database(), server
 
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         server = None
         targets = {"memory": "", "sqlite": str(folder / "ledger.db")}
         if "postgres" in stores:
-            dsn, server = _postgres(folder, args.dsn)
+            dsn, server = _postgres(args.dsn)
             if dsn is None:
                 print(f"postgres: skipped ({server})")
                 stores.remove("postgres")

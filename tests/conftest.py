@@ -34,7 +34,7 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
+def postgres_server() -> Iterator[PgServer]:
     """A throwaway PostgreSQL cluster for the session (see ``tests/pg_server.py``):
     skipped where it cannot run, failed instead when ``SSE_TOOLCALLS_REQUIRE_POSTGRES=1``."""
     reason = missing_reason()
@@ -42,7 +42,7 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServ
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"{REQUIRE_ENV}=1 but {reason}")
         pytest.skip(reason)
-    server = PgServer(tmp_path_factory.mktemp("pg"))
+    server = PgServer()
     server.start()
     try:
         yield server

@@ -13,6 +13,7 @@ import glob
 import os
 import shutil
 import subprocess
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -54,11 +55,15 @@ def missing_reason() -> str | None:
 class PgServer:
     """One cluster in ``root``; :meth:`start`, :meth:`dsn`, :meth:`stop`."""
 
-    def __init__(self, root: Path, *, durable: bool = False) -> None:
-        self.root = root
+    def __init__(self, root: Path | None = None, *, durable: bool = False) -> None:
+        # Its own folder right under the system's temporary one by default: the server's
+        # user must traverse every parent, and pytest resets its own base folder to 0700
+        # at each session's start, which cut a running cluster off from its files.
+        self.owned = root is None
+        self.root = Path(tempfile.mkdtemp(prefix="sse_pg_")) if root is None else root
         self.durable = durable
-        self.data = root / "data"
-        self.socket = root  # short: a unix socket path is limited to 107 bytes
+        self.data = self.root / "data"
+        self.socket = self.root  # short: a unix socket path is limited to 107 bytes
         self.bin = find_bin()
         self.user = UNPRIVILEGED if os.geteuid() == 0 else None
 
@@ -75,13 +80,6 @@ class PgServer:
         self.root.mkdir(parents=True, exist_ok=True)
         if self.user is not None:
             shutil.chown(self.root, self.user)
-            # The unprivileged user must reach its folder through the parents.
-            for parent in self.root.parents:
-                if parent == Path("/"):
-                    break
-                mode = parent.stat().st_mode
-                if not mode & 0o001:
-                    parent.chmod(mode | 0o001)
         self._run("initdb", "-D", str(self.data), "-U", "sse", "-A", "trust", "-E", "UTF8")
         options = (
             f"-c listen_addresses='' -c unix_socket_directories='{self.socket}' "
@@ -110,5 +108,11 @@ class PgServer:
         return self.dsn(name)
 
     def stop(self) -> None:
-        if self.data.exists():
-            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop", timeout=60)
+        try:
+            if self.data.exists():
+                self._run(
+                    "pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop", timeout=60
+                )
+        finally:
+            if self.owned:
+                shutil.rmtree(self.root, ignore_errors=True)
