@@ -39,6 +39,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "errors": (
         "CircuitOpenError",
+        "ConversationStoreError",
         "EventTooLargeError",
         "FramingError",
         "InvalidArgumentsError",
@@ -82,13 +83,19 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ApprovalState",
         "CallReport",
         "CircuitBreaker",
+        "ConversationStore",
         "Deny",
         "Diagnostic",
         "Dispatcher",
         "IdempotencyLedger",
+        "InMemoryConversationStore",
         "InMemoryLedger",
+        "PostgresConversationStore",
+        "PostgresLedger",
         "RetryPolicy",
+        "SQLiteConversationStore",
         "SQLiteLedger",
+        "SyncLedgerAdapter",
         "aiter_events",
         "aiter_events_from_sse",
         "aiter_tool_calls",
@@ -228,6 +235,7 @@ if _typing.TYPE_CHECKING:
     from .conversation import UserMessage as UserMessage
     from .crossing import carry_over as carry_over
     from .errors import CircuitOpenError as CircuitOpenError
+    from .errors import ConversationStoreError as ConversationStoreError
     from .errors import EventTooLargeError as EventTooLargeError
     from .errors import FramingError as FramingError
     from .errors import InvalidArgumentsError as InvalidArgumentsError
@@ -264,13 +272,19 @@ if _typing.TYPE_CHECKING:
     from .runtime import ApprovalState as ApprovalState
     from .runtime import CallReport as CallReport
     from .runtime import CircuitBreaker as CircuitBreaker
+    from .runtime import ConversationStore as ConversationStore
     from .runtime import Deny as Deny
     from .runtime import Diagnostic as Diagnostic
     from .runtime import Dispatcher as Dispatcher
     from .runtime import IdempotencyLedger as IdempotencyLedger
+    from .runtime import InMemoryConversationStore as InMemoryConversationStore
     from .runtime import InMemoryLedger as InMemoryLedger
+    from .runtime import PostgresConversationStore as PostgresConversationStore
+    from .runtime import PostgresLedger as PostgresLedger
     from .runtime import RetryPolicy as RetryPolicy
+    from .runtime import SQLiteConversationStore as SQLiteConversationStore
     from .runtime import SQLiteLedger as SQLiteLedger
+    from .runtime import SyncLedgerAdapter as SyncLedgerAdapter
     from .runtime import aiter_events as aiter_events
     from .runtime import aiter_events_from_sse as aiter_events_from_sse
     from .runtime import aiter_tool_calls as aiter_tool_calls

@@ -37,8 +37,9 @@ class Diagnostic:
     """What happened: ``provider_error``, ``stream_truncated``, ``stream_error``,
     ``tool_failed``, ``tool_timeout``, ``tool_unavailable``, ``write_unconfirmed``,
     ``write_replayed``, ``ledger_error``, ``tool_arguments``, ``step_limit``,
-    ``empty_answer``, ``calls_over_limit``, ``internal_error`` (an unexpected exception;
-    its traceback is in ``body``)."""
+    ``empty_answer``, ``calls_over_limit``, ``store_error`` (the conversation store could
+    not be read or written), ``internal_error`` (an unexpected exception; its traceback
+    is in ``body``)."""
 
     message: str
     """A sentence for the developer."""

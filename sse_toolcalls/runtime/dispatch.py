@@ -79,6 +79,8 @@ from .ledger import (
     InMemoryLedger,
     LedgerEntry,
     LedgerError,
+    SyncIdempotencyLedger,
+    as_async_ledger,
     idempotency_key,
     key_arguments,
 )
@@ -202,7 +204,7 @@ class Dispatcher:
         self,
         registry: ToolRegistry,
         *,
-        ledger: IdempotencyLedger | None = None,
+        ledger: IdempotencyLedger | SyncIdempotencyLedger | None = None,
         breaker: CircuitBreaker | None = None,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         read_retries: int = DEFAULT_READ_RETRIES,
@@ -241,7 +243,9 @@ class Dispatcher:
             raise UsageError("read_retries cannot be negative")
         self.registry = registry
         """The tools."""
-        self.ledger: IdempotencyLedger = ledger if ledger is not None else InMemoryLedger()
+        self.ledger: IdempotencyLedger = (
+            as_async_ledger(ledger) if ledger is not None else InMemoryLedger()
+        )
         """Where writes are recorded."""
         self.breaker = breaker if breaker is not None else CircuitBreaker()
         """The circuit breaker."""
@@ -419,13 +423,13 @@ class Dispatcher:
     async def _write(self, validated: ValidatedCall, key: str, circuit: str) -> CallReport:
         call, name = validated.call, validated.tool.name
         try:
-            entry = self.ledger.get(key)
+            entry = await self.ledger.get(key)
             if entry is not None:
                 return self._from_ledger(validated, key, entry)
             if not self.breaker.allow(circuit):
                 return self._unavailable(validated, circuit, key)
             try:
-                entry = self.ledger.reserve(key, tool=name)
+                entry = await self.ledger.reserve(key, tool=name)
             except BaseException:
                 self.breaker.release(circuit)
                 raise
@@ -441,7 +445,7 @@ class Dispatcher:
         diagnostics = [problem] if problem is not None else []
         self._settle(circuit, blamed)
         try:
-            self.ledger.record(key, result.content, is_error=result.is_error)
+            await self.ledger.record(key, result.content, is_error=result.is_error)
         except LedgerError as exc:
             diagnostics.append(
                 _note(

@@ -263,8 +263,9 @@ class SimulatorApp:
 
     # -- state shared with the test's thread ---------------------------------------
 
-    def reset(self, script: Script) -> None:
-        """Play ``script`` from its first turn; forget earlier requests and problems."""
+    def reset(self, script: Script, *, keep_ids: bool = False) -> None:
+        """Play ``script`` from its first turn; forget earlier requests and problems
+        (and the call ids issued so far, unless ``keep_ids``)."""
         with self._lock:
             self._script = script
             self._next_turn = 0
@@ -273,7 +274,8 @@ class SimulatorApp:
             self._issued = []
             self._issued_reasoning = []
             self._issued_dialect = None
-            self._all_ids.clear()
+            if not keep_ids:
+                self._all_ids.clear()
 
     @property
     def requests(self) -> tuple[RecordedRequest, ...]:

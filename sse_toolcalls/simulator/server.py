@@ -113,9 +113,13 @@ class Simulator:
         """Every failed check on the requests, as readable sentences."""
         return self._app.problems
 
-    def play(self, script: Script | Sequence[Turn]) -> None:
-        """Start playing ``script`` from its first turn, forgetting earlier requests."""
-        self._app.reset(_as_script(script))
+    def play(self, script: Script | Sequence[Turn], *, continuing: bool = False) -> None:
+        """Start playing ``script`` from its first turn, forgetting earlier requests.
+
+        ``continuing``: the script answers a later message of the same conversation,
+        whose requests carry the earlier results; the ids of the calls issued before
+        stay known, so those results are not reported as answering no call."""
+        self._app.reset(_as_script(script), keep_ids=continuing)
 
     def assert_no_problems(self) -> None:
         """Raises:
