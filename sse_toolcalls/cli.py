@@ -157,6 +157,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="default auto: atheris when installed",
     )
+    cat = commands.add_parser(
+        "catalogue", help="a tool catalogue as Markdown, its declarations, its description checks"
+    )
+    cat.add_argument("target", help="MODULE:ATTRIBUTE of a registry, or a JSON file of tools")
+    cat.add_argument("--declarations", metavar="DIR", default=None, help="write each dialect's")
+    cat.add_argument("--strict", action="store_true", help="exit 1 when there are findings")
     return parser
 
 
@@ -177,6 +183,16 @@ def _run(args: argparse.Namespace) -> int:
         from .demo import run_demo
 
         return run_demo(dialect=args.dialect, lang=args.lang, delay=args.delay)
+    if args.command == "catalogue":
+        from .catalogue import run_catalogue
+
+        return run_catalogue(
+            args.target,
+            declarations=args.declarations,
+            strict=args.strict,
+            out=sys.stdout,
+            err=sys.stderr,
+        )
     if args.command == "check":
         return check(args.folder, seed=args.seed, verbose=args.verbose)
     if args.command == "record":

@@ -38,6 +38,7 @@ from ..errors import (
 # adopts it (typing.get_type_hints must see Sandbox). It loads the engine, and anyio with it.
 from ..sandbox import Sandbox
 from .context import ToolContext
+from .lint import Finding
 from .results import NO_TOOL_FITS_REPLY, count, error_result, first_line
 from .signature import DecodeError, context_parameter, function_name, function_schema
 from .strict import unnullify
@@ -484,6 +485,18 @@ class ToolRegistry:
     def specs(self) -> list[ToolSpec]:
         """Return every tool as the model sees it, in the order they were added."""
         return [tool.spec for tool in self._tools.values()]
+
+    def lint(self) -> list[Finding]:
+        """Check the tools' descriptions as a model needs them (what each tool does and
+        when to use it, every parameter described, enums, formats, overlaps, escape
+        hatches: :mod:`sse_toolcalls.tools.lint`).
+
+        Returns:
+            The findings, in catalogue order (empty when the catalogue is clean).
+        """
+        from .lint import lint_tools
+
+        return lint_tools(self.specs())
 
     # ----------------------------------------------------------------------------------
     # Checking
