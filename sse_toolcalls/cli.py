@@ -128,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--dialect", choices=DIALECTS, default="openai_chat")
     demo.add_argument("--lang", choices=("en", "pt-BR"), default="en")
     demo.add_argument("--delay", type=float, default=0.02, help="seconds between chunks")
+    demo.add_argument(
+        "--scenario",
+        choices=("lookup", "registry"),
+        default="lookup",
+        help="registry: three calls at once, one malformed, refused and corrected",
+    )
     serve = commands.add_parser("serve", help="run the simulator for other clients")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--script", default=None, help="JSON script of assistant turns")
@@ -179,6 +185,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     if args.command == "replay":
         return replay(args.file, args.dialect, args.chunk_size)
+    if args.command == "demo" and args.scenario == "registry":
+        from .demo_registry import run_registry_demo
+
+        return run_registry_demo(dialect=args.dialect, delay=args.delay)
     if args.command == "demo":
         from .demo import run_demo
 
