@@ -12,10 +12,10 @@ pattern, documented below, that a reviewer can see in the finding's message.
 | ``tool_description_vague`` | the description has fewer than :data:`MIN_DESCRIPTION_WORDS` words, or only repeats the name |
 | ``tool_when_to_use`` | the description says what the tool does but not when to use it: none of the usage cues (``use``, ``call``, ``when``, ``if``, ``only``, ``before``, ``after``, ``instead``, ``useful``, ``for questions``...) |
 | ``parameter_description_missing`` | a parameter (also a nested property, ``location.lat``, ``items[].name``) has no description |
-| ``enum_values_unlisted`` | a parameter's description lists its choices (``one of``, ``either ... or``, ``possible values``, two or more quoted alternatives not introduced as examples) but its schema has no ``enum`` (or ``const``), so nothing tells the model, nor the validator, what is allowed |
+| ``enum_values_unlisted`` | a string (or untyped) parameter's description lists its choices (``one of``, ``either ... or``, ``possible values``, two or more quoted alternatives not introduced as examples) but its schema has no ``enum`` (or ``const``), so nothing tells the model, nor the validator, what is allowed |
 | ``format_undeclared`` | a string parameter's name says date, date-time, email or URL (a name token ``date``, ``datetime``/``timestamp`` or ``date`` with ``time``, ``email``, ``url``/``uri``/``href``/``website``) and its schema declares neither ``format`` nor ``pattern`` |
 | ``tools_overlap`` | two tools are so alike (see below) that a model may not be able to choose |
-| ``escape_hatch`` | a generic escape hatch: a free-form string parameter named for code (``cmd``, ``command``, ``script``, ``code``, ``sql``...), or a tool named for a shell or an evaluator (``shell``, ``bash``, ``exec``, ``eval``, ``terminal``...) with a free-form string parameter; specific tools are safer (their effects can be named, checked and sandboxed) and easier to call right |
+| ``escape_hatch`` | a generic escape hatch: a free-form string parameter named for code (``cmd``, ``command``, ``script``, ``code``, ``sql``...) where the tool's name or description or the parameter's says it is run (``run``, ``execute``, ``shell``, ``system``, ``eval``...), or a tool named for a shell or an evaluator (``shell``, ``bash``, ``exec``, ``eval``, ``terminal``...) with a free-form string parameter; specific tools are safer (their effects can be named, checked and sandboxed) and easier to call right |
 
 **The overlap measure.** Each tool becomes a bag of word tokens: its name's tokens, each
 once (``get_weather``, ``getWeather`` and ``weather.get_weather`` all give ``get``,
@@ -173,7 +173,9 @@ _CHOICE_CUES = re.compile(
 _QUOTED_ALTERNATIVES = re.compile(
     r"""(['"`])[^'"`]{1,40}\1\s*(?:,|/|\bor\b|\|)\s*(?:or\s+)?(['"`])[^'"`]{1,40}\2"""
 )
-_EXAMPLE_CUES = re.compile(r"\be\.g\.|\bfor example\b|\bsuch as\b|\bfor instance\b|\blike\b", re.I)
+_EXAMPLE_CUES = re.compile(
+    r"\be\.g\.|\bexamples?\b|\bsuch as\b|\bfor instance\b|\blike\b", re.IGNORECASE
+)
 _CODE_PARAMETERS = frozenset(
     {
         "cmd",
@@ -194,6 +196,30 @@ _CODE_PARAMETERS = frozenset(
 )
 _CODE_TOOL_WORDS = frozenset(
     {"shell", "bash", "exec", "execute", "eval", "terminal", "powershell", "subprocess", "sh"}
+)
+# A parameter named for code is an escape hatch only when something says it is run: a
+# ``command`` naming the command to show help for is not one.
+_RUN_WORDS = frozenset(
+    {
+        "run",
+        "runs",
+        "execute",
+        "executes",
+        "execution",
+        "exec",
+        "eval",
+        "evaluate",
+        "shell",
+        "system",
+        "terminal",
+        "script",
+        "bash",
+        "powershell",
+        "subprocess",
+        "sh",
+        "sql",
+        "query",
+    }
 )
 
 
@@ -306,7 +332,13 @@ def _check_tool(spec: ToolSpec) -> Iterator[Finding]:
         yield from _check_parameter(name, path, schema)
         if "." not in path and "[" not in path and _is_free_string(schema):
             free_strings.append(path)
-    hatch = [p for p in free_strings if p.lower() in _CODE_PARAMETERS]
+    said = set(_words(name)) | set(words)
+    hatch = [
+        p
+        for p in free_strings
+        if p.lower() in _CODE_PARAMETERS
+        and (said | set(_words(str(root["properties"][p].get("description", ""))))) & _RUN_WORDS
+    ]
     if hatch:
         yield Finding(
             code="escape_hatch",
@@ -339,7 +371,10 @@ def _check_parameter(tool: str, path: str, schema: dict[str, Any]) -> Iterator[F
             parameter=path,
             message="has no description: say what the value means, its unit or form",
         )
-    if text and "enum" not in schema and "const" not in schema and _lists_choices(text):
+    # Only a string (or untyped) value: "valid values are integers from 1 to 10" wants
+    # a minimum and a maximum, not an enum.
+    textual = not _types(schema) or "string" in _types(schema)
+    if textual and text and "enum" not in schema and "const" not in schema and _lists_choices(text):
         yield Finding(
             code="enum_values_unlisted",
             tool=tool,

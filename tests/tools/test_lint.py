@@ -121,6 +121,7 @@ def test_a_local_ref_is_followed_and_a_self_reference_ends() -> None:
         ("The city, e.g. 'Paris' or 'Rome'.", False),
         ("The city, such as 'Boston, MA'.", False),
         ("The city.", False),
+        ("Example values could be 'Red', 'Blue', or 'Green'.", False),
     ],
 )
 def test_choices_in_prose_want_an_enum(text: str, listed: bool) -> None:
@@ -158,6 +159,21 @@ def test_formats_where_the_name_says_so(name: str, wanted: str | None) -> None:
 def test_an_array_of_urls_wants_a_format_on_its_items() -> None:
     props = {"urls": {"type": "array", "description": "Pages.", "items": {"type": "string"}}}
     assert [f.code for f in lint_tools([spec(properties=props)])] == ["format_undeclared"]
+
+
+def test_a_number_described_by_its_valid_values_wants_a_range_not_an_enum() -> None:
+    props = {"level": {"type": "integer", "description": "Valid values are 1 to 10."}}
+    assert lint_tools([spec(properties=props)]) == []
+
+
+def test_a_command_name_that_is_not_run_is_no_escape_hatch() -> None:
+    # BFCL's help.display: "The name of the command to display help for."
+    helper = spec(
+        name="help.display",
+        description="Display help for a command. Use it when the user asks how a command works.",
+        properties={"command": {"type": "string", "description": "The command to explain."}},
+    )
+    assert lint_tools([helper]) == []
 
 
 def test_escape_hatches() -> None:
