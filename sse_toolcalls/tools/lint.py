@@ -12,7 +12,7 @@ pattern, documented below, that a reviewer can see in the finding's message.
 | ``tool_description_vague`` | the description has fewer than :data:`MIN_DESCRIPTION_WORDS` words, or only repeats the name |
 | ``tool_when_to_use`` | the description says what the tool does but not when to use it: none of the usage cues (``use``, ``call``, ``when``, ``if``, ``only``, ``before``, ``after``, ``instead``, ``useful``, ``for questions``...) |
 | ``parameter_description_missing`` | a parameter (also a nested property, ``location.lat``, ``items[].name``) has no description |
-| ``enum_values_unlisted`` | a string (or untyped) parameter's description lists its choices (``one of``, ``either ... or``, ``possible values``, two or more quoted alternatives not introduced as examples) but its schema has no ``enum`` (or ``const``), so nothing tells the model, nor the validator, what is allowed |
+| ``enum_values_unlisted`` | a string (or untyped) parameter's description lists its choices (``one of``, ``either ... or``, ``possible values``, two or more quoted alternatives not introduced as examples; not an open list with ``etc.``, a range or a layout) but its schema has no ``enum`` (or ``const``), so nothing tells the model, nor the validator, what is allowed |
 | ``format_undeclared`` | a string parameter's name says date, date-time, email or URL (a name token ``date``, ``datetime``/``timestamp`` or ``date`` with ``time``, ``email``, ``url``/``uri``/``href``/``website``) and its schema declares neither ``format`` nor ``pattern`` |
 | ``tools_overlap`` | two tools are so alike (see below) that a model may not be able to choose |
 | ``escape_hatch`` | a generic escape hatch: a free-form string parameter named for code (``cmd``, ``command``, ``script``, ``code``, ``sql``...) where the tool's name or description or the parameter's says it is run (``run``, ``execute``, ``shell``, ``system``, ``eval``...), or a tool named for a shell or an evaluator (``shell``, ``bash``, ``exec``, ``eval``, ``terminal``...) with a free-form string parameter; specific tools are safer (their effects can be named, checked and sandboxed) and easier to call right |
@@ -174,8 +174,11 @@ _QUOTED_ALTERNATIVES = re.compile(
     r"""(['"`])[^'"`]{1,40}\1\s*(?:,|/|\bor\b|\|)\s*(?:or\s+)?(['"`])[^'"`]{1,40}\2"""
 )
 _EXAMPLE_CUES = re.compile(
-    r"\be\.g\.|\bexamples?\b|\bsuch as\b|\bfor instance\b|\blike\b", re.IGNORECASE
+    r"\be\.?g\b|\bexamples?\b|\bsuch as\b|\bfor instance\b|\blike\b", re.IGNORECASE
 )
+# Words that make a list of values open ("... etc."), a range ("from 1 to 6", "['from',
+# 'to')") or a layout ("the structure: '{...}'"): no closed set an enum could hold.
+_OPEN_CUES = re.compile(r"\betc\b|\branges?\b|\bstructure\b|\bformat\b", re.IGNORECASE)
 _CODE_PARAMETERS = frozenset(
     {
         "cmd",
@@ -404,6 +407,8 @@ def _check_parameter(tool: str, path: str, schema: dict[str, Any]) -> Iterator[F
 
 
 def _lists_choices(text: str) -> bool:
+    if _OPEN_CUES.search(text):
+        return False
     if _CHOICE_CUES.search(text):
         return True
     match = _QUOTED_ALTERNATIVES.search(text)

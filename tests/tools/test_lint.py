@@ -122,6 +122,11 @@ def test_a_local_ref_is_followed_and_a_self_reference_ends() -> None:
         ("The city, such as 'Boston, MA'.", False),
         ("The city.", False),
         ("Example values could be 'Red', 'Blue', or 'Green'.", False),
+        ("Specific game conditions. (eg: 'snowy weather', 'hard mode').", False),
+        ("Options include: 'civil', 'criminal', 'small_claims', etc.", False),
+        ("Valid options range from 1 to 6.", False),
+        ("The query spans the range ['from', 'to').", False),
+        ("Level of detail, either 'summary' or 'full'.", True),
     ],
 )
 def test_choices_in_prose_want_an_enum(text: str, listed: bool) -> None:
