@@ -7,6 +7,9 @@ and a date (``benchmarks/weather.py``, the schema the tests share). Cases:
   strict format checkers, coercion pass only when something failed);
 - ``sse_toolcalls registry.check``: the whole check of a ``ToolCall`` (lookup, validation,
   decoding to the function's Python values: an enum member, a dataclass, a date);
+- ``registry.check, pydantic fast path`` and ``registry.check, JSON Schema path``: the
+  same call to a signature the fast path covers (``forecast_plain``), with the fast path
+  and with it switched off (``SSE_TOOLCALLS_NO_PYDANTIC``);
 - ``jsonschema plain``: ``Draft202012Validator.is_valid`` with no format checker (formats
   are then not checked at all: ``2025-02-30`` passes);
 - ``jsonschema + FormatChecker``: the stock format checker;
@@ -30,6 +33,7 @@ import argparse
 import datetime
 import enum
 import json
+import os
 import platform
 import statistics
 import sys
@@ -48,6 +52,7 @@ from benchmarks.weather import INVALID, SCHEMA, VALID
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.errors import InvalidArgumentsError
 from sse_toolcalls.tools import ArgumentValidator, ToolRegistry
+from sse_toolcalls.tools.pydantic_validation import DISABLE_ENV
 
 
 class Loc(BaseModel):
@@ -87,6 +92,18 @@ def forecast(
     return city
 
 
+def forecast_plain(
+    city: Annotated[str, "The city"],
+    unit: Unit,
+    days: int,
+    location: dict[str, float],
+    start: str,
+) -> str:
+    """The same call with hints the pydantic fast path covers (no dataclass, no date:
+    see sse_toolcalls/tools/pydantic_validation.py)."""
+    return city
+
+
 def make_call(args: dict[str, Any]) -> ToolCall:
     return ToolCall(name="forecast", args=args, provider="openai_chat", call_id="c", index=0)
 
@@ -96,6 +113,15 @@ def cases() -> dict[str, tuple[Callable[[], object], Callable[[], bool], Callabl
     ours = ArgumentValidator(SCHEMA)
     registry = ToolRegistry()
     registry.register(forecast)
+    fast_registry = ToolRegistry()
+    fast_registry.register(forecast_plain, name="forecast")
+    assert "forecast" in fast_registry._fast, "pydantic fast path not built"
+    os.environ[DISABLE_ENV] = "1"
+    try:
+        slow_registry = ToolRegistry()
+        slow_registry.register(forecast_plain, name="forecast")
+    finally:
+        del os.environ[DISABLE_ENV]
     plain = Draft202012Validator(SCHEMA)
     with_formats = Draft202012Validator(SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
     lax = TypeAdapter(Args)
@@ -117,7 +143,7 @@ def cases() -> dict[str, tuple[Callable[[], object], Callable[[], bool], Callabl
             return False
         return True
 
-    def registry_ok(call: ToolCall) -> bool:
+    def registry_ok(call: ToolCall, registry: ToolRegistry = registry) -> bool:
         try:
             registry.check(call)
         except InvalidArgumentsError:
@@ -141,6 +167,16 @@ def cases() -> dict[str, tuple[Callable[[], object], Callable[[], bool], Callabl
             lambda: registry.check(valid_call),
             lambda: registry_ok(valid_call),
             lambda: not registry_ok(invalid_call),
+        ),
+        "registry.check, pydantic fast path": (
+            lambda: fast_registry.check(valid_call),
+            lambda: registry_ok(valid_call, fast_registry),
+            lambda: not registry_ok(invalid_call, fast_registry),
+        ),
+        "registry.check, JSON Schema path": (
+            lambda: slow_registry.check(valid_call),
+            lambda: registry_ok(valid_call, slow_registry),
+            lambda: not registry_ok(invalid_call, slow_registry),
         ),
         "jsonschema plain is_valid (no formats)": (
             lambda: plain.is_valid(VALID),

@@ -238,8 +238,9 @@ _EXAMPLES = {
     "replay": """examples:
   sse-toolcalls replay turn.sse
   curl -sN ... | sse-toolcalls replay - --dialect anthropic --events""",
-    "demo": """example:
-  sse-toolcalls demo --dialect anthropic --lang pt-BR""",
+    "demo": """examples:
+  sse-toolcalls demo --dialect anthropic --lang pt-BR
+  sse-toolcalls demo --scenario registry    # three calls at once, one refused, corrected""",
     "serve": """examples:
   sse-toolcalls serve --port 8765 --script turns.json
   sse-toolcalls serve --port 0 --loop        # any free port; the turns round and round
@@ -250,6 +251,9 @@ Each new conversation gets the script from its first turn; --loop wraps instead.
   sse-toolcalls check recorded_streams corpus/ -v""",
     "fuzz": """example:
   sse-toolcalls fuzz corpus/ --seconds 300 --findings findings/""",
+    "catalogue": """examples:
+  sse-toolcalls catalogue myapp.tools:registry --strict
+  sse-toolcalls catalogue tools.json --declarations out/   # one file per dialect""",
 }
 """The example each command's ``--help`` ends with."""
 
@@ -298,6 +302,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--dialect", choices=DIALECTS, default="openai_chat")
     demo.add_argument("--lang", choices=("en", "pt-BR"), default="en")
     demo.add_argument("--delay", type=_seconds, default=0.02, help="seconds between chunks")
+    demo.add_argument(
+        "--scenario",
+        choices=("lookup", "registry"),
+        default="lookup",
+        help="registry: three calls at once, one malformed, refused and corrected",
+    )
     serve = _command(commands, "serve", "run the simulator for other clients")
     serve.add_argument("--port", type=_port, default=8765)
     serve.add_argument("--script", default=None, help="JSON script of assistant turns")
@@ -331,6 +341,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="default auto: atheris when installed",
     )
     _add_mcp(commands)
+    cat = _command(
+        commands,
+        "catalogue",
+        "a tool catalogue as Markdown, its declarations, its description checks",
+    )
+    cat.add_argument("target", help="MODULE:ATTRIBUTE of a registry, or a JSON file of tools")
+    cat.add_argument("--declarations", metavar="DIR", default=None, help="write each dialect's")
+    cat.add_argument("--strict", action="store_true", help="exit 1 when there are findings")
     return parser
 
 
@@ -383,10 +401,24 @@ def _one_line(exc: BaseException) -> str:
 def _run(args: argparse.Namespace) -> int:
     if args.command == "replay":
         return replay(args.file, args.dialect, args.chunk_size, events=args.events)
+    if args.command == "demo" and args.scenario == "registry":
+        from .demo_registry import run_registry_demo
+
+        return run_registry_demo(dialect=args.dialect, delay=args.delay)
     if args.command == "demo":
         from .demo import run_demo
 
         return run_demo(dialect=args.dialect, lang=args.lang, delay=args.delay)
+    if args.command == "catalogue":
+        from .catalogue import run_catalogue
+
+        return run_catalogue(
+            args.target,
+            declarations=args.declarations,
+            strict=args.strict,
+            out=sys.stdout,
+            err=sys.stderr,
+        )
     if args.command == "check":
         return check(args.folder, seed=args.seed, verbose=args.verbose)
     if args.command == "record":

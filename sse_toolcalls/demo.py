@@ -104,7 +104,8 @@ def demo_registry(lang: str = "en") -> ToolRegistry:
 
     @registry.register(effect="read")
     def lookup_demo_value(key: Literal["height", "weight"]) -> str:
-        """Look up one of the user's stored measurements.
+        """Look up one of the user's stored measurements. Use it when the user asks about
+        their own height or weight.
 
         Args:
             key: Which measurement to read.

@@ -7,6 +7,7 @@
   checkers (:mod:`~sse_toolcalls.tools.formats`), every problem with its path.
 - :mod:`~sse_toolcalls.tools.coercion`: the narrow coercion table.
 - :mod:`~sse_toolcalls.tools.results`: every result text the model reads.
+- :mod:`~sse_toolcalls.tools.lint`: the catalogue's description checks (``registry.lint()``).
 
 Importing this package does not import ``jsonschema``: that happens when the first tool is
 added (its schema is checked and compiled then), so ``import sse_toolcalls`` stays light.
@@ -15,6 +16,7 @@ added (its schema is checked and compiled then), so ``import sse_toolcalls`` sta
 from .. import _adopt
 from .coercion import coerce_string
 from .context import ToolContext
+from .lint import Finding
 from .registry import (
     DEFAULT_TIMEOUT,
     NO_TOOL_FITS_NAME,
@@ -32,6 +34,7 @@ __all__ = [
     "ArgumentValidator",
     "Coercion",
     "Effect",
+    "Finding",
     "Problem",
     "Tool",
     "ToolContext",

@@ -7,13 +7,23 @@ checkers are lenient where it matters for tool arguments: ``email`` only looks f
 missing. This module builds one checker for Draft 2020-12 with strict versions of the
 formats a tool argument usually carries:
 
+Each is checked by a parser, not a regular expression: the RFC's fixed layout is checked
+position by position, and the values (a real day, an hour below 24, an offset within a
+day) by the standard library's own parser.
+
 - ``date``: RFC 3339 ``full-date``, ``YYYY-MM-DD``, a real calendar day (no ``2025-02-30``).
-- ``date-time``: RFC 3339 ``date-time`` with its offset (``2025-06-01T10:00:00Z``).
-- ``time``: RFC 3339 ``full-time`` with its offset.
+- ``date-time``: RFC 3339 ``date-time``: ``full-date``, ``T`` (or ``t``, or the space that
+  section 5.6's note allows), ``HH:MM:SS``, an optional fraction, and the offset (``Z``,
+  ``z`` or ``+HH:MM``), required; a leap second (``:60``) only at minute 59; the values by
+  ``datetime.fromisoformat``.
+- ``time``: RFC 3339 ``full-time`` (``HH:MM:SS[.frac]`` and the offset), as above.
 - ``email``: an RFC 5321 mailbox, ``local@domain`` (dot-atom local part of at most 64
   characters, a host name of dot-separated letter-digit-hyphen labels or an address
   literal such as ``[192.0.2.1]``).
-- ``uri``: an absolute RFC 3986 URI (with a scheme); ``uri-reference`` allows relative ones.
+- ``uri``: an absolute RFC 3986 URI: ``urllib.parse.urlsplit`` splits it, the scheme is
+  required (a letter, then letters, digits, ``+``, ``-``, ``.``), every character is one
+  RFC 3986 allows (unreserved, reserved or a ``%XX`` escape: no space, no control, no
+  non-ASCII), a ``[...]`` host is an IP literal; ``uri-reference`` allows relative ones.
 - ``uuid``: RFC 9562 hyphenated hex form, ``8-4-4-4-12``.
 
 Every other format known to ``jsonschema`` for Draft 2020-12 keeps its stock checker.
@@ -100,6 +110,132 @@ def is_email(value: object) -> bool:
     return is_hostname(domain)
 
 
+_DIGITS = frozenset("0123456789")
+
+
+def _digits(text: str) -> bool:
+    # str.isdigit() would take "²" and Arabic-Indic digits; RFC 3339 wants ASCII DIGIT.
+    return bool(text) and all(c in _DIGITS for c in text)
+
+
+def _full_time(text: str) -> bool:
+    """RFC 3339 ``full-time``: ``HH:MM:SS[.frac]`` then ``Z``/``z`` or ``+HH:MM``/``-HH:MM``."""
+    if len(text) < 9 or text[2] != ":" or text[5] != ":":
+        return False
+    hour, minute, second = text[0:2], text[3:5], text[6:8]
+    if not (_digits(hour) and _digits(minute) and _digits(second)):
+        return False
+    rest = text[8:]
+    fraction = ""
+    if rest.startswith("."):
+        end = 1
+        while end < len(rest) and rest[end] in _DIGITS:
+            end += 1
+        fraction, rest = rest[:end], rest[end:]
+        if len(fraction) < 2:
+            return False
+    if rest in ("Z", "z"):
+        offset = "+00:00"
+    elif (
+        len(rest) == 6
+        and rest[0] in "+-"
+        and rest[3] == ":"
+        and _digits(rest[1:3])
+        and _digits(rest[4:6])
+    ):
+        offset = rest
+    else:
+        return False
+    # Section 5.7: a leap second is 60 at the end of a minute; Python's parser has no
+    # second 60, so the values are checked with 59 in its place.
+    if second == "60":
+        if minute != "59":
+            return False
+        second = "59"
+    try:
+        datetime.time.fromisoformat(f"{hour}:{minute}:{second}{fraction[:7]}{offset}")
+    except ValueError:
+        return False
+    return True
+
+
+def is_date_time(value: object) -> bool:
+    """Return whether ``value`` is an RFC 3339 ``date-time`` (non-strings pass)."""
+    if not isinstance(value, str):
+        return True
+    return len(value) > 11 and value[10] in "Tt " and is_date(value[:10]) and _full_time(value[11:])
+
+
+def is_time(value: object) -> bool:
+    """Return whether ``value`` is an RFC 3339 ``full-time`` (non-strings pass)."""
+    return not isinstance(value, str) or _full_time(value)
+
+
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.")
+# RFC 3986 section 2: unreserved and reserved characters; "%" only as an escape.
+_URI_CHARS = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~:/?#[]@!$&'()*+,;="
+)
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _uri_chars(text: str) -> bool:
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "%":
+            escape = text[i + 1 : i + 3]
+            if len(escape) != 2 or not set(escape) <= _HEX:
+                return False
+            i += 3
+            continue
+        if c not in _URI_CHARS:
+            return False
+        i += 1
+    return True
+
+
+def is_uri_reference(value: object) -> bool:
+    """Return whether ``value`` is an RFC 3986 URI or relative reference (non-strings
+    pass)."""
+    if not isinstance(value, str):
+        return True
+    if not _uri_chars(value):
+        return False
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # an unbalanced "[" in the host, a bad port...
+        return False
+    netloc = parts.netloc.rpartition("@")[2]
+    if netloc.startswith("["):
+        literal = netloc[1 : netloc.find("]")] if "]" in netloc else ""
+        if not literal.startswith(("v", "V")):
+            try:
+                ipaddress.IPv6Address(literal)
+            except ValueError:
+                return False
+    if parts.scheme and parts.scheme[0].isalpha():
+        return all(c in _SCHEME_CHARS for c in parts.scheme)
+    # No scheme: a colon in the first segment would have made one (section 4.2).
+    return ":" not in value.split("/", 1)[0] or value.startswith("//")
+
+
+def is_uri(value: object) -> bool:
+    """Return whether ``value`` is an absolute RFC 3986 URI, with its scheme (non-strings
+    pass)."""
+    if not isinstance(value, str):
+        return True
+    from urllib.parse import urlsplit
+
+    if not is_uri_reference(value):
+        return False
+    scheme = urlsplit(value).scheme
+    # urlsplit lower-cases the scheme and returns "" for none.
+    return bool(scheme) and value[: len(scheme)].lower() == scheme and value[len(scheme)] == ":"
+
+
 @functools.cache
 def format_checker() -> FormatChecker:
     """Return the shared Draft 2020-12 format checker with the strict formats above.
@@ -109,27 +245,9 @@ def format_checker() -> FormatChecker:
     """
     from jsonschema import Draft202012Validator
     from jsonschema import FormatChecker as _FormatChecker
-    from rfc3339_validator import validate_rfc3339  # type: ignore[import-untyped]
-    from rfc3986_validator import validate_rfc3986  # type: ignore[import-untyped]
 
     checker = _FormatChecker(formats=())
     checker.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
-
-    # RFC 3339 section 5.6: "T" and "Z" may be written in lower case; the validator
-    # package only takes upper case, and upper-casing changes nothing else in a valid value.
-    def is_date_time(value: object) -> bool:
-        return not isinstance(value, str) or bool(validate_rfc3339(value.upper()))
-
-    def is_time(value: object) -> bool:
-        # RFC 3339 full-time, checked by prefixing a known-good full-date.
-        return not isinstance(value, str) or bool(validate_rfc3339("2000-01-01T" + value.upper()))
-
-    def is_uri(value: object) -> bool:
-        return not isinstance(value, str) or bool(validate_rfc3986(value, rule="URI"))
-
-    def is_uri_reference(value: object) -> bool:
-        return not isinstance(value, str) or bool(validate_rfc3986(value, rule="URI_reference"))
-
     checker.checks("date")(is_date)
     checker.checks("date-time")(is_date_time)
     checker.checks("time")(is_time)

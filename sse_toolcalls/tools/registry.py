@@ -39,6 +39,8 @@ from ..errors import (
 # adopts it (typing.get_type_hints must see Sandbox). It loads the engine, and anyio with it.
 from ..sandbox import Sandbox
 from .context import ToolContext
+from .lint import Finding
+from .pydantic_validation import FastValidator, fast_validator
 from .results import NO_TOOL_FITS_REPLY, count, error_result, first_line
 from .signature import DecodeError, context_parameter, function_name, function_schema
 from .strict import unnullify
@@ -209,6 +211,8 @@ class ToolRegistry:
         """
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, ArgumentValidator] = {}
+        # Function tools' pydantic fast paths, where one is exact (pydantic_validation).
+        self._fast: dict[str, FastValidator] = {}
         self._no_tool_fits: str | None = None
         self.show_error_details = show_error_details
         """Whether handler exception messages reach the model."""
@@ -352,7 +356,7 @@ class ToolRegistry:
         def decorate(func: _Handler) -> _Handler:
             doc, parameters, decode = function_schema(func)
             context = context_parameter(func)
-            self.add(
+            added = self.add(
                 Tool(
                     name=name or function_name(func),
                     description=description if description is not None else doc,
@@ -371,6 +375,9 @@ class ToolRegistry:
                     needs_approval=needs_approval,
                 )
             )
+            fast = fast_validator(func)
+            if fast is not None:
+                self._fast[added.name] = fast
             return func
 
         return decorate if fn is None else decorate(fn)
@@ -503,6 +510,18 @@ class ToolRegistry:
         """Return every tool as the model sees it, in the order they were added."""
         return [tool.spec for tool in self._tools.values()]
 
+    def lint(self) -> list[Finding]:
+        """Check the tools' descriptions as a model needs them (what each tool does and
+        when to use it, every parameter described, enums, formats, overlaps, escape
+        hatches: :mod:`sse_toolcalls.tools.lint`).
+
+        Returns:
+            The findings, in catalogue order (empty when the catalogue is clean).
+        """
+        from .lint import lint_tools
+
+        return lint_tools(self.specs())
+
     # ----------------------------------------------------------------------------------
     # Checking
 
@@ -535,6 +554,13 @@ class ToolRegistry:
                 problems=(problem,),
             )
         args = unnullify(call.args, tool.parameters) if self.strict else call.args
+        fast = self._fast.get(tool.name)
+        if fast is not None:
+            # Accepts only what the JSON Schema path accepts unchanged, with the same
+            # values; a refusal says nothing and the JSON Schema path explains it.
+            decoded = fast(args)
+            if decoded is not None:
+                return ValidatedCall(call=call, tool=tool, arguments=args, kwargs=decoded)
         arguments, coercions, problems = self._validators[tool.name].validate(args)
         if problems:
             raise InvalidArgumentsError(

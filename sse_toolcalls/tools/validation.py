@@ -386,7 +386,40 @@ def _alternatives(error: ValidationError, parts: list[str | int], path: str) -> 
     # Alternatives that differ only in type read as one wrong type ("a string or null").
     if _only_type_alternatives(error):
         return _wrong_type(error, parts, path)
+    optional = _optional_problems(error)
+    if optional:
+        return optional
     return [_alternatives_problem(error, path)]
+
+
+_NULL_ONLY = {"type": "null"}
+
+
+def _optional_problems(error: ValidationError) -> list[Problem]:
+    """For ``X | None`` and a value that is not null: X's own problems, saying that null
+    is allowed too. ``best_match`` would pick the null alternative ("closest: must be
+    null") and steer the model to send null, which is seldom what it meant."""
+    members: Any = error.validator_value
+    if error.instance is None or not isinstance(members, list) or len(members) != 2:
+        return []
+    if _NULL_ONLY not in members or not error.context:
+        return []
+    other = 1 - members.index(_NULL_ONLY)
+    here = path_text(list(error.absolute_path))
+    problems: list[Problem] = []
+    for sub in error.context:
+        if sub.relative_schema_path and sub.relative_schema_path[0] == other:
+            problems.extend(_problems_of(sub))
+    # Only a problem with the value itself may say "or null": inside an array or object,
+    # null is no option for the one item that is wrong.
+    return [_or_null(p) if p.path == here else p for p in problems]
+
+
+def _or_null(problem: Problem) -> Problem:
+    head, sep, tail = problem.message.partition("; got ")
+    message = f"{head}, or null{sep}{tail}" if sep else f"{problem.message} (or null)"
+    allowed = None if problem.allowed is None else (*problem.allowed, None)
+    return replace(problem, message=message, allowed=allowed)
 
 
 def _enum(error: ValidationError, parts: list[str | int], path: str) -> list[Problem]:

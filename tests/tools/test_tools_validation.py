@@ -211,10 +211,35 @@ def format_validator(fmt: str) -> ArgumentValidator:
         ),
         (
             "date-time",
-            ["2025-06-01T10:00:00Z", "2025-06-01T10:00:00.5+02:00", "2025-06-01t10:00:00z"],
-            ["2025-06-01T10:00:00", "2025-06-01 10:00", "2025-02-30T10:00:00Z", "tomorrow"],
+            [
+                "2025-06-01T10:00:00Z",
+                "2025-06-01T10:00:00.5+02:00",
+                "2025-06-01t10:00:00z",
+                "2025-06-01 10:00:00Z",
+                "2016-12-31T23:59:60Z",
+                "2025-06-01T10:00:00.123456789-05:30",
+            ],
+            [
+                "2025-06-01T10:00:00",
+                "2025-06-01 10:00",
+                "2025-02-30T10:00:00Z",
+                "tomorrow",
+                "2025-06-01T24:00:00Z",
+                "2025-06-01T10:00:00+24:00",
+                "2025-06-01T10:00:00.Z",
+                "2025-06-01T10:00:30:60Z",
+                "2025-06-01T10:30:60Z",
+                "20250601T100000Z",
+                "2025-06-01T10:00:00+0200",
+                "2025-06-01T1\u0660:00:00Z",
+                "2025-06-01T10:00:00Z ",
+            ],
         ),
-        ("time", ["10:00:00Z", "23:59:59+01:00"], ["25:00:00Z", "10:00", "noon"]),
+        (
+            "time",
+            ["10:00:00Z", "23:59:59+01:00", "23:59:60Z", "10:00:00.25-03:00"],
+            ["25:00:00Z", "10:00", "noon", "10:00:00", "10:60:00Z", "10:00:00+01"],
+        ),
         (
             "email",
             ["ann@example.com", "a.b+tag@mail.example.org", "x@[192.0.2.1]", "x@localhost"],
@@ -222,8 +247,29 @@ def format_validator(fmt: str) -> ArgumentValidator:
         ),
         (
             "uri",
-            ["https://example.com/a?b=c#d", "mailto:ann@example.com", "urn:isbn:0451450523"],
-            ["example.com", "/relative/path", "https://exa mple.com", "not a uri"],
+            [
+                "https://example.com/a?b=c#d",
+                "mailto:ann@example.com",
+                "urn:isbn:0451450523",
+                "HTTPS://EXAMPLE.COM/%7Eann",
+                "http://[2001:db8::1]:8080/",
+                "file:///etc/hosts",
+            ],
+            [
+                "example.com",
+                "/relative/path",
+                "https://exa mple.com",
+                "not a uri",
+                "https://example.com/%zz",
+                "https://example.com/%4",
+                "http://[not-ip]/",
+                "http://[::1/",
+                "1http://example.com",
+                "https://example.com/café",
+                "https://example.com/\\x",
+                "https://example.com/\n",
+                "",
+            ],
         ),
         (
             "uuid",
@@ -535,3 +581,48 @@ def test_every_keyword_of_the_table_is_read_in_its_own_words() -> None:
         assert [p.kind for p in problems] == [kind], keyword
     _, _, problems = ArgumentValidator({"type": "object", "not": {}}).validate({})
     assert [p.kind for p in problems] == ["constraint"]
+
+
+# --------------------------------------------------------------------------------------
+# Optional values: the error names what is allowed, not "closest: must be null"
+
+
+def optional_validator() -> ArgumentValidator:
+    return ArgumentValidator(
+        {
+            "type": "object",
+            "properties": {
+                "unit": {"anyOf": [{"enum": ["celsius", "fahrenheit"]}, {"type": "null"}]},
+                "day": {"anyOf": [{"type": "null"}, {"type": "string", "format": "date"}]},
+                "xs": {
+                    "anyOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "null"}]
+                },
+            },
+        }
+    )
+
+
+def test_an_optional_enum_names_its_values_and_null() -> None:
+    (problem,) = optional_validator().validate({"unit": "kelvin"})[2]
+    assert problem.kind == "not_in_enum"
+    assert problem.message == "must be one of 'celsius', 'fahrenheit', or null; got 'kelvin'"
+    assert problem.allowed == ("celsius", "fahrenheit", None)
+    assert "closest" not in problem.message
+
+
+def test_an_optional_date_names_its_form_and_null() -> None:
+    (problem,) = optional_validator().validate({"day": "2025-13-01"})[2]
+    assert problem.kind == "bad_format"
+    assert problem.message == (
+        "must be a calendar date written YYYY-MM-DD, such as 2025-06-01, or null; got '2025-13-01'"
+    )
+
+
+def test_inside_an_optional_array_null_is_not_offered_for_one_item() -> None:
+    (problem,) = optional_validator().validate({"xs": [1, "a"]})[2]
+    assert problem.path == "$.xs[1]"
+    assert problem.message == "must be an integer; got the string 'a'"
+
+
+def test_null_is_valid_for_an_optional_value() -> None:
+    assert optional_validator().validate({"unit": None, "day": None, "xs": None})[2] == ()
