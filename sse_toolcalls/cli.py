@@ -2,8 +2,9 @@
 
 ``replay FILE`` runs a recorded stream through the parser and prints one JSON line per
 call; ``demo`` and ``serve`` run the built-in simulator; ``record``, ``check`` and ``fuzz``
-capture, check and fuzz a corpus of the user's own streams (each imports what it needs
-lazily, so the replay path stays as light as the core).
+capture, check and fuzz a corpus of the user's own streams; ``bfcl`` replays BFCL's
+multi-turn cases through the agent (each imports what it needs lazily, so the replay path
+stays as light as the core).
 """
 
 from __future__ import annotations
@@ -157,6 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="default auto: atheris when installed",
     )
+    bf = commands.add_parser("bfcl", help="replay BFCL's multi-turn cases through Agent")
+    bf.add_argument("--faults", action="store_true", help="the simulator's faults mid-turn")
+    bf.add_argument(
+        "--sample", type=_positive, default=None, metavar="N", help="N cases per category"
+    )
+    bf.add_argument(
+        "--category", action="append", default=None, help="repeatable; default: all four"
+    )
+    bf.add_argument("--dialect", action="append", choices=DIALECTS, default=None, help="repeatable")
+    bf.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    bf.add_argument("--data", default=None, help="the bfcl-eval wheel (default: $BFCL_DATA_DIR)")
     return parser
 
 
@@ -194,6 +206,18 @@ def _run(args: argparse.Namespace) -> int:
             findings=args.findings,
             registry=args.registry,
             engine=args.engine,
+        )
+    if args.command == "bfcl":
+        from .bfcl.command import run_bfcl
+        from .bfcl.multi_turn import MULTI_TURN_CATEGORIES
+
+        return run_bfcl(
+            data=args.data,
+            categories=args.category or MULTI_TURN_CATEGORIES,
+            dialects=args.dialect or DIALECTS,
+            faults=args.faults,
+            sample=args.sample,
+            backend=args.backend,
         )
     from .simulator.cli import serve
 
