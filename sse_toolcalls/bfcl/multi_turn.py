@@ -98,6 +98,7 @@ __all__ = [
     "CaseReport",
     "MultiTurnCase",
     "ParsedCall",
+    "RegistryCache",
     "load_code",
     "multi_turn_cases",
     "parse_call",
@@ -394,7 +395,7 @@ class _Binding:
         return handler
 
 
-class _Registries:
+class RegistryCache:
     """Registries by the tools they hold, built once and re-bound for every case.
 
     Compiling a tool's JSON Schema is the costly part (about 24 ms a tool on the project
@@ -410,6 +411,7 @@ class _Registries:
     def get(
         self, docs: Sequence[dict[str, Any]], methods: dict[str, Callable[..., Any]]
     ) -> ToolRegistry:
+        """The registry of ``docs`` (built on first use), its handlers bound to ``methods``."""
         key = tuple(doc["name"] for doc in docs)
         if key not in self._built:
             binding = _Binding()
@@ -432,7 +434,7 @@ class _Registries:
 class _World:
     """A case's live API instances, and the registry offered at each turn."""
 
-    def __init__(self, case: MultiTurnCase, code: BFCLCode, registries: _Registries) -> None:
+    def __init__(self, case: MultiTurnCase, code: BFCLCode, registries: RegistryCache) -> None:
         self.instances: dict[str, Any] = {}
         self.methods: dict[str, Callable[..., Any]] = {}
         for name in case.involved_classes:
@@ -525,9 +527,19 @@ def _reference_value(text: str) -> Any:
     with contextlib.suppress(ValueError):
         return _jsonable(json.loads(text))
     try:
-        return _jsonable(ast.literal_eval(text))
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        tree = ast.parse(text, mode="eval")
+        # A name in a str() is an object JSON cannot hold (long_context pads TradingBot's
+        # watchlist with Ellipsis): the library sends any such object as its str, so the
+        # name stands for its own text.
+        tree = _NamesAsText().visit(tree)
+        return _jsonable(ast.literal_eval(tree))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return text
+
+
+class _NamesAsText(ast.NodeTransformer):
+    def visit_Name(self, node: ast.Name) -> ast.Constant:
+        return ast.copy_location(ast.Constant(value=node.id), node)
 
 
 def _received_value(dialect: str, result: ReceivedResult) -> tuple[Any, bool]:
@@ -749,7 +761,7 @@ async def replay_case(
     client: Any,
     faults: bool = False,
     fault_offset: int = 0,
-    registries: _Registries | None = None,
+    registries: RegistryCache | None = None,
 ) -> CaseReport:
     """Replay ``case`` in ``dialect`` against ``sim`` through ``client``.
 
@@ -767,7 +779,7 @@ async def replay_case(
         The report; problems are listed, never raised.
     """
     started = time.perf_counter()
-    world = _World(case, code, registries if registries is not None else _Registries())
+    world = _World(case, code, registries if registries is not None else RegistryCache())
     defects = _defects(case, world)
     # One ledger for the case; a new Agent where the registry changes (miss_func).
     ledger = InMemoryLedger()
@@ -935,7 +947,7 @@ async def replay(
     chosen = {c: sample(multi_turn_cases(source, c, code), count) for c in categories}
     total = sum(len(cases) for cases in chosen.values()) * len(dialects)
     reports: list[CaseReport] = []
-    registries = _Registries()
+    registries = RegistryCache()
     async with Simulator() as sim:
         for cases in chosen.values():
             for dialect in dialects:
