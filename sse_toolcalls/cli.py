@@ -169,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     bf.add_argument("--dialect", action="append", choices=DIALECTS, default=None, help="repeatable")
     bf.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     bf.add_argument("--data", default=None, help="the bfcl-eval wheel (default: $BFCL_DATA_DIR)")
+    bf.add_argument("--jsonl", default=None, metavar="FILE", help="also one JSON line per case")
     return parser
 
 
@@ -218,6 +219,7 @@ def _run(args: argparse.Namespace) -> int:
             faults=args.faults,
             sample=args.sample,
             backend=args.backend,
+            jsonl=args.jsonl,
         )
     from .simulator.cli import serve
 

@@ -8,6 +8,8 @@ reference state with no problem, 1 otherwise, 2 when BFCL's data or code is miss
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import sys
 import time
@@ -30,13 +32,18 @@ _MAX_LISTED = 50
 
 
 class _Progress:
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, jsonl: TextIO | None) -> None:
+        self._jsonl = jsonl
         self._stream = stream
         self._tty = stream.isatty()
         self._last_tenth = -1
         self._started = time.monotonic()
 
     def __call__(self, report: CaseReport, done: int, total: int) -> None:
+        if self._jsonl is not None:
+            # One line per case as it ends: a long run killed half-way keeps its figures.
+            self._jsonl.write(json.dumps(dataclasses.asdict(report)) + "\n")
+            self._jsonl.flush()
         filled = _BAR_WIDTH * done // max(total, 1)
         bar = "#" * filled + "." * (_BAR_WIDTH - filled)
         elapsed = time.monotonic() - self._started
@@ -86,6 +93,7 @@ def run_bfcl(
     faults: bool,
     sample: int | None,
     backend: str,
+    jsonl: str | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -98,7 +106,12 @@ def run_bfcl(
             f"no BFCL data: set {DATA_ENV} or pass --data (pip download --no-deps bfcl-eval)\n"
         )
         return 2
-    progress = _Progress(err)
+    try:
+        log = open(jsonl, "w", encoding="utf-8") if jsonl else None  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        err.write(f"cannot write {jsonl}: {exc}\n")
+        return 2
+    progress = _Progress(err, log)
     # The faults are the point of --faults and the table counts them: the agent's warning
     # per handled fault would only break the progress bar (Python's last-resort handler).
     logging.getLogger("sse_toolcalls").addHandler(logging.NullHandler())
@@ -118,6 +131,9 @@ def run_bfcl(
     except UsageError as exc:
         err.write(f"{exc}\n")
         return 2
+    finally:
+        if log is not None:
+            log.close()
     title = "BFCL multi-turn replay" + (" under faults" if faults else "")
     out.write(f"{title} ({source.location.name}, {backend})\n\n{format_table(reports)}\n")
     defects = sorted({(r.case_id, d) for r in reports for d in r.defects})
