@@ -170,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     bf.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     bf.add_argument("--data", default=None, help="the bfcl-eval wheel (default: $BFCL_DATA_DIR)")
     bf.add_argument("--jsonl", default=None, metavar="FILE", help="also one JSON line per case")
+    bf.add_argument("--case", action="append", default=[], metavar="ID", help="only these cases")
     return parser
 
 
@@ -220,6 +221,7 @@ def _run(args: argparse.Namespace) -> int:
             sample=args.sample,
             backend=args.backend,
             jsonl=args.jsonl,
+            cases=args.case,
         )
     from .simulator.cli import serve
 

@@ -224,6 +224,12 @@ def test_results_compare_as_values_in_every_dialect() -> None:
     assert mt.same_result("[1, 2]", "gemini", received({"output": "[1,2]"}))
     assert mt.same_result("plain text", "gemini", received({"output": "plain text"}))
     assert not mt.same_result("None", "gemini", received({"output": "0"}))
+    # Objects JSON cannot hold travel as their str: long_context's Ellipsis in a list, and
+    # MathAPI's mpmath numbers (BFCL's str() of the dict shows their repr).
+    assert mt.same_result("['NVDA', Ellipsis]", "openai_chat", received(["NVDA", "Ellipsis"]))
+    assert mt.same_result("{'result': mpf('2.0')}", "anthropic", received({"result": "2.0"}))
+    assert mt.same_result("{'result': mpf('2.0')}", "gemini", received({"result": "2.0"}))
+    assert not mt.same_result("{'result': mpf('2.0')}", "gemini", received({"result": "3.0"}))
     # A replayed write carries its recorded answer inside the ledger's wrapper.
     wrapped = {
         "replayed": True,

@@ -94,6 +94,7 @@ def run_bfcl(
     sample: int | None,
     backend: str,
     jsonl: str | None = None,
+    cases: Sequence[str] = (),
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -123,6 +124,7 @@ def run_bfcl(
             dialects=dialects,
             faults=faults,
             count=sample,
+            only=cases,
             progress=progress,
         )
 

@@ -541,6 +541,14 @@ class _NamesAsText(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.Constant:
         return ast.copy_location(ast.Constant(value=node.id), node)
 
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        # The repr of a number object, such as MathAPI's mpmath ``mpf('2.0')``, whose str
+        # (what the library sends) is the text inside.
+        arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            return ast.copy_location(ast.Constant(value=arg.value), node)
+        return node
+
 
 def _received_value(dialect: str, result: ReceivedResult) -> tuple[Any, bool]:
     """The value a result carries and whether it is an error, whatever the dialect."""
@@ -921,6 +929,7 @@ async def replay(
     dialects: Sequence[str] = DIALECTS,
     faults: bool = False,
     count: int | None = None,
+    only: Sequence[str] = (),
     progress: Callable[[CaseReport, int, int], None] | None = None,
 ) -> list[CaseReport]:
     """Replay ``count`` cases per category (all by default) in each dialect.
@@ -931,6 +940,7 @@ async def replay(
         dialects: among the library's dialects.
         faults: put the simulator's faults in the middle of turns.
         count: cases per category, spread evenly (:func:`sample`); all when ``None``.
+        only: case ids to keep (after sampling); all when empty.
         progress: called after each case with its report, the cases done and the total.
 
     Returns:
@@ -945,6 +955,8 @@ async def replay(
         raise UsageError(f"unknown categories or dialects: {unknown}")
     code = load_code(source)
     chosen = {c: sample(multi_turn_cases(source, c, code), count) for c in categories}
+    if only:
+        chosen = {c: [case for case in cases if case.id in only] for c, cases in chosen.items()}
     total = sum(len(cases) for cases in chosen.values()) * len(dialects)
     reports: list[CaseReport] = []
     registries = RegistryCache()
