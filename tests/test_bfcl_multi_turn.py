@@ -2,8 +2,8 @@
 backends, the comparison of results, the parsing of ground-truth calls, and proofs that a
 wrong state or a broken ground truth is caught.
 
-The sample is one case in ten of each category (80 cases), each replayed once: the cases
-are split between the two backends, the dialects rotate, and every other case runs under
+The sample is one case in twenty of each category (40 cases), each replayed once: the
+cases are split between the two backends, the dialects rotate, and every other case runs under
 the simulator's faults, so each backend sees every dialect with and without faults. The
 full replay is ``sse-toolcalls bfcl`` (and ``--faults``), see README.
 """
@@ -37,8 +37,10 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:Async generator 'httpcore2?\\.:ResourceWarning"),
 ]
 
-SAMPLE_EVERY = 10
-"""One case in ten of each category."""
+SAMPLE_EVERY = 20
+"""One case in twenty of each category: one in ten (80 cases) took 105 s + 64 s on the two
+backends on the shared machine at load 12, twice CI's budget; ``sse-toolcalls bfcl
+--sample 20`` is the one-in-ten run."""
 
 
 def source_or_skip() -> Any:
@@ -115,7 +117,7 @@ async def test_ci_sample_ends_every_case_in_the_reference_state(
     # Not vacuous: every category and dialect, hundreds of calls, faults really injected.
     assert {r.category for r in reports} == set(mt.MULTI_TURN_CATEGORIES)
     assert {r.dialect for r in reports} == set(DIALECTS)
-    assert sum(r.calls for r in reports) > 150
+    assert sum(r.calls for r in reports) > 60
     assert all(r.faults_injected > 0 for r in reports if r.faults)
     assert all(r.faults_injected == 0 for r in reports if not r.faults)
 
