@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import io
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from typing import Any
@@ -285,24 +286,24 @@ def test_sample_spreads_evenly_and_the_table_counts() -> None:
     assert row.split()[2:6] == ["3", "1", "1", "1"]  # cases, identical, defects, failed
 
 
-def test_the_command_says_when_the_data_is_missing(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from sse_toolcalls.bfcl.command import run_bfcl
-
-    monkeypatch.delenv("BFCL_DATA_DIR", raising=False)
-    if find_source() is not None:
-        pytest.skip("bfcl_eval is installed here: there is always data")
-    err = io.StringIO()
-    status = run_bfcl(
-        data=str(tmp_path / "nothing"),
-        categories=["multi_turn_base"],
-        dialects=["gemini"],
-        faults=False,
-        sample=1,
-        backend="asyncio",
-        out=io.StringIO(),
-        err=err,
+def test_the_command_says_when_the_data_is_missing(tmp_path: Any) -> None:
+    # A fresh interpreter: this session's replay put the wheel on sys.path.
+    code = (
+        "import importlib.util, sys\n"
+        "if importlib.util.find_spec('bfcl_eval') is not None: sys.exit(99)\n"
+        "from sse_toolcalls.cli import main\n"
+        f"sys.exit(main(['bfcl', '--data', {str(tmp_path / 'nothing')!r}, '--sample', '1']))\n"
     )
-    assert status == 2
-    assert "no BFCL data" in err.getvalue()
+    env = {k: v for k, v in os.environ.items() if k != "BFCL_DATA_DIR"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode == 99:
+        pytest.skip("bfcl_eval is installed here: there is always data")
+    assert done.returncode == 2, done.stderr
+    assert "no BFCL data" in done.stderr

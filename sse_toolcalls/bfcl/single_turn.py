@@ -190,7 +190,12 @@ def find_source(explicit: str | os.PathLike[str] | None = None) -> BFCLSource | 
                 candidates.append(path / "bfcl_eval" / "data")
     spec = importlib.util.find_spec("bfcl_eval")
     if spec is not None and spec.submodule_search_locations:
-        candidates.extend(Path(p) / "data" for p in spec.submodule_search_locations)
+        for location in spec.submodule_search_locations:
+            package = Path(location)
+            # Imported from a wheel on sys.path (the multi-turn replay does that): the
+            # package lives inside the zip, so the data is read from the wheel.
+            is_wheel = package.parent.suffix == ".whl"
+            candidates.append(package.parent if is_wheel else package / "data")
     for candidate in candidates:
         try:
             return BFCLSource(candidate)
