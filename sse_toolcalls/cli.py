@@ -2,8 +2,9 @@
 
 ``replay FILE`` runs a recorded stream through the parser and prints one JSON line per
 call; ``demo`` and ``serve`` run the built-in simulator; ``record``, ``check`` and ``fuzz``
-capture, check and fuzz a corpus of the user's own streams (each imports what it needs
-lazily, so the replay path stays as light as the core).
+capture, check and fuzz a corpus of the user's own streams; ``bfcl`` replays BFCL's
+multi-turn cases through the agent (each imports what it needs lazily, so the replay path
+stays as light as the core).
 
 Exit statuses, the same for every command (:data:`EXIT_STATUSES`): 0 done; 1 the input
 failed (a stream's error, a failing check, a fuzz finding); 2 a usage error (a bad
@@ -254,6 +255,9 @@ Each new conversation gets the script from its first turn; --loop wraps instead.
     "catalogue": """examples:
   sse-toolcalls catalogue myapp.tools:registry --strict
   sse-toolcalls catalogue tools.json --declarations out/   # one file per dialect""",
+    "bfcl": """examples:
+  sse-toolcalls bfcl --sample 20                 # one case in ten per category
+  sse-toolcalls bfcl --faults --dialect anthropic --category multi_turn_base""",
 }
 """The example each command's ``--help`` ends with."""
 
@@ -349,6 +353,19 @@ def build_parser() -> argparse.ArgumentParser:
     cat.add_argument("target", help="MODULE:ATTRIBUTE of a registry, or a JSON file of tools")
     cat.add_argument("--declarations", metavar="DIR", default=None, help="write each dialect's")
     cat.add_argument("--strict", action="store_true", help="exit 1 when there are findings")
+    bf = _command(commands, "bfcl", "replay BFCL's multi-turn cases through Agent")
+    bf.add_argument("--faults", action="store_true", help="the simulator's faults mid-turn")
+    bf.add_argument(
+        "--sample", type=_positive, default=None, metavar="N", help="N cases per category"
+    )
+    bf.add_argument(
+        "--category", action="append", default=None, help="repeatable; default: all four"
+    )
+    bf.add_argument("--dialect", action="append", choices=DIALECTS, default=None, help="repeatable")
+    bf.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    bf.add_argument("--data", default=None, help="the bfcl-eval wheel (default: $BFCL_DATA_DIR)")
+    bf.add_argument("--jsonl", default=None, metavar="FILE", help="also one JSON line per case")
+    bf.add_argument("--case", action="append", default=[], metavar="ID", help="only these cases")
     return parser
 
 
@@ -441,6 +458,20 @@ def _run(args: argparse.Namespace) -> int:
         from .mcp.server import run_serve
 
         return run_serve(args.registry, http=args.http, host=args.host, ledger=args.ledger)
+    if args.command == "bfcl":
+        from .bfcl.command import run_bfcl
+        from .bfcl.multi_turn import MULTI_TURN_CATEGORIES
+
+        return run_bfcl(
+            data=args.data,
+            categories=args.category or MULTI_TURN_CATEGORIES,
+            dialects=args.dialect or DIALECTS,
+            faults=args.faults,
+            sample=args.sample,
+            backend=args.backend,
+            jsonl=args.jsonl,
+            cases=args.case,
+        )
     from .simulator.cli import serve
 
     return serve(port=args.port, script_file=args.script, loop=args.loop)

@@ -1,9 +1,4 @@
-"""The Berkeley Function Calling Leaderboard (BFCL) as an outside check of the tools layer.
-
-**Optional.** Nothing in the library imports this module, and BFCL's data is never a
-dependency: without the data, :func:`find_source` returns ``None`` and the users of this
-module (``benchmarks/bfcl_check.py``, ``tests/test_bfcl.py``) say so and stop. It uses
-only the public tools layer, so it lives outside it.
+"""BFCL's single-turn categories as an outside check of the tools layer (see the package).
 
 BFCL's single-turn categories come with function definitions and, for every question, the
 calls a correct model makes. This module turns them into registry tools and concrete calls,
@@ -35,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .calls import Dialect, ToolCall
-from .errors import InvalidArgumentsError, UnknownToolError
-from .tools.registry import ToolRegistry
-from .tools.validation import path_text
+from ..calls import Dialect, ToolCall
+from ..errors import InvalidArgumentsError, UnknownToolError
+from ..tools.registry import ToolRegistry
+from ..tools.validation import path_text
 
 __all__ = [
     "CATEGORIES",
@@ -195,7 +190,12 @@ def find_source(explicit: str | os.PathLike[str] | None = None) -> BFCLSource | 
                 candidates.append(path / "bfcl_eval" / "data")
     spec = importlib.util.find_spec("bfcl_eval")
     if spec is not None and spec.submodule_search_locations:
-        candidates.extend(Path(p) / "data" for p in spec.submodule_search_locations)
+        for location in spec.submodule_search_locations:
+            package = Path(location)
+            # Imported from a wheel on sys.path (the multi-turn replay does that): the
+            # package lives inside the zip, so the data is read from the wheel.
+            is_wheel = package.parent.suffix == ".whl"
+            candidates.append(package.parent if is_wheel else package / "data")
     for candidate in candidates:
         try:
             return BFCLSource(candidate)
