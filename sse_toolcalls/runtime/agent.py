@@ -252,6 +252,13 @@ class Agent:
         """The approval policy, or ``None``."""
         self._resumed: set[str] = set()
 
+    def __repr__(self) -> str:
+        tools = ", ".join(spec.name for spec in self.registry.specs())
+        return (
+            f"<Agent {self.client!r}, tools: {tools or 'none'}, max_steps={self.max_steps}, "
+            f"retry attempts={self.retry.attempts}, policy={'yes' if self.policy else 'none'}>"
+        )
+
     async def run(
         self,
         conversation: Conversation | str,
