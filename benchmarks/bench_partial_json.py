@@ -136,11 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"|---|---|{'---:|' * len(sizes)}---:|")
     worst = 0.0
     for shape, make in (("text", text_arguments), ("records", record_arguments)):
-        points = [
-            (len(t), timed(preview, t, _runs(s, repeat)))
-            for s in sizes
-            for t in [make(s)]
-        ]
+        points = [(len(t), timed(preview, t, _runs(s, repeat))) for s in sizes for t in [make(s)]]
         slope = exponent(points)
         worst = max(worst, slope)
         cells = " | ".join(f"{t:.4f} s" for _, t in points)
