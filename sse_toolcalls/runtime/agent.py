@@ -35,10 +35,12 @@ text, within ``max_steps``), and adds what a product needs when things fail:
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import inspect
 import logging
+import sys
 import time
 import traceback
 import uuid
@@ -47,7 +49,6 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
-import sniffio
 
 from .._jsonsafe import clean_text, safe_repr, safe_str
 from ..calls import (
@@ -355,10 +356,7 @@ class Agent:
             UsageError: called where an event loop already runs (``await run`` there),
                 or as :meth:`run` raises it.
         """
-        try:
-            library = sniffio.current_async_library()
-        except sniffio.AsyncLibraryNotFoundError:
-            library = None
+        library = _running_loop()
         if library is not None:
             raise UsageError(
                 f"run_sync was called inside a running {library} event loop; "
@@ -453,6 +451,27 @@ class Agent:
         resumed = (state, decisions)
         async with _pipeline(run, lambda: run.go(resumed=resumed), usage_errors=False) as stream:
             yield stream
+
+
+def _running_loop() -> str | None:
+    """The event loop running in this thread (``asyncio``, ``trio``), or ``None``.
+
+    Asked of each library itself: anyio no longer brings sniffio along."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        return "asyncio"
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_trio_token()
+        except RuntimeError:
+            pass
+        else:
+            return "trio"
+    return None
 
 
 async def _last_reply(stream: AgentStream) -> AgentReply:
