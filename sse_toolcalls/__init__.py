@@ -78,8 +78,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "naming": ("ToolNameMap", "is_legal_name"),
     "runtime": (
         "Agent",
+        "AgentEvent",
         "AgentReply",
+        "AgentStream",
         "ApprovalContext",
+        "ApprovalRequested",
         "ApprovalState",
         "CallReport",
         "CircuitBreaker",
@@ -87,15 +90,23 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Deny",
         "Diagnostic",
         "Dispatcher",
+        "FallbackShown",
         "IdempotencyLedger",
         "InMemoryConversationStore",
         "InMemoryLedger",
         "PostgresConversationStore",
         "PostgresLedger",
+        "RequestStarted",
         "RetryPolicy",
+        "RetryScheduled",
+        "RunFinished",
         "SQLiteConversationStore",
         "SQLiteLedger",
         "SyncLedgerAdapter",
+        "ToolArgumentsPreview",
+        "ToolCallRefused",
+        "ToolCallResult",
+        "Usage",
         "aiter_events",
         "aiter_events_from_sse",
         "aiter_tool_calls",
@@ -267,8 +278,11 @@ if _typing.TYPE_CHECKING:
     from .parser import StreamParser as StreamParser
     from .parser import ToolCallParser as ToolCallParser
     from .runtime import Agent as Agent
+    from .runtime import AgentEvent as AgentEvent
     from .runtime import AgentReply as AgentReply
+    from .runtime import AgentStream as AgentStream
     from .runtime import ApprovalContext as ApprovalContext
+    from .runtime import ApprovalRequested as ApprovalRequested
     from .runtime import ApprovalState as ApprovalState
     from .runtime import CallReport as CallReport
     from .runtime import CircuitBreaker as CircuitBreaker
@@ -276,15 +290,23 @@ if _typing.TYPE_CHECKING:
     from .runtime import Deny as Deny
     from .runtime import Diagnostic as Diagnostic
     from .runtime import Dispatcher as Dispatcher
+    from .runtime import FallbackShown as FallbackShown
     from .runtime import IdempotencyLedger as IdempotencyLedger
     from .runtime import InMemoryConversationStore as InMemoryConversationStore
     from .runtime import InMemoryLedger as InMemoryLedger
     from .runtime import PostgresConversationStore as PostgresConversationStore
     from .runtime import PostgresLedger as PostgresLedger
+    from .runtime import RequestStarted as RequestStarted
     from .runtime import RetryPolicy as RetryPolicy
+    from .runtime import RetryScheduled as RetryScheduled
+    from .runtime import RunFinished as RunFinished
     from .runtime import SQLiteConversationStore as SQLiteConversationStore
     from .runtime import SQLiteLedger as SQLiteLedger
     from .runtime import SyncLedgerAdapter as SyncLedgerAdapter
+    from .runtime import ToolArgumentsPreview as ToolArgumentsPreview
+    from .runtime import ToolCallRefused as ToolCallRefused
+    from .runtime import ToolCallResult as ToolCallResult
+    from .runtime import Usage as Usage
     from .runtime import aiter_events as aiter_events
     from .runtime import aiter_events_from_sse as aiter_events_from_sse
     from .runtime import aiter_tool_calls as aiter_tool_calls

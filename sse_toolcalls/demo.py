@@ -9,24 +9,21 @@ grow, each call completing, each result going back under its call's id, and the 
 from __future__ import annotations
 
 import sys
-import uuid
 from dataclasses import dataclass
 from typing import Literal, TextIO
 
 import anyio
 
-from .calls import (
-    StreamFinished,
-    TextDelta,
-    ToolCallArgumentsDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-)
-from .conversation import AssistantMessage, Message, ToolResultsMessage, UserMessage
-from .errors import SSEToolCallsError
+from .calls import TextDelta, ToolCallCompleted, ToolCallStarted
+from .runtime.agent import Agent
 from .runtime.clients import client_for
-from .runtime.dispatch import Dispatcher
-from .runtime.fallback import fallback_message
+from .runtime.events import (
+    RequestStarted,
+    RetryScheduled,
+    RunFinished,
+    ToolArgumentsPreview,
+    ToolCallResult,
+)
 from .simulator import Script, ScriptedCall, Simulator, Turn
 from .tools import ToolRegistry
 
@@ -121,14 +118,15 @@ async def run_demo_async(
     """Run the demo; print what happens to ``out``; return the exit status."""
     out = out or sys.stdout
     words = _WORDS[lang]
-    registry = demo_registry(lang)
-    # The demo streams each turn itself (to show it live) and runs the calls the way the
-    # Agent does, through the one dispatcher.
-    dispatcher = Dispatcher(registry)
+
+    line_start = True
 
     def show(text: str) -> None:
+        nonlocal line_start
         out.write(text)
         out.flush()
+        if text:
+            line_start = text.endswith("\n")
 
     async with Simulator(demo_script(lang)) as simulator:
         show(f"sse-toolcalls demo · {dialect} · simulator at {simulator.base_url}\n\n")
@@ -136,54 +134,49 @@ async def run_demo_async(
         client = client_for(
             dialect, model="sim-model-1", api_key="", base_url=simulator.base_url_for(dialect)
         )
-        messages: list[Message] = [UserMessage(text=words.question)]
+        # The demo is a user of the streaming Agent: the one loop, with its safety.
+        agent = Agent(client, demo_registry(lang), lang=lang)
         calls_made = 0
-        try:
-            async with client:
-                request_id = uuid.uuid4().hex  # the demo's one user message
-                for _ in range(4):
-                    finished = None
+        reply = None
+        async with client, agent.run_stream(words.question) as events:
+            async for event in events:
+                if delay:
+                    await anyio.sleep(delay)
+                if isinstance(event, RequestStarted):
                     show(f"{words.assistant}: ")
-                    async for event in client.stream_events(messages, registry.specs()):
-                        if delay:
-                            await anyio.sleep(delay)
-                        if isinstance(event, TextDelta):
-                            show(event.text)
-                        elif isinstance(event, ToolCallStarted):
-                            show(f"\n  → {words.calling} #{event.index} {event.name} ")
-                        elif isinstance(event, ToolCallArgumentsDelta):
-                            show(event.delta)
-                        elif isinstance(event, ToolCallCompleted):
-                            call = event.call
-                            show(
-                                f"\n  ✓ #{call.index} {words.complete}: {call.name}"
-                                f"({call.raw_arguments}) · {_id_text(call.call_id, words)}"
-                            )
-                        elif isinstance(event, StreamFinished):
-                            finished = event
-                    show("\n")
-                    if finished is None or not finished.calls:
-                        break
-                    messages.append(
-                        AssistantMessage(
-                            text=finished.text,
-                            calls=finished.calls,
-                            reasoning=finished.reasoning,
-                        )
+                elif isinstance(event, TextDelta):
+                    show(event.text)
+                elif isinstance(event, ToolCallStarted):
+                    show(
+                        ("" if line_start else "\n")
+                        + f"  → {words.calling} #{event.index} {event.name} "
                     )
-                    reports = await dispatcher.dispatch(finished.calls, request_id=request_id)
-                    results = [report.result for report in reports]
-                    for call, result in zip(finished.calls, results, strict=True):
-                        show(
-                            f"  ↩ {words.result} #{call.index} "
-                            f"({_id_text(call.call_id, words)}): {result.content}\n"
-                        )
-                    calls_made += len(results)
-                    messages.append(ToolResultsMessage(results=tuple(results)))
-        except SSEToolCallsError as exc:
-            # The user sees the pre-written sentence; the technical detail goes to stderr.
-            show(f"\n{words.assistant}: {fallback_message('provider_unavailable', lang)}\n")
-            sys.stderr.write(f"diagnostics: {exc!r}\n")
+                elif isinstance(event, ToolArgumentsPreview):
+                    show(event.delta)
+                elif isinstance(event, ToolCallCompleted):
+                    call = event.call
+                    show(
+                        f"\n  ✓ #{call.index} {words.complete}: {call.name}"
+                        f"({call.raw_arguments}) · {_id_text(call.call_id, words)}\n"
+                    )
+                elif isinstance(event, ToolCallResult):
+                    call = event.call
+                    show(
+                        f"  ↩ {words.result} #{call.index} "
+                        f"({_id_text(call.call_id, words)}): {event.result.content}\n"
+                    )
+                    calls_made += 1
+                elif isinstance(event, RetryScheduled):
+                    show(f"\n  … {event.diagnostic.kind}: {event.delay:.1f} s\n")
+                elif isinstance(event, RunFinished):
+                    reply = event.reply
+                    show("\n")
+        if reply is None or reply.is_fallback:
+            # The user saw the pre-written sentence; the technical detail goes to stderr.
+            if reply is not None:
+                show(f"{words.assistant}: {reply.text}\n")
+                for diagnostic in reply.diagnostics:
+                    sys.stderr.write(f"diagnostics: {diagnostic.kind}: {diagnostic.message}\n")
             return 1
         problems = simulator.problems
         if problems:

@@ -186,6 +186,18 @@ class TruncatedStreamError(StreamError):
         self.text = text
         """The visible text received so far."""
 
+    def __str__(self) -> str:
+        # What happened, in one line: the reason and what arrived, beside the message.
+        message = super().__str__()
+        names = [c.name for c in self.completed]
+        parts = [
+            f"reason {self.reason}",
+            f"{len(self.completed)} call(s) completed"
+            + (f" ({', '.join(names)})" if names else ""),
+            f"{len(self.partial)} partial",
+        ]
+        return f"{message} [{'; '.join(parts)}]"
+
 
 # --------------------------------------------------------------------------------------
 # Tools: refusals and failures, each turned into an error result for the model.

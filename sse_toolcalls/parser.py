@@ -49,6 +49,11 @@ class StreamParser:
         """The dialect being parsed (``None`` until it is recognised)."""
         return None if self._reassembler is None else self._reassembler.dialect
 
+    def __repr__(self) -> str:
+        dialect = self.dialect or "dialect not yet recognised"
+        done = len(self._reassembler.completed) if self._reassembler is not None else 0
+        return f"<{type(self).__name__} {dialect}, {self._state}, {done} call(s) completed>"
+
     def feed(self, data: bytes) -> list[StreamEvent]:
         """Take the next bytes; return the stream events they complete.
 
@@ -166,6 +171,9 @@ class ToolCallParser:
     def dialect(self) -> Dialect | None:
         """The dialect being parsed (``None`` until it is recognised)."""
         return self._stream.dialect
+
+    def __repr__(self) -> str:
+        return repr(self._stream).replace("StreamParser", type(self).__name__, 1)
 
     def feed(self, data: bytes) -> list[ToolCall]:
         """Take the next bytes; return the calls they completed (see :meth:`StreamParser.feed`)."""

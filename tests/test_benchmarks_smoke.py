@@ -99,3 +99,13 @@ def test_event_reads_hold_one_or_two_whole_events(dialect: str) -> None:
     counts = {read.count(sep) for read in reads}
     assert counts == {1, 2}
     assert all(read.endswith(sep) for read in reads)
+
+
+def test_the_partial_arguments_benchmark_checks_its_outputs() -> None:
+    from benchmarks import bench_partial_json as bench
+
+    for make in (bench.text_arguments, bench.record_arguments):
+        text = make(3000)
+        assert bench.timed(bench.preview, text, 1) > 0  # raises on a wrong preview
+        assert bench.reparse(text) == bench.preview(text)
+    assert bench.exponent([(10, 1.0), (100, 10.0), (1000, 100.0)]) == pytest.approx(1.0)

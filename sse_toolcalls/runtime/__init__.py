@@ -10,7 +10,7 @@ the core (``sse``, ``parser``, ``dialects``) imports neither.
 from __future__ import annotations
 
 from .. import _adopt
-from .agent import DEFAULT_MAX_STEPS, Agent, AgentReply, StreamingClient
+from .agent import DEFAULT_MAX_STEPS, Agent, AgentReply, AgentStream, StreamingClient
 from .approval import (
     ApprovalContext,
     ApprovalPolicy,
@@ -38,6 +38,17 @@ from .edge import (
     parse_events,
     parse_tool_calls,
 )
+from .events import (
+    AgentEvent,
+    ApprovalRequested,
+    FallbackShown,
+    RequestStarted,
+    RetryScheduled,
+    RunFinished,
+    ToolArgumentsPreview,
+    ToolCallRefused,
+    ToolCallResult,
+)
 from .execute import Executor, run_local, run_sandboxed
 from .fallback import FallbackReason, fallback_message
 from .http_errors import is_retryable_status, parse_retry_after, provider_error_from_http
@@ -50,6 +61,7 @@ from .ledger import (
     SyncLedgerAdapter,
     idempotency_key,
 )
+from .partial_json import PartialJSON
 from .postgres import PostgresConversationStore, PostgresLedger
 from .retry import RetryPolicy, is_transient
 from .sdk_errors import provider_error_from_sdk, translate_sdk_errors
@@ -59,14 +71,18 @@ from .store import (
     InMemoryConversationStore,
     SQLiteConversationStore,
 )
+from .usage import Usage, usage_of
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "TIMEOUT_CODE",
     "Agent",
+    "AgentEvent",
     "AgentReply",
+    "AgentStream",
     "ApprovalContext",
     "ApprovalPolicy",
+    "ApprovalRequested",
     "ApprovalState",
     "AsyncByteResponse",
     "CallOutcome",
@@ -81,27 +97,36 @@ __all__ = [
     "Exchange",
     "Executor",
     "FallbackReason",
+    "FallbackShown",
     "IdempotencyLedger",
     "InMemoryConversationStore",
     "InMemoryLedger",
     "LedgerEntry",
     "LedgerError",
+    "PartialJSON",
     "PostgresConversationStore",
     "PostgresLedger",
+    "RequestStarted",
     "RetryPolicy",
+    "RetryScheduled",
+    "RunFinished",
     "SQLiteConversationStore",
     "SQLiteLedger",
     "SSELike",
     "StreamingClient",
     "SyncByteResponse",
     "SyncLedgerAdapter",
+    "ToolArgumentsPreview",
+    "ToolCallRefused",
+    "ToolCallResult",
+    "Usage",
     "aiter_events",
-    "approval_id",
     "aiter_events_from_sse",
     "aiter_tool_calls",
     "aiter_tool_calls_from_sse",
     "aparse_events",
     "aparse_tool_calls",
+    "approval_id",
     "fallback_message",
     "idempotency_key",
     "is_retryable_status",
@@ -116,6 +141,7 @@ __all__ = [
     "run_local",
     "run_sandboxed",
     "translate_sdk_errors",
+    "usage_of",
 ]
 
 # Last, once the classes exist: they take the path users import them from (see the root).

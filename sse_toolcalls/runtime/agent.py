@@ -35,20 +35,33 @@ text, within ``max_steps``), and adds what a product needs when things fail:
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 import inspect
 import logging
+import sys
+import time
 import traceback
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
 from .._jsonsafe import clean_text, safe_repr, safe_str
 from .._logging import log
-from ..calls import StreamFinished, ToolCall, ToolResult, ToolSpec
+from ..calls import (
+    ReasoningDelta,
+    StreamFinished,
+    TextDelta,
+    ToolCall,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+    ToolSpec,
+)
 from ..conversation import (
     AssistantMessage,
     Conversation,
@@ -82,19 +95,33 @@ from .dispatch import (
     Dispatcher,
     per_tool,
 )
+from .events import (
+    AgentEvent,
+    ApprovalRequested,
+    FallbackShown,
+    RequestStarted,
+    RetryScheduled,
+    RunFinished,
+    ToolArgumentsPreview,
+    ToolCallRefused,
+    ToolCallResult,
+)
 from .execute import Executor, run_local
 from .fallback import FallbackReason, fallback_message
 from .ledger import IdempotencyLedger, SyncIdempotencyLedger
+from .partial_json import PartialJSON
+from .reply import AgentReply
 from .retry import RetryPolicy
 from .store import ConversationStore, InMemoryConversationStore, history_before
 from .tracing import Tracing, resolve
+from .usage import Usage, usage_of
 
 if TYPE_CHECKING:
     from ..calls import StreamEvent
     from ..sandbox import WarmPool
     from ..tools.registry import ToolRegistry
 
-__all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentReply", "StreamingClient"]
+__all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentReply", "AgentStream", "StreamingClient"]
 
 DEFAULT_MAX_STEPS = 8
 """Assistant turns one run may take: enough for a few rounds of parallel calls, and a
@@ -111,46 +138,41 @@ class StreamingClient(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AgentReply:
-    """What one run produced: always a message for the user."""
+class AgentStream:
+    """The events of one streamed run (:meth:`Agent.run_stream`), an async iterator.
 
-    text: str
-    """What to show the user: the model's final answer, or a fallback message."""
+    ``reply`` is the run's reply once the last event (:class:`~.events.RunFinished`) has
+    been read.
+    """
 
-    is_fallback: bool
-    """True when ``text`` is a pre-written fallback message, not the model's."""
+    def __init__(self, receive: anyio.abc.ObjectReceiveStream[AgentEvent]) -> None:
+        self._receive = receive
+        self._failure: BaseException | None = None
+        self.reply: AgentReply | None = None
+        """The reply, once the run finished."""
 
-    reason: FallbackReason | None
-    """Why the fallback was shown, or ``None``."""
+    def __repr__(self) -> str:
+        return f"<AgentStream {'finished' if self.reply is not None else 'running'}>"
 
-    diagnostics: tuple[Diagnostic, ...]
-    """Every failure handled on the way, for developers (never for the user)."""
+    def __aiter__(self) -> AgentStream:
+        return self
 
-    calls: tuple[ToolCall, ...]
-    """Every call the model made that was dispatched, in order."""
+    async def __anext__(self) -> AgentEvent:
+        """The next event.
 
-    results: tuple[ToolResult, ...]
-    """Their results, in the same order, each addressed to its call."""
-
-    reports: tuple[CallReport, ...]
-    """How each call went (ran, replayed, refused...), in the same order."""
-
-    conversation: tuple[Message, ...]
-    """The whole conversation, the new assistant turns and results included."""
-
-    steps: int
-    """Assistant turns received."""
-
-    requests: int
-    """Requests sent to the provider, retries included."""
-
-    pending_approvals: tuple[ToolCall, ...] = ()
-    """The calls waiting for a person's approval; when there are any, the run is paused,
-    ``text`` is what the model said with them, and nothing of their turn has run."""
-
-    state: ApprovalState | None = None
-    """What :meth:`Agent.resume` needs to go on, when the run is paused."""
+        Raises:
+            UsageError: as :meth:`Agent.run` raises it.
+        """
+        try:
+            event = await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            if self._failure is not None:
+                failure, self._failure = self._failure, None
+                raise failure from None
+            raise StopAsyncIteration from None
+        if isinstance(event, RunFinished):
+            self.reply = event.reply
+        return event
 
 
 class Agent:
@@ -259,6 +281,13 @@ class Agent:
         """Where conversations are kept."""
         self._resumed: set[str] = set()
 
+    def __repr__(self) -> str:
+        tools = ", ".join(spec.name for spec in self.registry.specs())
+        return (
+            f"<Agent {self.client!r}, tools: {tools or 'none'}, max_steps={self.max_steps}, "
+            f"retry attempts={self.retry.attempts}, policy={'yes' if self.policy else 'none'}>"
+        )
+
     async def run(
         self,
         conversation: Conversation | str,
@@ -307,6 +336,43 @@ class Agent:
                 found before any tool ran (after one ran, the reply is a fallback).
             Cancellation from the caller, unswallowed.
         """
+        # The one pipeline: run is run_stream with every event but the last dropped.
+        async with self.run_stream(
+            conversation,
+            conversation_id=conversation_id,
+            request_id=request_id,
+            lang=lang,
+            deps=deps,
+            history=history,
+        ) as stream:
+            return await _last_reply(stream)
+
+    @asynccontextmanager
+    async def run_stream(
+        self,
+        conversation: Conversation | str,
+        *,
+        conversation_id: str | None = None,
+        request_id: str | None = None,
+        lang: str | None = None,
+        deps: Any = None,
+        history: Sequence[Message] | None = None,
+    ) -> AsyncIterator[AgentStream]:
+        """:meth:`run`, as it happens: an async context manager giving the run's events.
+
+        ``async with agent.run_stream("hi") as events: async for event in events: ...``
+        gives the :data:`~.events.AgentEvent` s in order (see :mod:`.events`), the last
+        always :class:`~.events.RunFinished` with the reply :meth:`run` would return
+        (also ``events.reply`` after it). Same arguments, same safety: :meth:`run`
+        consumes this very pipeline. The run goes on in a task of its own while the
+        consumer reads (each event waits for the consumer: a slow consumer slows the
+        stream, and its time counts in ``request_timeout``); leaving the block before
+        the last event cancels the run, as cancelling :meth:`run` would (a write whose
+        handler was cut is ``unconfirmed`` in the ledger, never repeated).
+
+        Raises:
+            UsageError: from the iteration, as :meth:`run` raises it.
+        """
         remember = isinstance(conversation, str) and history is None and bool(conversation_id)
         run = _Run(
             self,
@@ -318,27 +384,42 @@ class Agent:
             lang=lang or self.lang,
             deps=deps if deps is not None else self.deps,
         )
-        with run.span:
-            if remember:
-                try:
-                    exchanges = await self.store.load(run.conversation_id)
-                except Exception as exc:  # ours, or a bug in the application's store
-                    run.store_failed(exc, "loaded")
-                    return run.done(run._fallback("internal_error"))
-                earlier = history_before(exchanges, run.request_id)
-                run.messages[:0] = earlier
-                run.history_length = len(earlier)
-            try:
-                reply = await run.go()
-            except UsageError as exc:
-                if not run.reports:
-                    raise  # misuse, and nothing has run yet: the caller must hear of it
-                reply = run.crashed(exc)
-            except Exception as exc:
-                # Defence in depth: each failure we know of is handled where it happens;
-                # this is the last line, so that the user always gets a reply.
-                reply = run.crashed(exc)
-            return run.done(await run.saved(reply))
+        async with _pipeline(run, run.go, usage_errors=True, remember=remember) as stream:
+            yield stream
+
+    def run_sync(
+        self,
+        conversation: Conversation | str,
+        *,
+        conversation_id: str | None = None,
+        request_id: str | None = None,
+        lang: str | None = None,
+        deps: Any = None,
+        history: Sequence[Message] | None = None,
+        backend: Literal["asyncio", "trio"] = "asyncio",
+    ) -> AgentReply:
+        """:meth:`run` for scripts: starts an event loop (``backend``), runs, returns.
+
+        Raises:
+            UsageError: called where an event loop already runs (``await run`` there),
+                or as :meth:`run` raises it.
+        """
+        library = _running_loop()
+        if library is not None:
+            raise UsageError(
+                f"run_sync was called inside a running {library} event loop; "
+                "use 'await agent.run(...)' there"
+            )
+        go = functools.partial(
+            self.run,
+            conversation,
+            conversation_id=conversation_id,
+            request_id=request_id,
+            lang=lang,
+            deps=deps,
+            history=history,
+        )
+        return anyio.run(go, backend=backend)
 
     async def resume(
         self,
@@ -348,6 +429,26 @@ class Agent:
         deny: Sequence[str] = (),
         deps: Any = None,
     ) -> AgentReply:
+        """Go on with a paused run; see :meth:`resume_stream`, which this consumes.
+
+        Returns:
+            The reply, as from :meth:`run`.
+
+        Raises:
+            UsageError: as :meth:`resume_stream` raises it.
+        """
+        async with self.resume_stream(state, approve=approve, deny=deny, deps=deps) as stream:
+            return await _last_reply(stream)
+
+    @asynccontextmanager
+    async def resume_stream(
+        self,
+        state: ApprovalState,
+        *,
+        approve: Sequence[str] = (),
+        deny: Sequence[str] = (),
+        deps: Any = None,
+    ) -> AsyncIterator[AgentStream]:
         """Go on with a paused run: run the approved calls, decline the denied ones.
 
         Every pending call must be named once, in ``approve`` or in ``deny``, by its
@@ -358,12 +459,12 @@ class Agent:
         key it would have had without the pause. ``deps``: as for :meth:`run` (the
         agent's by default; the state does not keep them).
 
-        Returns:
-            The reply, as from :meth:`run`.
+        Yields:
+            The events, as :meth:`run_stream` does (the approved calls' results first).
 
         Raises:
-            UsageError: ``state`` was already resumed by this agent, or the ids do not
-                name each pending call exactly once.
+            UsageError: on entering: ``state`` was already resumed by this agent, or the
+                ids do not name each pending call exactly once.
         """
         pending = {approval_id(call) for call in state.pending}
         named = [*approve, *deny]
@@ -388,6 +489,8 @@ class Agent:
         run.diagnostics = list(state.diagnostics)
         run.steps, run.requests = state.steps, state.requests
         run.history_length = state.history_length
+        run.usage, run.provider_retries = state.usage, state.provider_retries
+        run.started -= state.elapsed
         declined = dict(state.denied)
         decisions: list[Decision] = [
             Deny(reason=declined[approval_id(call)])
@@ -395,12 +498,114 @@ class Agent:
             else ("allow" if approval_id(call) not in deny else "ask")
             for call in state.calls
         ]
-        with run.span:
+        resumed = (state, decisions)
+        go = functools.partial(run.go, resumed=resumed)
+        async with _pipeline(run, go, usage_errors=False, remember=False) as stream:
+            yield stream
+
+
+def _running_loop() -> str | None:
+    """The event loop running in this thread (``asyncio``, ``trio``), or ``None``.
+
+    Asked of each library itself: anyio no longer brings sniffio along."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        return "asyncio"
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_trio_token()
+        except RuntimeError:
+            pass
+        else:
+            return "trio"
+    return None
+
+
+async def _last_reply(stream: AgentStream) -> AgentReply:
+    async for _event in stream:
+        pass
+    if stream.reply is None:  # pragma: no cover - the pipeline always ends on the reply
+        raise UsageError("the run ended without a reply")
+    return stream.reply
+
+
+@asynccontextmanager
+async def _pipeline(
+    run: _Run,
+    go: Callable[[], Awaitable[AgentReply]],
+    *,
+    usage_errors: bool,
+    remember: bool,
+) -> AsyncIterator[AgentStream]:
+    """Run ``go`` in a task of its own, its events sent to the consumer one by one.
+
+    The one place where a run's failures become its reply: ``usage_errors`` lets a
+    ``UsageError`` found before any tool ran reach the consumer (as :meth:`Agent.run`
+    promises); anything else is the ``internal_error`` fallback. ``remember``: load the
+    conversation's earlier requests from the agent's store first (a store that cannot be
+    read is the ``internal_error`` fallback, nothing run); the request's exchange is
+    saved at the end whenever the run uses the store. The run's span covers it all, in
+    the task that runs it, so the requests' and tools' spans are its children.
+    """
+    # No buffer: each event waits for its reader, so nothing queues up behind a slow UI.
+    send, receive = anyio.create_memory_object_stream[AgentEvent](0)
+    stream = AgentStream(receive)
+    run.emit = send.send
+    failure: Exception | None = None
+
+    async def produce() -> None:
+        async with send:
+            with run.span:
+                reply = await answer()
+                if reply is None:
+                    return
+                reply = run.done(await run.saved(reply))
+            if reply.is_fallback and reply.reason is not None:
+                await send.send(FallbackShown(reason=reply.reason, text=reply.text))
+            if reply.state is not None:
+                await send.send(ApprovalRequested(calls=reply.pending_approvals, state=reply.state))
+            await send.send(RunFinished(reply=reply))
+
+    async def answer() -> AgentReply | None:
+        if remember:
             try:
-                reply = await run.go(resumed=(state, decisions))
-            except Exception as exc:
-                reply = run.crashed(exc)
-            return run.done(await run.saved(reply))
+                exchanges = await run.agent.store.load(run.conversation_id)
+            except Exception as exc:  # ours, or a bug in the application's store
+                run.store_failed(exc, "loaded")
+                return run._fallback("internal_error")
+            earlier = history_before(exchanges, run.request_id)
+            run.messages[:0] = earlier
+            run.history_length = len(earlier)
+        try:
+            return await go()
+        except UsageError as exc:
+            if usage_errors and not run.reports:
+                # Misuse, and nothing has run yet: the caller must hear of it.
+                stream._failure = exc
+                return None
+            return run.crashed(exc)
+        except Exception as exc:
+            # Defence in depth: each failure we know of is handled where it happens;
+            # this is the last line, so that the user always gets a reply.
+            return run.crashed(exc)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(produce)
+        try:
+            yield stream
+        except Exception as exc:
+            # Raised outside the task group below, as itself (not in an ExceptionGroup).
+            failure = exc
+        finally:
+            # The consumer is done (or left early): a run still going is cancelled.
+            group.cancel_scope.cancel()
+            receive.close()
+    if failure is not None:
+        raise failure
 
 
 class _Run:
@@ -433,6 +638,10 @@ class _Run:
         # Messages from the conversation store at the head of ``messages``; ``None``
         # when the run does not use the store (the application keeps the history).
         self.history_length: int | None = None
+        self.usage = Usage()
+        self.provider_retries = 0
+        self.started = time.monotonic()
+        self.emit: Callable[[AgentEvent], Awaitable[None]] = _discard
 
     async def go(self, resumed: tuple[ApprovalState, list[Decision]] | None = None) -> AgentReply:
         agent = self.agent
@@ -526,6 +735,9 @@ class _Run:
 
         ``"ask"`` here is a call the person denied (``by_user``)."""
         allowed = [call for call, d in zip(calls, decisions, strict=True) if d == "allow"]
+        for call, decision in zip(calls, decisions, strict=True):
+            if isinstance(decision, Deny):
+                await self.emit(ToolCallRefused(call=call, reason=decision.reason))
         ran = iter(
             await self.agent.dispatcher.dispatch(
                 allowed,
@@ -557,6 +769,12 @@ class _Run:
                     outcome="declined",
                     runs=0,
                     diagnostics=(report(problem, level=logging.INFO),),
+                )
+            )
+        for done in reports:
+            await self.emit(
+                ToolCallResult(
+                    call=done.call, result=done.result, outcome=done.outcome, report=done
                 )
             )
         return reports
@@ -592,6 +810,9 @@ class _Run:
             requests=self.requests,
             retries=tuple(sorted(self.retries.items())),
             history_length=self.history_length,
+            usage=self.usage,
+            provider_retries=self.provider_retries,
+            elapsed=time.monotonic() - self.started,
         )
         reply = self._reply(finished.text, None)
         return dataclasses.replace(reply, pending_approvals=pending, state=state)
@@ -634,6 +855,7 @@ class _Run:
         policy = self.agent.retry
         for attempt in range(1, policy.attempts + 1):
             self.requests += 1
+            await self.emit(RequestStarted(step=self.steps + 1, attempt=attempt))
             try:
                 with self.agent.tracing.request(
                     self.agent.client, attempt=attempt, messages=self.messages
@@ -653,16 +875,21 @@ class _Run:
                 return finished
             except StreamError as error:
                 retry = policy.should_retry(error, attempt)
-                self._note(from_exception(error, attempt=attempt, retried=retry))
+                diagnostic = from_exception(error, attempt=attempt, retried=retry)
+                self._note(diagnostic)
                 if not retry:
                     return None
-                await policy.sleep(policy.delay(attempt, error))
+                delay = policy.delay(attempt, error)
+                self.provider_retries += 1
+                await self.emit(RetryScheduled(attempt=attempt, delay=delay, diagnostic=diagnostic))
+                await policy.sleep(delay)
         return None  # pragma: no cover - the last attempt returns above
 
     async def _stream(self, tools: Sequence[ToolSpec]) -> StreamFinished:
         agent = self.agent
         last: StreamFinished | None = None
         timeout = agent.request_timeout
+        previews = _Previews(_dialect(agent.client))
         try:
             with anyio.fail_after(timeout):
                 events = agent.client.stream_events(self.messages, tools, **agent.options)
@@ -670,6 +897,13 @@ class _Run:
                     async for event in events:
                         if isinstance(event, StreamFinished):
                             last = event
+                        elif isinstance(event, ToolCallArgumentsDelta):
+                            await self.emit(previews.preview(event))
+                        elif isinstance(event, ToolCallStarted):
+                            previews.started(event)
+                            await self.emit(event)
+                        elif isinstance(event, TextDelta | ReasoningDelta | ToolCallCompleted):
+                            await self.emit(event)
                 finally:
                     closer = getattr(events, "aclose", None)
                     if closer is not None:
@@ -687,6 +921,7 @@ class _Run:
                 reason="eof",
                 provider=_dialect(agent.client),
             )
+        self.usage += usage_of(_dialect(agent.client), last.usage)
         return last
 
     def done(self, reply: AgentReply) -> AgentReply:
@@ -764,6 +999,41 @@ class _Run:
             conversation=tuple(self.messages),
             steps=self.steps,
             requests=self.requests,
+            usage=self.usage,
+            retries=self.provider_retries,
+            elapsed=time.monotonic() - self.started,
+        )
+
+
+async def _discard(event: AgentEvent) -> None:
+    """The emitter of a run outside a pipeline: nobody listens."""
+
+
+class _Previews:
+    """The arguments parsed so far of each call of one turn, one reader per call."""
+
+    def __init__(self, dialect: str | None) -> None:
+        # Gemini's argument deltas are partialArgs path updates, not a JSON text: no
+        # preview is made of them (the dialect's completed call carries the arguments).
+        self._text = dialect != "gemini"
+        self._readers: dict[int, PartialJSON] = {}
+        self._names: dict[int, str] = {}
+
+    def started(self, event: ToolCallStarted) -> None:
+        self._names[event.index] = event.name
+
+    def preview(self, event: ToolCallArgumentsDelta) -> ToolArgumentsPreview:
+        arguments: Any = None
+        if self._text:
+            reader = self._readers.get(event.index)
+            if reader is None:
+                reader = self._readers[event.index] = PartialJSON()
+            arguments = reader.feed(event.delta)
+        return ToolArgumentsPreview(
+            index=event.index,
+            name=self._names.get(event.index, ""),
+            delta=event.delta,
+            arguments=arguments,
         )
 
 

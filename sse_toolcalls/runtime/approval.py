@@ -20,7 +20,7 @@ streaming loop can hand the same object out as its approval event.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 # At run time, not under TYPE_CHECKING: the root adopts these classes, and
@@ -30,6 +30,7 @@ from ..conversation import Message
 from ..tools.registry import Tool
 from .diagnostics import Diagnostic
 from .dispatch import CallReport
+from .usage import Usage
 
 __all__ = [
     "ApprovalContext",
@@ -120,3 +121,9 @@ class ApprovalState:
     """How many of ``messages`` came from the conversation store (the rest are this
     request's exchange, saved again when the run goes on), or ``None`` when the run
     did not use the store."""
+    usage: Usage = field(default_factory=Usage)
+    """Token usage summed over the turns so far (the reply's totals go on from it)."""
+    provider_retries: int = 0
+    """Requests re-sent after a failure so far."""
+    elapsed: float = 0.0
+    """Seconds the run took before it paused (the person's time is not counted)."""

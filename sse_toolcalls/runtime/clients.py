@@ -236,6 +236,11 @@ class ProviderClient:
         if self._owns_client:
             await self._http.aclose()
 
+    def __repr__(self) -> str:
+        # Never the key: only whether there is one.
+        key = "a key" if self._api_key else "no key"
+        return f"<{type(self).__name__} {self.model!r} at {self.base_url}, {key}>"
+
     async def __aenter__(self) -> ProviderClient:
         return self
 

@@ -69,6 +69,10 @@ class Simulator:
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
 
+    def __repr__(self) -> str:
+        where = f"at {self.base_url}" if self._socket is not None else "not running"
+        return f"<Simulator {where}, {len(self.requests)} request(s) received>"
+
     # -- what tests read ---------------------------------------------------------
 
     @property

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 from ..calls import ToolCall, ToolResult, ToolSpec
 from ..errors import (
@@ -167,6 +167,9 @@ class ValidatedCall:
 
 _Handler = Callable[..., Any]
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
 
 class ToolRegistry:
     """Tools by name; checks calls against their schemas and declares the tools.
@@ -268,7 +271,7 @@ class ToolRegistry:
     @overload
     def register(
         self,
-        fn: _Handler,
+        fn: Callable[_P, _R],
         /,
         *,
         name: str | None = None,
@@ -276,10 +279,13 @@ class ToolRegistry:
         effect: Effect = "read",
         parallel_safe: bool = True,
         timeout: float | None = DEFAULT_TIMEOUT,
+        faults: tuple[type[Exception], ...] = (),
+        transient: tuple[type[Exception], ...] = (),
+        retries: int = DEFAULT_TOOL_RETRIES,
         sandbox: Sandbox | None = None,
         allow_unsandboxed: bool = False,
         needs_approval: bool = False,
-    ) -> _Handler: ...
+    ) -> Callable[_P, _R]: ...
 
     @overload
     def register(
@@ -298,7 +304,7 @@ class ToolRegistry:
         sandbox: Sandbox | None = None,
         allow_unsandboxed: bool = False,
         needs_approval: bool = False,
-    ) -> Callable[[_Handler], _Handler]: ...
+    ) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]: ...
 
     def register(
         self,
@@ -498,6 +504,14 @@ class ToolRegistry:
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
+
+    def __repr__(self) -> str:
+        tools = ", ".join(
+            f"{t.name} ({t.effect}{', sandboxed' if t.sandbox is not None else ''}"
+            f"{', needs approval' if t.needs_approval else ''})"
+            for t in self
+        )
+        return f"<ToolRegistry {len(self)} tool(s): {tools or 'none'}>"
 
     def __len__(self) -> int:
         return len(self._tools)

@@ -1,0 +1,134 @@
+"""Token usage in one shape for every dialect, and its sum over a run's turns.
+
+Each dialect reports usage under its own names (kept raw in
+:attr:`~sse_toolcalls.calls.StreamFinished.usage`); :func:`usage_of` reads them into
+:class:`Usage`, whose counts mean the same thing whatever the provider:
+
+- ``input_tokens``: Chat ``prompt_tokens``; Responses ``input_tokens``; Anthropic
+  ``input_tokens`` + ``cache_read_input_tokens`` + ``cache_creation_input_tokens``;
+  Gemini ``promptTokenCount``.
+- ``output_tokens``: Chat ``completion_tokens``; Responses ``output_tokens``; Anthropic
+  ``output_tokens``; Gemini ``candidatesTokenCount`` + ``thoughtsTokenCount``.
+- ``cache_read_tokens``: Chat ``prompt_tokens_details.cached_tokens``; Responses
+  ``input_tokens_details.cached_tokens``; Anthropic ``cache_read_input_tokens``; Gemini
+  ``cachedContentTokenCount``.
+- ``cache_write_tokens``: Anthropic ``cache_creation_input_tokens`` (no other dialect
+  reports it).
+- ``reasoning_tokens``: Chat ``completion_tokens_details.reasoning_tokens``; Responses
+  ``output_tokens_details.reasoning_tokens``; Gemini ``thoughtsTokenCount`` (Anthropic
+  does not report it).
+
+Input counts every prompt token, cached ones included (Anthropic reports the three
+parts apart; they are added), and output counts every generated token, reasoning
+included (Gemini reports thoughts apart; they are added), so that a sum over dialects
+means one thing. A count the provider did not report is ``None``, never a made-up 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = ["Usage", "usage_of"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token counts (of one turn, or summed over a run's turns)."""
+
+    input_tokens: int | None = None
+    """Prompt tokens, cached ones included."""
+
+    output_tokens: int | None = None
+    """Generated tokens, reasoning included."""
+
+    cache_read_tokens: int | None = None
+    """Prompt tokens read from the provider's cache."""
+
+    cache_write_tokens: int | None = None
+    """Prompt tokens written to the provider's cache (Anthropic)."""
+
+    reasoning_tokens: int | None = None
+    """Generated tokens spent on reasoning or thinking."""
+
+    turns: int = 0
+    """Turns whose usage was reported and counted."""
+
+    def __add__(self, other: Usage) -> Usage:
+        """The sum; a count reported by neither stays ``None``."""
+        if not isinstance(other, Usage):
+            return NotImplemented
+        values: dict[str, Any] = {}
+        for f in fields(Usage):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            values[f.name] = theirs if mine is None else mine if theirs is None else mine + theirs
+        return Usage(**values)
+
+
+def _count(payload: Any, *path: str) -> int | None:
+    for key in path:
+        if not isinstance(payload, Mapping):
+            return None
+        payload = payload.get(key)
+    # bool is an int to Python, never a token count on the wire.
+    if isinstance(payload, int) and not isinstance(payload, bool) and payload >= 0:
+        return payload
+    return None
+
+
+def _plus(*counts: int | None) -> int | None:
+    known = [c for c in counts if c is not None]
+    return sum(known) if known else None
+
+
+def usage_of(dialect: str | None, usage: Mapping[str, Any] | None) -> Usage:
+    """One turn's raw usage, as its dialect reported it, as :class:`Usage`.
+
+    Unknown shapes and values that are not counts are left out (``None``): usage is
+    reported, not trusted for anything but totals.
+    """
+    if not isinstance(usage, Mapping):
+        return Usage()
+    if dialect == "openai_chat":
+        found = Usage(
+            input_tokens=_count(usage, "prompt_tokens"),
+            output_tokens=_count(usage, "completion_tokens"),
+            cache_read_tokens=_count(usage, "prompt_tokens_details", "cached_tokens"),
+            reasoning_tokens=_count(usage, "completion_tokens_details", "reasoning_tokens"),
+        )
+    elif dialect == "openai_responses":
+        found = Usage(
+            input_tokens=_count(usage, "input_tokens"),
+            output_tokens=_count(usage, "output_tokens"),
+            cache_read_tokens=_count(usage, "input_tokens_details", "cached_tokens"),
+            reasoning_tokens=_count(usage, "output_tokens_details", "reasoning_tokens"),
+        )
+    elif dialect == "anthropic":
+        read = _count(usage, "cache_read_input_tokens")
+        write = _count(usage, "cache_creation_input_tokens")
+        found = Usage(
+            input_tokens=_plus(_count(usage, "input_tokens"), read, write),
+            output_tokens=_count(usage, "output_tokens"),
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+        )
+    elif dialect == "gemini":
+        thoughts = _count(usage, "thoughtsTokenCount")
+        found = Usage(
+            input_tokens=_count(usage, "promptTokenCount"),
+            output_tokens=_plus(_count(usage, "candidatesTokenCount"), thoughts),
+            cache_read_tokens=_count(usage, "cachedContentTokenCount"),
+            reasoning_tokens=thoughts,
+        )
+    else:
+        return Usage()
+    counted = any(getattr(found, f.name) is not None for f in fields(Usage) if f.name != "turns")
+    return Usage(
+        input_tokens=found.input_tokens,
+        output_tokens=found.output_tokens,
+        cache_read_tokens=found.cache_read_tokens,
+        cache_write_tokens=found.cache_write_tokens,
+        reasoning_tokens=found.reasoning_tokens,
+        turns=1 if counted else 0,
+    )
