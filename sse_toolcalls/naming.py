@@ -21,7 +21,6 @@ Legal names, as each provider documents them (each rule is in its dialect's
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -80,6 +79,10 @@ def is_legal_name(dialect: str, name: str) -> bool:
 
 
 def _digest(name: str, length: int) -> str:
+    # Imported here: only a name too long or illegal for its provider is hashed, and
+    # hashlib (OpenSSL) was 3.4 ms of `import sse_toolcalls` (-X importtime, issue 16).
+    import hashlib
+
     return hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:length]
 
 

@@ -63,7 +63,10 @@ class StreamParser:
             MalformedStreamError, FramingError: the stream cannot be read.
             UsageError: the parser already finished or failed.
         """
-        self._check_open()
+        if self._state != "open":
+            # Inline, not self._check_open(): a method call per feed is a fixed cost of the
+            # one-event-per-read regime (issue 16, item 2).
+            self._check_open()
         try:
             events = self._framer.feed(data)
             if self._reassembler is not None:
@@ -177,7 +180,11 @@ class ToolCallParser:
 
     def feed(self, data: bytes) -> list[ToolCall]:
         """Take the next bytes; return the calls they completed (see :meth:`StreamParser.feed`)."""
-        return [e.call for e in self._stream.feed(data) if isinstance(e, ToolCallCompleted)]
+        events = self._stream.feed(data)
+        # Most reads complete no call: no comprehension (and no new list) for them.
+        if not events:
+            return []
+        return [e.call for e in events if isinstance(e, ToolCallCompleted)]
 
     def finish(self) -> list[ToolCall]:
         """End of stream: the remaining calls (see :meth:`StreamParser.finish`)."""

@@ -167,7 +167,10 @@ class SSEFramer:
                 data = data[1:]
                 if not data:
                     return []
-        if b"\r" in data:
+        # 13 (CR) as an int: CPython 3.11's bytes.__contains__ first tries a bytes needle
+        # as an integer, raising and clearing a TypeError on every call; 0.42 us against
+        # 0.05 us per 64-byte chunk (timeit, 1e6 calls; issue 16).
+        if 13 in data:
             # "Lines must be separated by either a U+000D CARRIAGE RETURN U+000A LINE FEED
             # (CRLF) character pair, a single U+000A LINE FEED (LF) character, or a single
             # U+000D CARRIAGE RETURN (CR) character." Normalise to LF; a CR at the very end

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -35,3 +36,23 @@ class DialectSpec:
     """Whether a final event that lacks its blank line (openai-node#2725) is whole and
     should be read, given its data. The SSE spec discards such an event; a cut line must
     never pass."""
+
+
+def from_messages(dialect_package: str, name: str) -> Callable[..., Any]:
+    """``name`` of ``<dialect_package>.messages``, imported on its first call.
+
+    A stream needs only the reassembler: the request and result builders (with the
+    conversation, naming and JSON-safety modules behind them) cost a third of
+    ``import sse_toolcalls`` (``python -X importtime``, issue 16), so they load when a
+    request or result is first built.
+    """
+    target: list[Callable[..., Any]] = []
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not target:
+            target.append(getattr(import_module(f"{dialect_package}.messages"), name))
+        return target[0](*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"``{dialect_package}.messages.{name}``, imported on first call."
+    return call

@@ -6,8 +6,7 @@ import re
 
 from ...naming import NameRule
 from .._common import is_whole_json
-from .._spec import DialectSpec
-from . import messages
+from .._spec import DialectSpec, from_messages
 from .stream import GeminiReassembler
 
 __all__ = ["GeminiReassembler", "SPEC"]
@@ -15,10 +14,10 @@ __all__ = ["GeminiReassembler", "SPEC"]
 SPEC = DialectSpec(
     name="gemini",
     reassembler=GeminiReassembler,
-    format_results=messages.format_results,
-    assistant_turn=messages.assistant_turn,
-    tool_declarations=messages.tool_declarations,
-    build_request=messages.build_request,
+    format_results=from_messages(__name__, "format_results"),
+    assistant_turn=from_messages(__name__, "assistant_turn"),
+    tool_declarations=from_messages(__name__, "tool_declarations"),
+    build_request=from_messages(__name__, "build_request"),
     # "Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain
     # underscores, dots, colons and dashes, with a maximum length of 64."
     name_rule=NameRule(

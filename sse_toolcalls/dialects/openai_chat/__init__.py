@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 
 from ...naming import NameRule
-from .._spec import DialectSpec
-from . import messages
+from .._spec import DialectSpec, from_messages
 from .stream import ChatReassembler, is_done_or_whole
 
 __all__ = ["ChatReassembler", "SPEC"]
@@ -14,10 +13,10 @@ __all__ = ["ChatReassembler", "SPEC"]
 SPEC = DialectSpec(
     name="openai_chat",
     reassembler=ChatReassembler,
-    format_results=messages.format_results,
-    assistant_turn=messages.assistant_turn,
-    tool_declarations=messages.tool_declarations,
-    build_request=messages.build_request,
+    format_results=from_messages(__name__, "format_results"),
+    assistant_turn=from_messages(__name__, "assistant_turn"),
+    tool_declarations=from_messages(__name__, "tool_declarations"),
+    build_request=from_messages(__name__, "build_request"),
     # "a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64"
     name_rule=NameRule(pattern=re.compile(r"[a-zA-Z0-9_-]+"), max_length=64, first_char=None),
     accepts_unterminated=is_done_or_whole,
