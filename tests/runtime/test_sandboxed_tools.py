@@ -161,3 +161,35 @@ async def test_cancelling_the_run_kills_the_child(tmp_path: Path) -> None:
     assert not scope.cancelled_caught
     # Each pid the child had is gone (the engine waits for the tree before it returns).
     assert not (sandbox_pids() & running)
+
+
+@pytest.mark.parametrize(
+    ("handler", "args", "error"),
+    [
+        (tools.refuse, {"reason": "the date must be in the past"}, "tool_retry"),
+        (tools.answer_error, {"content": "rate limited, try in a minute"}, "tool_error"),
+        (tools.answer_unencodable, {}, "tool_error"),
+    ],
+    ids=["ToolRetry", "ToolErrorReply", "ToolErrorReply-not-JSON"],
+)
+async def test_a_handlers_own_answer_is_the_same_sandboxed_or_not(
+    handler: Any, args: dict[str, Any], error: str
+) -> None:
+    here, boxed = ToolRegistry(), ToolRegistry()
+    here.register(handler)
+    boxed.register(handler, sandbox=Sandbox())
+    name = handler.__name__
+    unsandboxed = await one_call(here, name, args)
+    assert unsandboxed["error"] == error
+    assert await one_call(boxed, name, args) == unsandboxed
+
+
+async def test_a_sandboxed_tool_retry_is_off_the_breaker() -> None:
+    registry = ToolRegistry()
+    registry.register(sandbox=Sandbox(), retries=5)(tools.refuse)
+    breaker = CircuitBreaker(threshold=1)  # a tool fault would open it at once
+    client = FakeClient(
+        [calling(("refuse", {"reason": "no"}), turn=t) for t in range(2)] + [answer("ok")]
+    )
+    reply = await Agent(client, registry, breaker=breaker).run("go")
+    assert [r.outcome for r in reply.reports] == ["retry", "retry"]
