@@ -20,7 +20,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "calls": (
         "DIALECTS",
         "Dialect",
+        "Document",
+        "Image",
+        "MediaPart",
         "PartialToolCall",
+        "ReasoningBlock",
+        "ReasoningCompleted",
         "ReasoningDelta",
         "StreamEvent",
         "StreamFinished",
@@ -34,6 +39,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "errors": (
         "CircuitOpenError",
+        "ConversationStoreError",
         "EventTooLargeError",
         "FramingError",
         "InvalidArgumentsError",
@@ -68,6 +74,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UserMessage",
     ),
     "messages": ("assistant_turn", "build_request", "format_results", "tool_declarations"),
+    "crossing": ("carry_over",),
     "naming": ("ToolNameMap", "is_legal_name"),
     "runtime": (
         "Agent",
@@ -76,13 +83,19 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ApprovalState",
         "CallReport",
         "CircuitBreaker",
+        "ConversationStore",
         "Deny",
         "Diagnostic",
         "Dispatcher",
         "IdempotencyLedger",
+        "InMemoryConversationStore",
         "InMemoryLedger",
+        "PostgresConversationStore",
+        "PostgresLedger",
         "RetryPolicy",
+        "SQLiteConversationStore",
         "SQLiteLedger",
+        "SyncLedgerAdapter",
         "aiter_events",
         "aiter_events_from_sse",
         "aiter_tool_calls",
@@ -99,6 +112,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "provider_error_from_sdk",
         "translate_sdk_errors",
     ),
+    "runtime.failover": ("FallbackClient",),
     "runtime.clients": (
         "AnthropicClient",
         "GeminiClient",
@@ -107,6 +121,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ProviderClient",
         "client_for",
     ),
+    "runtime.tracing": ("Tracing",),
     "sandbox": (
         "HandlerRef",
         "Sandbox",
@@ -196,7 +211,12 @@ del _module
 if _typing.TYPE_CHECKING:
     from .calls import DIALECTS as DIALECTS
     from .calls import Dialect as Dialect
+    from .calls import Document as Document
+    from .calls import Image as Image
+    from .calls import MediaPart as MediaPart
     from .calls import PartialToolCall as PartialToolCall
+    from .calls import ReasoningBlock as ReasoningBlock
+    from .calls import ReasoningCompleted as ReasoningCompleted
     from .calls import ReasoningDelta as ReasoningDelta
     from .calls import StreamEvent as StreamEvent
     from .calls import StreamFinished as StreamFinished
@@ -213,7 +233,9 @@ if _typing.TYPE_CHECKING:
     from .conversation import SystemPrompt as SystemPrompt
     from .conversation import ToolResultsMessage as ToolResultsMessage
     from .conversation import UserMessage as UserMessage
+    from .crossing import carry_over as carry_over
     from .errors import CircuitOpenError as CircuitOpenError
+    from .errors import ConversationStoreError as ConversationStoreError
     from .errors import EventTooLargeError as EventTooLargeError
     from .errors import FramingError as FramingError
     from .errors import InvalidArgumentsError as InvalidArgumentsError
@@ -250,13 +272,19 @@ if _typing.TYPE_CHECKING:
     from .runtime import ApprovalState as ApprovalState
     from .runtime import CallReport as CallReport
     from .runtime import CircuitBreaker as CircuitBreaker
+    from .runtime import ConversationStore as ConversationStore
     from .runtime import Deny as Deny
     from .runtime import Diagnostic as Diagnostic
     from .runtime import Dispatcher as Dispatcher
     from .runtime import IdempotencyLedger as IdempotencyLedger
+    from .runtime import InMemoryConversationStore as InMemoryConversationStore
     from .runtime import InMemoryLedger as InMemoryLedger
+    from .runtime import PostgresConversationStore as PostgresConversationStore
+    from .runtime import PostgresLedger as PostgresLedger
     from .runtime import RetryPolicy as RetryPolicy
+    from .runtime import SQLiteConversationStore as SQLiteConversationStore
     from .runtime import SQLiteLedger as SQLiteLedger
+    from .runtime import SyncLedgerAdapter as SyncLedgerAdapter
     from .runtime import aiter_events as aiter_events
     from .runtime import aiter_events_from_sse as aiter_events_from_sse
     from .runtime import aiter_tool_calls as aiter_tool_calls
@@ -278,6 +306,8 @@ if _typing.TYPE_CHECKING:
     from .runtime.clients import OpenAIResponsesClient as OpenAIResponsesClient
     from .runtime.clients import ProviderClient as ProviderClient
     from .runtime.clients import client_for as client_for
+    from .runtime.failover import FallbackClient as FallbackClient
+    from .runtime.tracing import Tracing as Tracing
     from .sandbox import HandlerRef as HandlerRef
     from .sandbox import Sandbox as Sandbox
     from .sandbox import SandboxResult as SandboxResult

@@ -49,6 +49,51 @@ class ToolCall:
     """The provider's own item id where it differs from ``call_id`` (Responses ``fc_...``)."""
 
 
+ReasoningKind = Literal["thinking", "redacted_thinking", "reasoning"]
+"""What a reasoning block is on its wire: Anthropic ``thinking`` and ``redacted_thinking``
+blocks, or a Responses ``reasoning`` item."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningBlock:
+    """One whole piece of the model's reasoning, as the provider sent it, to be sent back
+    unchanged in the same provider's next request (Anthropic refuses a tool turn with
+    thinking on without its thinking blocks; a Responses reasoning model's calls need
+    their reasoning items when responses are not stored). Another provider cannot read
+    it: it is dropped when a conversation moves (docs/design.md, "Conversations across
+    providers")."""
+
+    provider: Dialect
+    """The dialect it came in; only that dialect's requests carry it back."""
+
+    kind: ReasoningKind
+    """The wire type: ``thinking``, ``redacted_thinking`` (Anthropic) or ``reasoning``
+    (Responses)."""
+
+    text: str = ""
+    """The reasoning text (Anthropic's ``thinking``, Responses' ``reasoning_text``
+    content), exactly as streamed."""
+
+    summary: tuple[str, ...] = ()
+    """Responses: the texts of the item's ``summary_text`` parts, in order."""
+
+    signature: str | None = None
+    """Anthropic: the ``signature`` that proves the thinking text unchanged."""
+
+    data: str | None = None
+    """The opaque payload: Anthropic ``redacted_thinking.data``, Responses
+    ``encrypted_content`` (present when the request asked for
+    ``include: ["reasoning.encrypted_content"]``)."""
+
+    item_id: str | None = None
+    """Responses: the item's ``id`` (``rs_...``)."""
+
+    before_call: int = 0
+    """How many of the turn's calls came before it: it goes back just before the call
+    at this position (interleaved thinking between calls), after the last call when it
+    equals the number of calls."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PartialToolCall:
     """A call that was cut off before its dialect said it was complete."""
@@ -67,6 +112,46 @@ class PartialToolCall:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Image:
+    """An image a tool returns, sent with its result where the dialect takes images
+    (Anthropic, Responses, Gemini); Chat Completions gets a line of text instead."""
+
+    media_type: str = "image/png"
+    """The MIME type (``image/png``, ``image/jpeg``, ``image/gif``, ``image/webp``)."""
+
+    data: bytes | None = None
+    """The image's bytes (sent base64-encoded), or ``None`` when ``url`` is given."""
+
+    url: str | None = None
+    """Where the provider can fetch it (Gemini: a file URI), instead of ``data``."""
+
+    name: str | None = None
+    """A name for it (Gemini's ``displayName``), when it has one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Document:
+    """A document a tool returns (a PDF...), sent with its result where the dialect takes
+    documents (Anthropic, Responses, Gemini); Chat Completions gets a line of text."""
+
+    media_type: str = "application/pdf"
+    """The MIME type."""
+
+    data: bytes | None = None
+    """The document's bytes (sent base64-encoded), or ``None`` when ``url`` is given."""
+
+    url: str | None = None
+    """Where the provider can fetch it, instead of ``data``."""
+
+    name: str | None = None
+    """Its file name (Responses ``filename``, Gemini ``displayName``)."""
+
+
+MediaPart = Image | Document
+"""Anything a result may carry besides its text."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
     """The answer to one call, ok or error, addressed to that call."""
 
@@ -78,6 +163,10 @@ class ToolResult:
 
     is_error: bool = False
     """True when the call failed or was refused: the model should see an error."""
+
+    media: tuple[MediaPart, ...] = ()
+    """Images and documents sent with ``content``, after it (docs/design.md,
+    "Multimodal results")."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,6 +201,15 @@ class ReasoningDelta:
 
     text: str
     """The new reasoning text."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningCompleted:
+    """A reasoning block is whole (its text, signature or encrypted content); the same
+    block is in ``StreamFinished.reasoning``."""
+
+    block: ReasoningBlock
+    """The whole block."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,10 +261,16 @@ class StreamFinished:
     calls: tuple[ToolCall, ...] = field(default=())
     """Every complete call of the turn, in order."""
 
+    reasoning: tuple[ReasoningBlock, ...] = field(default=())
+    """Every whole reasoning block of the turn that must go back to the provider, in
+    stream order (Anthropic thinking, Responses reasoning items); keep them in the
+    ``AssistantMessage`` of the turn."""
+
 
 StreamEvent = (
     TextDelta
     | ReasoningDelta
+    | ReasoningCompleted
     | ToolCallStarted
     | ToolCallArgumentsDelta
     | ToolCallCompleted

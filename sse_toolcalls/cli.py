@@ -4,6 +4,11 @@
 call; ``demo`` and ``serve`` run the built-in simulator; ``record``, ``check`` and ``fuzz``
 capture, check and fuzz a corpus of the user's own streams (each imports what it needs
 lazily, so the replay path stays as light as the core).
+
+Exit statuses, the same for every command (:data:`EXIT_STATUSES`): 0 done; 1 the input
+failed (a stream's error, a failing check, a fuzz finding); 2 a usage error (a bad
+option, an unreadable or invalid file, a port that cannot be bound), said in one line on
+standard error; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -11,13 +16,40 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
-from .calls import DIALECTS
-from .errors import ProviderError, SSEToolCallsError, TruncatedStreamError
-from .parser import ToolCallParser
+from .calls import (
+    DIALECTS,
+    ReasoningCompleted,
+    ReasoningDelta,
+    StreamEvent,
+    StreamFinished,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from .errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
+from .parser import StreamParser
+
+EXIT_OK = 0
+"""The command did what it was asked."""
+EXIT_FAILED = 1
+"""The input failed: a stream's error, a failing check, a fuzz finding."""
+EXIT_USAGE = 2
+"""A usage error: a bad option, an unreadable or invalid file, a port not available."""
+EXIT_INTERRUPTED = 130
+"""Interrupted by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+EXIT_STATUSES = {
+    EXIT_OK: "done",
+    EXIT_FAILED: "the input failed (a stream's error, a failing check, a fuzz finding)",
+    EXIT_USAGE: "usage error (a bad option, an unreadable or invalid file, a port in use)",
+    EXIT_INTERRUPTED: "interrupted",
+}
+"""Every exit status of the command line, as its ``--help`` lists them."""
 
 
 def _print_json(value: Any) -> None:
@@ -48,25 +80,78 @@ def _error_json(exc: SSEToolCallsError) -> dict[str, Any]:
     return out
 
 
-def replay(path: str, dialect: str | None, chunk_size: int) -> int:
-    """Feed a recorded stream in chunks; print each call; return the exit status."""
+def replay(path: str, dialect: str | None, chunk_size: int, *, events: bool = False) -> int:
+    """Feed a recorded stream (``-``: standard input) in chunks; print one JSON line per
+    call, or the turn's text and finish reason when it has no call; with ``events``, one
+    line per event of the rich stream. Return the exit status.
+
+    Raises:
+        UsageError: the file cannot be read.
+    """
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        if path == "-":
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as handle:
+                raw = handle.read()
     except OSError as exc:
-        sys.stderr.write(f"cannot read {path}: {exc}\n")
-        return 2
-    parser = ToolCallParser(dialect)
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    parser = StreamParser(dialect)
+    out: list[StreamEvent] = []
     try:
         for start in range(0, len(raw), chunk_size):
-            for call in parser.feed(raw[start : start + chunk_size]):
-                _print_json(_call_json(call))
-        for call in parser.finish():
-            _print_json(_call_json(call))
+            _show(parser.feed(raw[start : start + chunk_size]), out, events=events)
+        _show(parser.finish(), out, events=events)
     except SSEToolCallsError as exc:
         _print_json(_error_json(exc))
-        return 1
-    return 0
+        return EXIT_FAILED
+    finished = [e for e in out if isinstance(e, StreamFinished)]
+    if not events and finished and not finished[-1].calls:
+        _print_json({"text": finished[-1].text, "finish_reason": finished[-1].stop_reason})
+    return EXIT_OK
+
+
+def _show(batch: list[StreamEvent], seen: list[StreamEvent], *, events: bool) -> None:
+    for event in batch:
+        seen.append(event)
+        if events:
+            _print_json(_event_json(event))
+        elif isinstance(event, ToolCallCompleted):
+            _print_json(_call_json(event.call))
+
+
+def _event_json(event: StreamEvent) -> dict[str, Any]:
+    """One rich stream event as a JSON line: ``event`` names its kind."""
+    if isinstance(event, TextDelta):
+        return {"event": "text", "text": event.text}
+    if isinstance(event, ReasoningDelta):
+        return {"event": "reasoning", "text": event.text}
+    if isinstance(event, ToolCallStarted):
+        return {
+            "event": "call_started",
+            "index": event.index,
+            "call_id": event.call_id,
+            "name": event.name,
+        }
+    if isinstance(event, ToolCallArgumentsDelta):
+        return {"event": "arguments", "index": event.index, "delta": event.delta}
+    if isinstance(event, ToolCallCompleted):
+        return {"event": "call_completed", **_call_json(event.call)}
+    if isinstance(event, ReasoningCompleted):
+        # Its kind and size only: a signature or encrypted content means nothing on a
+        # terminal, and the text came as reasoning deltas already.
+        return {
+            "event": "reasoning_completed",
+            "kind": event.block.kind,
+            "chars": len(event.block.text),
+        }
+    return {
+        "event": "finished",
+        "finish_reason": event.stop_reason,
+        "usage": event.usage,
+        "text": event.text,
+        "calls": [c.call_id for c in event.calls],
+    }
 
 
 def _call_json(call: Any) -> dict[str, Any]:
@@ -84,7 +169,11 @@ def _call_json(call: Any) -> dict[str, Any]:
 
 def check(folders: Sequence[str], *, seed: str, verbose: bool) -> int:
     """Check every stream of each corpus folder; one line per failing stream, then the
-    count. Returns 0 when all pass, 1 when any fails, 2 when a folder cannot be read."""
+    count. Returns 0 when all pass, 1 when any fails.
+
+    Raises:
+        UsageError: a folder cannot be read as a corpus.
+    """
     from .corpus import check_corpus
 
     passed = failed = 0
@@ -92,8 +181,9 @@ def check(folders: Sequence[str], *, seed: str, verbose: bool) -> int:
         try:
             results = check_corpus(folder, seed=seed)
         except SSEToolCallsError as exc:
-            sys.stderr.write(f"{exc}\n")
-            return 2
+            # A folder that is not a corpus is the caller's to fix: main says it in one
+            # line, as for every usage error.
+            raise UsageError(str(exc)) from exc
         for result in results:
             if result.problem is None:
                 passed += 1
@@ -107,44 +197,127 @@ def check(folders: Sequence[str], *, seed: str, verbose: bool) -> int:
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    value = _integer(text)
     if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def _port(text: str) -> int:
+    value = _integer(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535 (0: any free one), not {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0 or value == float("inf"):  # NaN fails the comparison
+        raise argparse.ArgumentTypeError(f"seconds must be finite and at least 0, not {text}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error said in one line (and where to read more)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+_EXAMPLES = {
+    "replay": """examples:
+  sse-toolcalls replay turn.sse
+  curl -sN ... | sse-toolcalls replay - --dialect anthropic --events""",
+    "demo": """example:
+  sse-toolcalls demo --dialect anthropic --lang pt-BR""",
+    "serve": """examples:
+  sse-toolcalls serve --port 8765 --script turns.json
+  sse-toolcalls serve --port 0 --loop        # any free port; the turns round and round
+Each new conversation gets the script from its first turn; --loop wraps instead.""",
+    "record": """example:
+  sse-toolcalls record --upstream https://api.openai.com --out corpus/ --port 8766""",
+    "check": """example:
+  sse-toolcalls check recorded_streams corpus/ -v""",
+    "fuzz": """example:
+  sse-toolcalls fuzz corpus/ --seconds 300 --findings findings/""",
+}
+"""The example each command's ``--help`` ends with."""
+
+
+def _command(
+    commands: Any, name: str, help: str
+) -> argparse.ArgumentParser:  # the subparsers action is private in typeshed
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=help,
+        description=help[:1].upper() + help[1:] + ".",
+        epilog=_EXAMPLES[name],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("sse_toolcalls")
+    except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the command line."""
-    parser = argparse.ArgumentParser(
+    statuses = "\n".join(f"  {code:<4} {what}" for code, what in EXIT_STATUSES.items())
+    parser = _Parser(
         prog="sse-toolcalls",
         description="Streamed LLM tool calls: replay, demo, simulator, your own corpus.",
+        epilog=f"example:\n  sse-toolcalls demo\n\nexit statuses:\n{statuses}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True)
-    rep = commands.add_parser("replay", help="parse a recorded stream, one JSON line per call")
-    rep.add_argument("file")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    rep = _command(commands, "replay", "parse a recorded stream, one JSON line per call")
+    rep.add_argument("file", help="the stream's bytes; - reads standard input")
     rep.add_argument("--dialect", choices=DIALECTS, default=None, help="default: detect")
     rep.add_argument("--chunk-size", type=_positive, default=65536, help="bytes per feed")
-    demo = commands.add_parser("demo", help="ask the built-in simulator a two-call question")
+    rep.add_argument(
+        "--events", action="store_true", help="print every event of the rich stream instead"
+    )
+    demo = _command(commands, "demo", "ask the built-in simulator a two-call question")
     demo.add_argument("--dialect", choices=DIALECTS, default="openai_chat")
     demo.add_argument("--lang", choices=("en", "pt-BR"), default="en")
-    demo.add_argument("--delay", type=float, default=0.02, help="seconds between chunks")
-    serve = commands.add_parser("serve", help="run the simulator for other clients")
-    serve.add_argument("--port", type=int, default=8765)
+    demo.add_argument("--delay", type=_seconds, default=0.02, help="seconds between chunks")
+    serve = _command(commands, "serve", "run the simulator for other clients")
+    serve.add_argument("--port", type=_port, default=8765)
     serve.add_argument("--script", default=None, help="JSON script of assistant turns")
-    rec = commands.add_parser("record", help="a loopback proxy that records every stream")
+    serve.add_argument(
+        "--loop", action="store_true", help="play the turns round and round, whatever comes"
+    )
+    rec = _command(commands, "record", "a loopback proxy that records every stream")
     rec.add_argument("--upstream", required=True, help="the provider's base URL")
     rec.add_argument("--out", required=True, help="the corpus folder to write")
-    rec.add_argument("--port", type=int, default=8766, help="loopback port to listen on")
+    rec.add_argument("--port", type=_port, default=8766, help="loopback port to listen on")
     rec.add_argument(
         "--redact", action="append", default=[], metavar="REGEX", help="also redact (repeatable)"
     )
-    chk = commands.add_parser("check", help="check every stream of a corpus folder")
+    chk = _command(commands, "check", "check every stream of a corpus folder")
     chk.add_argument("folder", nargs="+")
     chk.add_argument("--seed", default="streams", help="seeds random splits and cuts")
     chk.add_argument("-v", "--verbose", action="store_true", help="also list passing streams")
-    fuzz = commands.add_parser("fuzz", help="mutate a corpus; report what breaks")
+    fuzz = _command(commands, "fuzz", "mutate a corpus; report what breaks")
     fuzz.add_argument("folder")
-    fuzz.add_argument("--seconds", type=float, default=60.0)
+    fuzz.add_argument("--seconds", type=_seconds, default=60.0)
     fuzz.add_argument("--runs", type=_positive, default=None, help="also stop after ~N inputs")
     fuzz.add_argument("--seed", type=int, default=None, help="default: random")
     fuzz.add_argument("--findings", default=None, help="default: FOLDER/findings")
@@ -184,26 +357,32 @@ def _add_mcp(commands: Any) -> None:
     )
 
 
-def _port(text: str) -> int:
-    value = int(text)
-    if not 0 < value < 65536:
-        raise argparse.ArgumentTypeError("must be a port number, 1 to 65535")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status."""
+    """Run the command line; return the exit status (:data:`EXIT_STATUSES`)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
-        return _run(build_parser().parse_args(argv))
+        return _run(args)
+    except UsageError as exc:
+        # Ours, and the caller's to fix: one line, not a traceback.
+        sys.stderr.write(f"sse-toolcalls {args.command}: error: {_one_line(exc)}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, as Unix tools do.
         sys.stderr.close()
-        return 0
+        return EXIT_OK
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
 
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "replay":
-        return replay(args.file, args.dialect, args.chunk_size)
+        return replay(args.file, args.dialect, args.chunk_size, events=args.events)
     if args.command == "demo":
         from .demo import run_demo
 
@@ -232,7 +411,7 @@ def _run(args: argparse.Namespace) -> int:
         return run_serve(args.registry, http=args.http, host=args.host, ledger=args.ledger)
     from .simulator.cli import serve
 
-    return serve(port=args.port, script_file=args.script)
+    return serve(port=args.port, script_file=args.script, loop=args.loop)
 
 
 if __name__ == "__main__":

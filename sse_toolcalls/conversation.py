@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import _adopt
-from .calls import ToolCall, ToolResult
+from .calls import ReasoningBlock, ToolCall, ToolResult
 
 __all__ = [
     "AssistantMessage",
@@ -56,6 +56,11 @@ class AssistantMessage:
 
     calls: tuple[ToolCall, ...] = ()
     """The complete calls of the turn, in order."""
+
+    reasoning: tuple[ReasoningBlock, ...] = ()
+    """The turn's reasoning blocks (``StreamFinished.reasoning``), sent back exactly, each
+    before the call it preceded, in requests of the dialect they came in; other dialects
+    leave them out."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

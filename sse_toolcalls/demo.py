@@ -163,7 +163,13 @@ async def run_demo_async(
                     show("\n")
                     if finished is None or not finished.calls:
                         break
-                    messages.append(AssistantMessage(text=finished.text, calls=finished.calls))
+                    messages.append(
+                        AssistantMessage(
+                            text=finished.text,
+                            calls=finished.calls,
+                            reasoning=finished.reasoning,
+                        )
+                    )
                     reports = await dispatcher.dispatch(finished.calls, request_id=request_id)
                     results = [report.result for report in reports]
                     for call, result in zip(finished.calls, results, strict=True):

@@ -246,6 +246,12 @@ class LedgerError(SSEToolCallsError):
     file...). A write whose key cannot be reserved is not run."""
 
 
+class ConversationStoreError(SSEToolCallsError):
+    """The conversation store could not be read or written, or held a conversation that
+    does not decode (a row written by something else). A run whose history cannot be
+    loaded runs nothing."""
+
+
 class SandboxDeclarationError(UsageError):
     """A sandbox declaration cannot be used: a size or a path that cannot be read, or a
     handler the sandbox's child cannot import by its module path (a lambda, a closure)."""

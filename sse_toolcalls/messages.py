@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .calls import Dialect, ToolCall, ToolResult, ToolSpec
+from .calls import Dialect, ReasoningBlock, ToolCall, ToolResult, ToolSpec
 from .conversation import Conversation
 from .dialects import spec_for
 from .errors import UsageError
@@ -69,9 +69,11 @@ def assistant_turn(
     *,
     dialect: str | None = None,
     names: ToolNameMap | None = None,
+    reasoning: Sequence[ReasoningBlock] = (),
 ) -> list[dict[str, Any]]:
-    """The assistant turn (its text and its calls, as the provider sent them) in the
-    calls' dialect, to continue a conversation.
+    """The assistant turn (its reasoning blocks, its text and its calls, as the provider
+    sent them) in the calls' dialect, to continue a conversation. Reasoning blocks go
+    back only to the dialect they came from (Anthropic thinking, Responses reasoning).
 
     ``dialect`` is needed only for a turn without calls.
 
@@ -86,7 +88,7 @@ def assistant_turn(
     found = _dialect_of(calls, dialect)
     if found is None:
         raise UsageError("a turn without calls needs its dialect")
-    return spec_for(found).assistant_turn(text, calls, names=names)
+    return spec_for(found).assistant_turn(text, calls, names=names, reasoning=reasoning)
 
 
 def tool_declarations(

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pytest
+
+from tests.pg_server import REQUIRE_ENV, PgServer, missing_reason
 
 # Our machines are shared and noisy (two cores, several suites at once): a property test
 # is judged by what it finds, never by how fast an example ran. Without this profile the
@@ -26,3 +31,26 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Every async test runs on asyncio and on trio (anyio's pytest plugin)."""
     backend: str = request.param
     return backend
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PgServer]:
+    """A throwaway PostgreSQL cluster for the session (see ``tests/pg_server.py``):
+    skipped where it cannot run, failed instead when ``SSE_TOOLCALLS_REQUIRE_POSTGRES=1``."""
+    reason = missing_reason()
+    if reason is not None:
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"{REQUIRE_ENV}=1 but {reason}")
+        pytest.skip(reason)
+    server = PgServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: PgServer) -> str:
+    """The DSN of a fresh, empty database on the session's cluster."""
+    return postgres_server.create_database()

@@ -19,7 +19,7 @@ from sse_toolcalls.calls import DIALECTS, Dialect, ToolCall, ToolResult
 from sse_toolcalls.messages import assistant_turn, format_results
 from sse_toolcalls.parser import ToolCallParser
 
-EXTERNAL = Path("/work/shared/external_streams")
+EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external_streams"
 
 
 def addressed(dialect: Dialect, formatted: list[dict[str, Any]]) -> list[tuple[str | None, Any]]:

@@ -242,6 +242,7 @@ EVERY_ERROR: list[Exception] = [
     sse_toolcalls.ToolTimeoutError("late", call=CALL),
     sse_toolcalls.CircuitOpenError("open", call=CALL),
     sse_toolcalls.LedgerError("locked"),
+    sse_toolcalls.ConversationStoreError("refused"),
     sse_toolcalls.SandboxDeclarationError("a lambda cannot be imported"),
     sse_toolcalls.SandboxUnavailableError("no backend", call=CALL, reasons=("no bwrap",)),
     sse_toolcalls.ToolRetry("the date must be in the past"),

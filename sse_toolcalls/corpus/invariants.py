@@ -30,6 +30,8 @@ from typing import Any, Final
 
 from sse_toolcalls import (
     PartialToolCall,
+    ReasoningBlock,
+    ReasoningCompleted,
     ReasoningDelta,
     ServerSentEvent,
     SSEFramer,
@@ -270,6 +272,12 @@ def _check_stream_events(events: Sequence[StreamEvent], calls: Sequence[ToolCall
             }
         elif isinstance(event, ToolCallArgumentsDelta):
             fields = {"index": type(event.index) is int, "delta": isinstance(event.delta, str)}
+        elif isinstance(event, ReasoningCompleted):
+            block = event.block
+            fields = {
+                "block": isinstance(block, ReasoningBlock) and block in end.reasoning,
+                "text": isinstance(block.text, str),
+            }
         elif isinstance(event, ToolCallCompleted | StreamFinished):
             continue
         else:

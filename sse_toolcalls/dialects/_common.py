@@ -14,6 +14,8 @@ from .. import _json
 from ..calls import (
     Dialect,
     PartialToolCall,
+    ReasoningBlock,
+    ReasoningCompleted,
     ReasoningDelta,
     StreamEvent,
     StreamFinished,
@@ -379,6 +381,8 @@ class Reassembler:
         self.usage: dict[str, Any] | None = None
         self.ended = False
         """True once the dialect's end marker arrived."""
+        self.reasoning: list[ReasoningBlock] = []
+        """The turn's whole reasoning blocks so far, in stream order."""
 
     # -- the interface the parser uses ---------------------------------------------------
 
@@ -443,6 +447,12 @@ class Reassembler:
         """Record reasoning text (shown only in the rich stream)."""
         if text and self.rich and type(text) is str:
             self.out.append(ReasoningDelta(text=text))
+
+    def add_block(self, block: ReasoningBlock) -> None:
+        """Record a whole reasoning block (kept in both modes: the turn must carry it back)."""
+        self.reasoning.append(block)
+        if self.rich:
+            self.out.append(ReasoningCompleted(block=block))
 
     def add_arguments(self, call: PendingCall, fragment: str) -> None:
         """Append an argument fragment to a pending call."""
@@ -513,6 +523,7 @@ class Reassembler:
                 usage=self.usage,
                 text="".join(self.text_parts),
                 calls=tuple(self.completed),
+                reasoning=tuple(self.reasoning),
             )
         )
 

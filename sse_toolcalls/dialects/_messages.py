@@ -3,12 +3,12 @@ text, arguments become JSON, and results are put in call order (not public)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import _json
 from .._jsonsafe import dumps_safe
-from ..calls import DIALECTS, ToolCall, ToolResult
+from ..calls import DIALECTS, Image, MediaPart, ReasoningBlock, ToolCall, ToolResult
 from ..conversation import Conversation, SystemPrompt
 from ..errors import UnknownDialectError, UsageError
 
@@ -49,6 +49,32 @@ def flagless_result_text(result: ToolResult) -> str:
     return content_text(result.content)
 
 
+def base64_data(part: MediaPart) -> str:
+    """The part's bytes, base64-encoded (``""`` for a part given by URL)."""
+    import base64
+
+    return base64.b64encode(part.data or b"").decode("ascii")
+
+
+def data_url(part: MediaPart) -> str:
+    """The part as a URL: its own, or a ``data:`` URL of its bytes (RFC 2397)."""
+    if part.url is not None:
+        return part.url
+    return f"data:{part.media_type};base64,{base64_data(part)}"
+
+
+def media_note(part: MediaPart) -> str:
+    """The line of text that stands for a part where the dialect takes only text (Chat
+    Completions): what it is, so the model can tell the user it exists."""
+    kind = "image" if isinstance(part, Image) else "document"
+    size = f"{len(part.data)} bytes" if part.data is not None else part.url
+    name = f" {part.name!r}" if part.name else ""
+    return (
+        f"[{kind}{name} ({part.media_type}, {size}) returned by the tool; not shown: "
+        "this provider reads only text in tool results]"
+    )
+
+
 def arguments_text(call: ToolCall) -> str:
     """The argument text to send back in an assistant turn: the raw text the provider sent
     when it is valid JSON (byte-for-byte what the model wrote), else the JSON of ``args``
@@ -62,6 +88,33 @@ def arguments_text(call: ToolCall) -> str:
         else:
             return raw
     return json_text(call.args)
+
+
+def _index(call: ToolCall) -> int:
+    return call.index
+
+
+def interleaved(
+    calls: Sequence[ToolCall], reasoning: Sequence[ReasoningBlock], dialect: str
+) -> tuple[list[ReasoningBlock], list[ReasoningBlock | ToolCall]]:
+    """A turn's reasoning blocks of ``dialect`` placed among its calls as they streamed.
+
+    Returns:
+        The blocks that came before the first call (they open the turn, before its
+        text), and the calls in call order with every later block just before the call
+        it preceded (or after the last call). Blocks of another dialect are left out:
+        no other provider can read them.
+    """
+    own = [block for block in reasoning if block.provider == dialect]
+    ordered = sorted(calls, key=_index)
+    leading = [block for block in own if block.before_call <= 0]
+    rest: list[ReasoningBlock | ToolCall] = []
+    later = [block for block in own if block.before_call > 0]
+    for position, call in enumerate(ordered):
+        rest.extend(block for block in later if block.before_call == position)
+        rest.append(call)
+    rest.extend(block for block in later if block.before_call >= len(ordered))
+    return leading, rest
 
 
 def ordered_results(results: Iterable[ToolResult], dialect: str) -> list[ToolResult]:

@@ -37,6 +37,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._logging import log
 from ..errors import ToolErrorReply, UsageError
 from ..tools.registry import DEFAULT_TIMEOUT, Effect, Tool, ToolRegistry
 
@@ -237,7 +238,14 @@ async def register_session_tools(
                 reason = str(exc) if tool.name in str(exc) else f"{tool.name}: {exc}"
                 if not skip_invalid:
                     raise UsageError(f"the MCP server's tool cannot be added: {reason}") from exc
-                logger.warning("MCP tool %r left out: %s", tool.name, reason)
+                log(
+                    logger,
+                    logging.WARNING,
+                    "mcp_tool_skipped",
+                    f"MCP tool {tool.name!r} left out: {reason}",
+                    tool=tool.name,
+                    reason=reason,
+                )
                 skipped.append((tool.name, reason))
     except BaseException:
         for tool in added:

@@ -47,10 +47,18 @@ from .ledger import (
     LedgerEntry,
     LedgerError,
     SQLiteLedger,
+    SyncLedgerAdapter,
     idempotency_key,
 )
+from .postgres import PostgresConversationStore, PostgresLedger
 from .retry import RetryPolicy, is_transient
 from .sdk_errors import provider_error_from_sdk, translate_sdk_errors
+from .store import (
+    ConversationStore,
+    Exchange,
+    InMemoryConversationStore,
+    SQLiteConversationStore,
+)
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -65,21 +73,28 @@ __all__ = [
     "CallReport",
     "CircuitBreaker",
     "CircuitStatus",
+    "ConversationStore",
     "Decision",
     "Deny",
     "Diagnostic",
     "Dispatcher",
+    "Exchange",
     "Executor",
     "FallbackReason",
     "IdempotencyLedger",
+    "InMemoryConversationStore",
     "InMemoryLedger",
     "LedgerEntry",
     "LedgerError",
+    "PostgresConversationStore",
+    "PostgresLedger",
     "RetryPolicy",
+    "SQLiteConversationStore",
     "SQLiteLedger",
     "SSELike",
     "StreamingClient",
     "SyncByteResponse",
+    "SyncLedgerAdapter",
     "aiter_events",
     "approval_id",
     "aiter_events_from_sse",

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from .._jsonsafe import clean_text, safe_repr, safe_str
+from .._logging import log
 from ..calls import StreamFinished, ToolCall, ToolResult, ToolSpec
 from ..conversation import (
     AssistantMessage,
@@ -55,7 +56,12 @@ from ..conversation import (
     ToolResultsMessage,
     UserMessage,
 )
-from ..errors import StreamError, StreamTimeoutError, TruncatedStreamError, UsageError
+from ..errors import (
+    StreamError,
+    StreamTimeoutError,
+    TruncatedStreamError,
+    UsageError,
+)
 from ..tools import results as result_texts
 from .approval import (
     ApprovalContext,
@@ -66,7 +72,7 @@ from .approval import (
     approval_id,
 )
 from .breaker import CircuitBreaker
-from .diagnostics import MAX_BODY_CHARS, Diagnostic, from_exception, report
+from .diagnostics import MAX_BODY_CHARS, Diagnostic, from_exception, logger, report
 from .dispatch import (
     DEFAULT_MAX_CALLS_PER_TURN,
     DEFAULT_MAX_CONCURRENCY,
@@ -78,11 +84,14 @@ from .dispatch import (
 )
 from .execute import Executor, run_local
 from .fallback import FallbackReason, fallback_message
-from .ledger import IdempotencyLedger
+from .ledger import IdempotencyLedger, SyncIdempotencyLedger
 from .retry import RetryPolicy
+from .store import ConversationStore, InMemoryConversationStore, history_before
+from .tracing import Tracing, resolve
 
 if TYPE_CHECKING:
     from ..calls import StreamEvent
+    from ..sandbox import WarmPool
     from ..tools.registry import ToolRegistry
 
 __all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentReply", "StreamingClient"]
@@ -153,7 +162,8 @@ class Agent:
         client: StreamingClient,
         registry: ToolRegistry,
         *,
-        ledger: IdempotencyLedger | None = None,
+        ledger: IdempotencyLedger | SyncIdempotencyLedger | None = None,
+        store: ConversationStore | None = None,
         breaker: CircuitBreaker | None = None,
         retry: RetryPolicy | None = None,
         lang: str = "en",
@@ -167,12 +177,18 @@ class Agent:
         breaker_scope: BreakerScope = per_tool,
         deps: Any = None,
         policy: ApprovalPolicy | None = None,
+        tracing: Tracing | bool | None = None,
+        sandbox_pool: WarmPool | None = None,
     ) -> None:
         """Args:
             client: the provider client (its dialect decides every format).
             registry: the tools the model may call.
             ledger: the idempotency ledger for writes (in memory by default; use a
-                :class:`~.ledger.SQLiteLedger` to be safe across processes and restarts).
+                :class:`~.ledger.SQLiteLedger` to be safe across processes and restarts,
+                a :class:`~.postgres.PostgresLedger` across machines).
+            store: where conversations are kept, so that ``run(text,
+                conversation_id=...)`` continues one (:mod:`.store`; in memory by
+                default; SQLite or Postgres to survive restarts and span workers).
             breaker: the circuit breaker (3 failures, 60 s by default).
             retry: the provider retry policy (3 attempts by default).
             lang: the user's language for fallback messages (BCP 47: ``en``, ``pt-BR``).
@@ -194,9 +210,16 @@ class Agent:
             policy: decides before each call runs: ``"allow"``, ``Deny(reason)`` or
                 ``"ask"`` (:mod:`.approval`); every call is allowed by default, except
                 that a tool with ``needs_approval`` always asks.
+            tracing: OpenTelemetry spans (:mod:`.tracing`): a :class:`~.tracing.Tracing`,
+                ``False`` for none, or ``None`` (the default) for spans to the global
+                tracer provider when ``opentelemetry-api`` is installed, none otherwise.
+            sandbox_pool: warm workers for sandboxed tools, reused across calls and
+                runs (a :class:`~sse_toolcalls.sandbox.WarmPool`, opened and closed by
+                the application in the same event loop); a cold child per call without.
 
         Raises:
-            UsageError: ``max_steps`` below 1, or a bad dispatcher setting.
+            UsageError: ``max_steps`` below 1, a bad dispatcher setting, or
+                ``tracing=True`` without ``opentelemetry-api``.
         """
         if max_steps < 1:
             raise UsageError("max_steps must be at least 1")
@@ -213,6 +236,7 @@ class Agent:
             max_calls_per_turn=max_calls_per_turn,
             executor=executor,
             breaker_scope=breaker_scope,
+            sandbox_pool=sandbox_pool,
         )
         """Runs each turn's calls."""
         self.retry = retry if retry is not None else RetryPolicy()
@@ -229,6 +253,10 @@ class Agent:
         """The application's dependencies, for tools' contexts."""
         self.policy = policy
         """The approval policy, or ``None``."""
+        self.tracing = resolve(tracing)
+        """Where spans go (a no-op without OpenTelemetry)."""
+        self.store: ConversationStore = store if store is not None else InMemoryConversationStore()
+        """Where conversations are kept."""
         self._resumed: set[str] = set()
 
     async def run(
@@ -239,13 +267,25 @@ class Agent:
         request_id: str | None = None,
         lang: str | None = None,
         deps: Any = None,
+        history: Sequence[Message] | None = None,
     ) -> AgentReply:
         """Talk with the model until it answers without calling a tool.
 
+        **Conversation memory.** Given text and a ``conversation_id`` (and no
+        ``history``), the run continues that conversation: the agent's ``store``
+        gives the messages of the requests before this one, and this request's
+        messages are saved back when the run ends (a fallback and a pause included),
+        under its ``request_id``, so a re-submitted request replaces its own exchange
+        rather than repeating itself. ``history`` (or a whole conversation instead of
+        text) is the application keeping the history itself: the store is then
+        neither read nor written. The reply's ``conversation`` is the whole updated
+        conversation either way.
+
         Args:
-            conversation: the conversation so far, or the user's message as text.
-            conversation_id: a stable id of the conversation (for diagnostics and
-                tools; write keys do not use it). A random id by default.
+            conversation: the user's message as text, or the whole conversation so far.
+            conversation_id: a stable id of the conversation: the store's key, and
+                given to tools and diagnostics (write keys do not use it). A random id
+                (and no memory) by default.
             request_id: the application's id for the user's message (one per message
                 the user sent, as a payment API's idempotency key): write keys are made
                 of it. Re-submit the same id to resume a request (after a crash, a
@@ -254,18 +294,23 @@ class Agent:
                 run is a new request.
             lang: the language of a fallback message, overriding the agent's.
             deps: dependencies for tools' contexts, overriding the agent's.
+            history: the messages before ``conversation`` (text), kept by the
+                application instead of the store.
 
         Returns:
-            The reply: the final answer, or a fallback message, never empty.
+            The reply: the final answer, or a fallback message, never empty (when the
+            store cannot be read, the ``internal_error`` fallback, with nothing run and
+            a ``store_error`` diagnostic).
 
         Raises:
             UsageError: the conversation cannot be encoded for the client's dialect,
                 found before any tool ran (after one ran, the reply is a fallback).
             Cancellation from the caller, unswallowed.
         """
+        remember = isinstance(conversation, str) and history is None and bool(conversation_id)
         run = _Run(
             self,
-            [UserMessage(text=conversation)]
+            [*(history or ()), UserMessage(text=conversation)]
             if isinstance(conversation, str)
             else list(conversation),
             conversation_id=conversation_id or uuid.uuid4().hex,
@@ -273,16 +318,27 @@ class Agent:
             lang=lang or self.lang,
             deps=deps if deps is not None else self.deps,
         )
-        try:
-            return await run.go()
-        except UsageError as exc:
-            if not run.reports:
-                raise  # misuse, and nothing has run yet: the caller must hear of it
-            return run.crashed(exc)
-        except Exception as exc:
-            # Defence in depth: each failure we know of is handled where it happens;
-            # this is the last line, so that the user always gets a reply.
-            return run.crashed(exc)
+        with run.span:
+            if remember:
+                try:
+                    exchanges = await self.store.load(run.conversation_id)
+                except Exception as exc:  # ours, or a bug in the application's store
+                    run.store_failed(exc, "loaded")
+                    return run.done(run._fallback("internal_error"))
+                earlier = history_before(exchanges, run.request_id)
+                run.messages[:0] = earlier
+                run.history_length = len(earlier)
+            try:
+                reply = await run.go()
+            except UsageError as exc:
+                if not run.reports:
+                    raise  # misuse, and nothing has run yet: the caller must hear of it
+                reply = run.crashed(exc)
+            except Exception as exc:
+                # Defence in depth: each failure we know of is handled where it happens;
+                # this is the last line, so that the user always gets a reply.
+                reply = run.crashed(exc)
+            return run.done(await run.saved(reply))
 
     async def resume(
         self,
@@ -331,6 +387,7 @@ class Agent:
         run.reports = list(state.reports)
         run.diagnostics = list(state.diagnostics)
         run.steps, run.requests = state.steps, state.requests
+        run.history_length = state.history_length
         declined = dict(state.denied)
         decisions: list[Decision] = [
             Deny(reason=declined[approval_id(call)])
@@ -338,10 +395,12 @@ class Agent:
             else ("allow" if approval_id(call) not in deny else "ask")
             for call in state.calls
         ]
-        try:
-            return await run.go(resumed=(state, decisions))
-        except Exception as exc:
-            return run.crashed(exc)
+        with run.span:
+            try:
+                reply = await run.go(resumed=(state, decisions))
+            except Exception as exc:
+                reply = run.crashed(exc)
+            return run.done(await run.saved(reply))
 
 
 class _Run:
@@ -368,9 +427,24 @@ class _Run:
         self.steps = 0
         self.requests = 0
         self.retries: dict[str, int] = {}  # ToolRetry answers per tool, this run
+        self.span = agent.tracing.run(
+            agent.client, conversation_id=conversation_id, request_id=request_id
+        )
+        # Messages from the conversation store at the head of ``messages``; ``None``
+        # when the run does not use the store (the application keeps the history).
+        self.history_length: int | None = None
 
     async def go(self, resumed: tuple[ApprovalState, list[Decision]] | None = None) -> AgentReply:
         agent = self.agent
+        log(
+            logger,
+            logging.DEBUG,
+            "run_started",
+            "resumed after approval" if resumed is not None else "started",
+            provider=_dialect(agent.client),
+            conversation_id=self.conversation_id,
+            request_id=self.request_id,
+        )
         tools = agent.registry.specs()
         refused_before: set[str] = set()
         if resumed is not None:
@@ -391,7 +465,11 @@ class _Run:
             # The turn's index in the conversation, for the approval policy's context and
             # the paused state (write keys no longer use it: they are request-scoped).
             turn = sum(isinstance(m, AssistantMessage) for m in self.messages)
-            self.messages.append(AssistantMessage(text=finished.text, calls=finished.calls))
+            self.messages.append(
+                AssistantMessage(
+                    text=finished.text, calls=finished.calls, reasoning=finished.reasoning
+                )
+            )
             if not finished.calls:
                 if not finished.text.strip():
                     self._note(Diagnostic(kind="empty_answer", message="no text and no calls"))
@@ -513,6 +591,7 @@ class _Run:
             steps=self.steps,
             requests=self.requests,
             retries=tuple(sorted(self.retries.items())),
+            history_length=self.history_length,
         )
         reply = self._reply(finished.text, None)
         return dataclasses.replace(reply, pending_approvals=pending, state=state)
@@ -556,7 +635,22 @@ class _Run:
         for attempt in range(1, policy.attempts + 1):
             self.requests += 1
             try:
-                return await self._stream(tools)
+                with self.agent.tracing.request(
+                    self.agent.client, attempt=attempt, messages=self.messages
+                ) as span:
+                    finished = span.finished(await self._stream(tools))
+                log(
+                    logger,
+                    logging.DEBUG,
+                    "turn_received",
+                    f"{len(finished.calls)} call(s), stop reason {finished.stop_reason}",
+                    provider=_dialect(self.agent.client),
+                    attempt=attempt,
+                    stop_reason=finished.stop_reason,
+                    calls=len(finished.calls),
+                    usage=finished.usage,
+                )
+                return finished
             except StreamError as error:
                 retry = policy.should_retry(error, attempt)
                 self._note(from_exception(error, attempt=attempt, retried=retry))
@@ -594,6 +688,51 @@ class _Run:
                 provider=_dialect(agent.client),
             )
         return last
+
+    def done(self, reply: AgentReply) -> AgentReply:
+        """The run's end, on its span and in the log; returns ``reply``."""
+        self.span.reply(reply)
+        log(
+            logger,
+            logging.DEBUG,
+            "run_finished",
+            f"fallback {reply.reason}" if reply.reason else "answered",
+            provider=_dialect(self.agent.client),
+            conversation_id=self.conversation_id,
+            request_id=self.request_id,
+            steps=reply.steps,
+            requests=reply.requests,
+            calls=len(reply.calls),
+            fallback=reply.reason,
+            paused=bool(reply.pending_approvals),
+        )
+        return reply
+
+    async def saved(self, reply: AgentReply) -> AgentReply:
+        """Save this request's exchange to the store (when the run uses it); a store
+        that fails is a diagnostic on the reply, which still goes to the user."""
+        if self.history_length is None:
+            return reply
+        try:
+            await self.agent.store.save(
+                self.conversation_id, self.request_id, self.messages[self.history_length :]
+            )
+        except Exception as exc:  # the reply still goes to the user
+            self.store_failed(exc, "saved")
+            return dataclasses.replace(reply, diagnostics=tuple(self.diagnostics))
+        return reply
+
+    def store_failed(self, exc: Exception, verb: str) -> None:
+        self.diagnostics.append(
+            report(
+                Diagnostic(
+                    kind="store_error",
+                    message=f"the conversation could not be {verb}: {safe_str(exc)}",
+                    exception=safe_repr(exc),
+                ),
+                level=logging.ERROR,
+            )
+        )
 
     def crashed(self, exc: Exception) -> AgentReply:
         """The ``internal_error`` fallback for an exception that stopped the run."""

@@ -116,3 +116,7 @@ class ApprovalState:
     """Requests sent so far."""
     retries: tuple[tuple[str, int], ...] = ()
     """``(tool, count)`` of the ToolRetry answers spent so far (the per-run budget)."""
+    history_length: int | None = None
+    """How many of ``messages`` came from the conversation store (the rest are this
+    request's exchange, saved again when the run goes on), or ``None`` when the run
+    did not use the store."""

@@ -2,8 +2,9 @@
 
 Each failure the runtime handles becomes a :class:`Diagnostic` (returned with the reply)
 and a log record on the ``sse_toolcalls.runtime`` logger whose ``extra`` fields carry
-the structure: ``status``, ``code``, ``body``, ``exception``, plus ``diagnostic_kind``,
-``provider``, ``attempt`` and ``tool``. None of it is ever put in the text shown to the
+the structure: ``event`` (the kind, as every record of the library has one; also as
+``diagnostic_kind``), ``status``, ``code``, ``body``, ``exception``, ``provider``,
+``attempt``, ``tool`` and ``call_id``. None of it is ever put in the text shown to the
 user (that is :mod:`.fallback`'s job).
 """
 
@@ -13,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from .._logging import log
 from ..errors import ProviderError, TruncatedStreamError
 
 __all__ = ["LOGGER_NAME", "Diagnostic", "from_exception", "logger", "report"]
@@ -35,8 +37,9 @@ class Diagnostic:
     """What happened: ``provider_error``, ``stream_truncated``, ``stream_error``,
     ``tool_failed``, ``tool_timeout``, ``tool_unavailable``, ``write_unconfirmed``,
     ``write_replayed``, ``ledger_error``, ``tool_arguments``, ``step_limit``,
-    ``empty_answer``, ``calls_over_limit``, ``internal_error`` (an unexpected exception;
-    its traceback is in ``body``)."""
+    ``empty_answer``, ``calls_over_limit``, ``store_error`` (the conversation store could
+    not be read or written), ``internal_error`` (an unexpected exception; its traceback
+    is in ``body``)."""
 
     message: str
     """A sentence for the developer."""
@@ -113,21 +116,19 @@ def from_exception(
 
 def report(diagnostic: Diagnostic, *, level: int = logging.WARNING) -> Diagnostic:
     """Log ``diagnostic`` on the runtime logger with its fields as ``extra``; return it."""
-    logger.log(
+    log(
+        logger,
         level,
-        "%s: %s",
         diagnostic.kind,
         diagnostic.message,
-        extra={
-            "diagnostic_kind": diagnostic.kind,
-            "provider": diagnostic.provider,
-            "status": diagnostic.status,
-            "code": diagnostic.code,
-            "body": diagnostic.body,
-            "exception": diagnostic.exception,
-            "attempt": diagnostic.attempt,
-            "tool": diagnostic.tool,
-            "call_id": diagnostic.call_id,
-        },
+        diagnostic_kind=diagnostic.kind,
+        provider=diagnostic.provider,
+        status=diagnostic.status,
+        code=diagnostic.code,
+        body=diagnostic.body,
+        exception=diagnostic.exception,
+        attempt=diagnostic.attempt,
+        tool=diagnostic.tool,
+        call_id=diagnostic.call_id,
     )
     return diagnostic

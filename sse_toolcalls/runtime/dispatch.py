@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from .._jsonsafe import safe_repr, safe_str
+from .._logging import log
 from ..calls import ToolCall, ToolResult
 from ..errors import (
     CircuitOpenError,
@@ -69,19 +70,23 @@ from ..errors import (
 )
 from ..tools import results
 from ..tools.context import ToolContext
+from . import tracing
 from .breaker import Blame, CircuitBreaker, blame
-from .diagnostics import Diagnostic, report
+from .diagnostics import Diagnostic, logger, report
 from .execute import Executor, run_local, run_once
 from .ledger import (
     IdempotencyLedger,
     InMemoryLedger,
     LedgerEntry,
     LedgerError,
+    SyncIdempotencyLedger,
+    as_async_ledger,
     idempotency_key,
     key_arguments,
 )
 
 if TYPE_CHECKING:
+    from ..sandbox import WarmPool
     from ..tools.registry import ToolRegistry, ValidatedCall
 
 __all__ = [
@@ -199,7 +204,7 @@ class Dispatcher:
         self,
         registry: ToolRegistry,
         *,
-        ledger: IdempotencyLedger | None = None,
+        ledger: IdempotencyLedger | SyncIdempotencyLedger | None = None,
         breaker: CircuitBreaker | None = None,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         read_retries: int = DEFAULT_READ_RETRIES,
@@ -207,6 +212,7 @@ class Dispatcher:
         max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN,
         executor: Executor = run_local,
         breaker_scope: BreakerScope = per_tool,
+        sandbox_pool: WarmPool | None = None,
     ) -> None:
         """Args:
             registry: the tools.
@@ -222,6 +228,9 @@ class Dispatcher:
                 process by default (:func:`~.execute.run_local`).
             breaker_scope: names the circuit of a call (:data:`BreakerScope`): per
                 tool by default.
+            sandbox_pool: warm workers for sandboxed tools (a
+                :class:`~sse_toolcalls.sandbox.WarmPool` the application opened, and
+                closes); each sandboxed call starts a cold child without one.
 
         Raises:
             UsageError: a concurrency or a call cap below 1, or negative retries.
@@ -234,7 +243,9 @@ class Dispatcher:
             raise UsageError("read_retries cannot be negative")
         self.registry = registry
         """The tools."""
-        self.ledger: IdempotencyLedger = ledger if ledger is not None else InMemoryLedger()
+        self.ledger: IdempotencyLedger = (
+            as_async_ledger(ledger) if ledger is not None else InMemoryLedger()
+        )
         """Where writes are recorded."""
         self.breaker = breaker if breaker is not None else CircuitBreaker()
         """The circuit breaker."""
@@ -246,6 +257,8 @@ class Dispatcher:
         """Calls one turn may ask for."""
         self.executor = executor
         """How a handler is run."""
+        self.sandbox_pool = sandbox_pool
+        """Warm workers for sandboxed tools, or ``None`` (a cold child per call)."""
         self._key = key
         self._scope = breaker_scope
 
@@ -342,6 +355,29 @@ class Dispatcher:
         key: str | None,
         conversation_id: str,
     ) -> CallReport:
+        with tracing.tool_span(call, checked) as span:
+            done = await self._handle(call, checked, key, conversation_id)
+            sandboxed = not isinstance(checked, ToolResult) and checked.tool.sandbox is not None
+            tracing.tool_report(span, done, sandboxed)
+        log(
+            logger,
+            logging.DEBUG,
+            "call_finished",
+            f"{call.name}: {done.outcome} after {done.runs} run(s)",
+            tool=call.name,
+            call_id=call.call_id,
+            outcome=done.outcome,
+            runs=done.runs,
+        )
+        return done
+
+    async def _handle(
+        self,
+        call: ToolCall,
+        checked: ValidatedCall | ToolResult,
+        key: str | None,
+        conversation_id: str,
+    ) -> CallReport:
         if isinstance(checked, ToolResult):
             return CallReport(call=call, result=checked, outcome="refused", runs=0)
         circuit = self._scope(checked, conversation_id)
@@ -387,13 +423,13 @@ class Dispatcher:
     async def _write(self, validated: ValidatedCall, key: str, circuit: str) -> CallReport:
         call, name = validated.call, validated.tool.name
         try:
-            entry = self.ledger.get(key)
+            entry = await self.ledger.get(key)
             if entry is not None:
                 return self._from_ledger(validated, key, entry)
             if not self.breaker.allow(circuit):
                 return self._unavailable(validated, circuit, key)
             try:
-                entry = self.ledger.reserve(key, tool=name)
+                entry = await self.ledger.reserve(key, tool=name)
             except BaseException:
                 self.breaker.release(circuit)
                 raise
@@ -409,7 +445,7 @@ class Dispatcher:
         diagnostics = [problem] if problem is not None else []
         self._settle(circuit, blamed)
         try:
-            self.ledger.record(key, result.content, is_error=result.is_error)
+            await self.ledger.record(key, result.content, is_error=result.is_error)
         except LedgerError as exc:
             diagnostics.append(
                 _note(
@@ -436,8 +472,9 @@ class Dispatcher:
         """Run the handler once (within its timeout) and answer the call; the last item
         is who a failure blames (:func:`~.breaker.blame`), ``None`` on success."""
         try:
-            value = await run_once(validated, self.executor)
+            value = await run_once(validated, self.executor, pool=self.sandbox_pool)
         except ToolTimeoutError as exc:
+            tracing.note_tool_failure(exc)
             result = (
                 results.write_timeout_result(validated.call)
                 if write
@@ -446,6 +483,7 @@ class Dispatcher:
             problem = self._tool_problem("tool_timeout", exc, validated)
             return result, "timeout", problem, "transient"
         except ToolError as exc:
+            tracing.note_tool_failure(exc)
             cause = exc.__cause__ if isinstance(exc, ToolExecutionError) else exc
             if isinstance(cause, ToolRetry):
                 # The tool's verdict on its input, for the model: "input" keeps it off

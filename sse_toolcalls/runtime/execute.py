@@ -47,6 +47,7 @@ from ..errors import (
 )
 
 if TYPE_CHECKING:
+    from ..sandbox import WarmPool
     from ..tools.registry import ValidatedCall
 
 __all__ = ["Executor", "run_local", "run_once", "run_sandboxed"]
@@ -105,8 +106,11 @@ async def run_local(validated: ValidatedCall, /) -> Any:
     return value
 
 
-async def run_sandboxed(validated: ValidatedCall, /) -> Any:
+async def run_sandboxed(validated: ValidatedCall, /, *, pool: WarmPool | None = None) -> Any:
     """Run a sandboxed tool's handler in a child confined to its ``Tool.sandbox``.
+
+    With a ``pool``, on a warm worker of the tool where it can (the same confinement, a
+    fork of a zygote that has the handler imported); else in a cold child.
 
     Returns:
         What the handler returned, as JSON decoded it.
@@ -133,6 +137,7 @@ async def run_sandboxed(validated: ValidatedCall, /) -> Any:
             tool.handler,
             validated.arguments,
             allow_unsandboxed=tool.allow_unsandboxed,
+            pool=pool,
         )
     except (SandboxUnavailableError, SandboxDeclarationError) as exc:
         # Checked at registration; the machine changed since (bwrap removed, a module
@@ -167,8 +172,11 @@ async def run_sandboxed(validated: ValidatedCall, /) -> Any:
     return outcome.value
 
 
-async def run_once(validated: ValidatedCall, executor: Executor = run_local) -> Any:
-    """Run a validated call once through ``executor``, within its tool's timeout.
+async def run_once(
+    validated: ValidatedCall, executor: Executor = run_local, *, pool: WarmPool | None = None
+) -> Any:
+    """Run a validated call once through ``executor``, within its tool's timeout; a
+    sandboxed tool through :func:`run_sandboxed` (on ``pool``'s warm workers if given).
 
     Returns:
         What the handler returned.
@@ -180,7 +188,7 @@ async def run_once(validated: ValidatedCall, executor: Executor = run_local) -> 
         Whatever cancels the caller (never swallowed).
     """
     if validated.tool.sandbox is not None:
-        return await run_sandboxed(validated)
+        return await run_sandboxed(validated, pool=pool)
     timeout = validated.tool.timeout
     try:
         with anyio.fail_after(timeout):

@@ -14,10 +14,13 @@ three states:
 - ``done``: it ran; a retried or replayed call gets the recorded result, re-addressed to
   its own call id, and the handler does not run again.
 
-Two implementations: :class:`SQLiteLedger` (a file in WAL mode, safe across processes and
-restarts: the embedded default) and :class:`InMemoryLedger` (one process, for tests).
-Anything with the methods of :class:`IdempotencyLedger` can be plugged in (Redis, a SQL
-server...): ``reserve`` must be atomic, as a compare-and-set.
+Three implementations: :class:`SQLiteLedger` (a file in WAL mode, safe across processes
+and restarts: the embedded default), :class:`InMemoryLedger` (one process, for tests) and
+:class:`~.postgres.PostgresLedger` (many workers on many machines; the ``postgres``
+extra). Anything with the methods of :class:`IdempotencyLedger` can be plugged in (Redis,
+another SQL server...): ``reserve`` must be atomic, as a compare-and-set. The methods are
+coroutines and never block the event loop (issue 15); a synchronous ledger of the old
+protocol runs through :class:`SyncLedgerAdapter`.
 """
 
 from __future__ import annotations
@@ -26,21 +29,27 @@ import dataclasses
 import datetime
 import enum
 import hashlib
+import inspect
 import json
 import math
 import sqlite3
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
+
+import anyio
+import anyio.to_thread
 
 from .._jsonsafe import MAX_DEPTH, MAX_INT_BITS, dumps_safe, safe_repr
-from ..errors import LedgerError
+from ..errors import LedgerError, UsageError
 
 __all__ = [
+    "DEFAULT_RETENTION_S",
     "KEY_VERSION",
     "InMemoryLedger",
     "LedgerEntry",
@@ -48,6 +57,9 @@ __all__ = [
     "LedgerState",
     "IdempotencyLedger",
     "SQLiteLedger",
+    "SyncIdempotencyLedger",
+    "SyncLedgerAdapter",
+    "as_async_ledger",
     "canonical_arguments",
     "idempotency_key",
     "key_arguments",
@@ -91,12 +103,23 @@ class LedgerEntry:
     """When the result was recorded, or ``None`` while in flight."""
 
 
+DEFAULT_RETENTION_S = 30 * 86400.0
+"""How long :meth:`IdempotencyLedger.sweep` keeps a done entry, in seconds (30 days):
+clients retry a lost reply within minutes and people re-submit a stale tab within days
+(payment APIs keep keys for one day); a month covers both with room, and bounds the
+table at a month of writes. An entry still in flight is kept whatever its age unless
+the sweep is told otherwise: it is a write that may have run, and only a person
+should let it run again."""
+
+
 @runtime_checkable
 class IdempotencyLedger(Protocol):
-    """What the dispatcher needs from a ledger. Methods are synchronous and short: an
-    embedded store answers in well under a millisecond, so they run on the event loop."""
+    """What the dispatcher needs from a ledger. Every method is a coroutine and must not
+    block the event loop (a store with a blocking client runs it in a worker thread, as
+    :class:`SQLiteLedger` does). **(changed, issue 15: the methods were synchronous; a
+    ledger of your own with the old methods is wrapped by :class:`SyncLedgerAdapter`.)**"""
 
-    def get(self, key: str) -> LedgerEntry | None:
+    async def get(self, key: str) -> LedgerEntry | None:
         """The entry for ``key``, or ``None`` when the key was never reserved.
 
         Raises:
@@ -104,7 +127,7 @@ class IdempotencyLedger(Protocol):
         """
         ...
 
-    def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
+    async def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
         """Atomically mark ``key`` in flight, unless it already has an entry.
 
         Returns:
@@ -112,27 +135,136 @@ class IdempotencyLedger(Protocol):
             the existing entry (the write must not run).
 
         Raises:
-            LedgerError: the store cannot be written; the write must not run.
+            LedgerError: the store cannot be written, or it cannot tell whether the
+                reservation was taken; the write must not run.
         """
         ...
 
-    def record(
+    async def record(
         self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
     ) -> None:
         """Mark ``key`` done with its result (creating the entry if it has none).
 
         Raises:
-            LedgerError: the store cannot be written.
+            LedgerError: the store cannot be written (the key stays in flight: "may
+                have run", never re-run).
         """
         ...
 
-    def forget(self, key: str) -> None:
+    async def forget(self, key: str) -> None:
         """Remove ``key`` (after a person checked an unconfirmed write, say).
 
         Raises:
             LedgerError: the store cannot be written.
         """
         ...
+
+    async def sweep(
+        self, *, older_than: float = DEFAULT_RETENTION_S, include_in_flight: bool = False
+    ) -> int:
+        """Remove done entries that finished more than ``older_than`` seconds ago (and
+        in-flight ones reserved that long ago, with ``include_in_flight``).
+
+        A swept key is absent again: a request re-submitted after the sweep runs its
+        writes again, so keep ``older_than`` past any retry the application allows.
+
+        Returns:
+            How many entries were removed.
+
+        Raises:
+            LedgerError: the store cannot be written.
+        """
+        ...
+
+
+class SyncIdempotencyLedger(Protocol):
+    """The ledger protocol before issue 15: the same methods, synchronous (no
+    ``sweep``). Wrap one in :class:`SyncLedgerAdapter` to use it."""
+
+    def get(self, key: str) -> LedgerEntry | None: ...
+
+    def reserve(self, key: str, *, tool: str) -> LedgerEntry | None: ...
+
+    def record(
+        self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
+    ) -> None: ...
+
+    def forget(self, key: str) -> None: ...
+
+
+class SyncLedgerAdapter:
+    """A synchronous ledger (:class:`SyncIdempotencyLedger`: a Redis or SQL client of
+    your own written for the old protocol) as an :class:`IdempotencyLedger`: each call
+    runs in a worker thread, so a slow store never stalls the event loop.
+
+    A call is never abandoned in its thread: a cancellation waits for the store's
+    answer first, so a reservation is never taken behind the dispatcher's back (it
+    then stays in flight, "may have run", as any write cut short)."""
+
+    def __init__(self, ledger: SyncIdempotencyLedger) -> None:
+        """Args:
+        ledger: the synchronous ledger."""
+        self.ledger = ledger
+        """The wrapped ledger."""
+
+    def __repr__(self) -> str:
+        return f"SyncLedgerAdapter({self.ledger!r})"
+
+    async def get(self, key: str) -> LedgerEntry | None:
+        """See :meth:`IdempotencyLedger.get`."""
+        return await anyio.to_thread.run_sync(self.ledger.get, key)
+
+    async def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
+        """See :meth:`IdempotencyLedger.reserve`."""
+        return await anyio.to_thread.run_sync(lambda: self.ledger.reserve(key, tool=tool))
+
+    async def record(
+        self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
+    ) -> None:
+        """See :meth:`IdempotencyLedger.record`."""
+        await anyio.to_thread.run_sync(lambda: self.ledger.record(key, content, is_error=is_error))
+
+    async def forget(self, key: str) -> None:
+        """See :meth:`IdempotencyLedger.forget`."""
+        await anyio.to_thread.run_sync(self.ledger.forget, key)
+
+    async def sweep(
+        self, *, older_than: float = DEFAULT_RETENTION_S, include_in_flight: bool = False
+    ) -> int:
+        """The wrapped ledger's ``sweep`` when it has one (called with the same keyword
+        arguments, in a thread), else nothing is removed.
+
+        Returns:
+            How many entries were removed (0 without a ``sweep``)."""
+        sweep = getattr(self.ledger, "sweep", None)
+        if sweep is None:
+            return 0
+        removed = await anyio.to_thread.run_sync(
+            lambda: sweep(older_than=older_than, include_in_flight=include_in_flight)
+        )
+        return int(removed)
+
+
+def as_async_ledger(ledger: IdempotencyLedger | SyncIdempotencyLedger) -> IdempotencyLedger:
+    """``ledger`` itself when its methods are coroutines, else wrapped in a
+    :class:`SyncLedgerAdapter` with a ``DeprecationWarning`` (the migration path of
+    issue 15: the old synchronous protocol keeps working, off the event loop).
+
+    Raises:
+        UsageError: ``ledger`` lacks a method of the protocol.
+    """
+    missing = [n for n in ("get", "reserve", "record", "forget") if not hasattr(ledger, n)]
+    if missing:
+        raise UsageError(f"a ledger needs get, reserve, record and forget; missing: {missing}")
+    if inspect.iscoroutinefunction(ledger.reserve):
+        return cast(IdempotencyLedger, ledger)
+    warnings.warn(
+        f"{type(ledger).__name__} has synchronous methods: the ledger protocol is async "
+        "since 0.2.0; wrap it in SyncLedgerAdapter (done for you now, in worker threads)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return SyncLedgerAdapter(cast(SyncIdempotencyLedger, ledger))
 
 
 # --------------------------------------------------------------------------------------
@@ -343,7 +475,10 @@ def key_arguments(arguments: Any, json_arguments: dict[str, Any] | None = None) 
 
 
 class InMemoryLedger:
-    """A ledger in a dict: one process, gone at exit. For tests and short scripts."""
+    """A ledger in a dict: one process, gone at exit. For tests and short scripts.
+
+    Each method answers at once (a dict under a lock, never waiting on anything), so
+    awaiting it never blocks the loop."""
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         """Args:
@@ -352,12 +487,15 @@ class InMemoryLedger:
         self._lock = threading.Lock()
         self._clock = clock
 
-    def get(self, key: str) -> LedgerEntry | None:
+    def __repr__(self) -> str:
+        return f"InMemoryLedger(entries={len(self._entries)})"
+
+    async def get(self, key: str) -> LedgerEntry | None:
         """See :meth:`IdempotencyLedger.get`."""
         with self._lock:
             return self._entries.get(key)
 
-    def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
+    async def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
         """See :meth:`IdempotencyLedger.reserve`."""
         with self._lock:
             existing = self._entries.get(key)
@@ -368,7 +506,7 @@ class InMemoryLedger:
             )
             return None
 
-    def record(
+    async def record(
         self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
     ) -> None:
         """See :meth:`IdempotencyLedger.record`."""
@@ -381,15 +519,32 @@ class InMemoryLedger:
                 entry, state="done", content=content, is_error=is_error, finished_at=now
             )
 
-    def forget(self, key: str) -> None:
+    async def forget(self, key: str) -> None:
         """See :meth:`IdempotencyLedger.forget`."""
         with self._lock:
             self._entries.pop(key, None)
+
+    async def sweep(
+        self, *, older_than: float = DEFAULT_RETENTION_S, include_in_flight: bool = False
+    ) -> int:
+        """See :meth:`IdempotencyLedger.sweep`."""
+        with self._lock:
+            cutoff = self._clock() - older_than
+            old = [k for k, e in self._entries.items() if _expired(e, cutoff, include_in_flight)]
+            for key in old:
+                del self._entries[key]
+            return len(old)
 
     def entries(self) -> list[LedgerEntry]:
         """Every entry, in reservation order."""
         with self._lock:
             return list(self._entries.values())
+
+
+def _expired(entry: LedgerEntry, cutoff: float, include_in_flight: bool) -> bool:
+    if entry.finished_at is not None:
+        return entry.finished_at < cutoff
+    return include_in_flight and entry.started_at < cutoff
 
 
 # --------------------------------------------------------------------------------------
@@ -420,7 +575,14 @@ class SQLiteLedger:
     WAL lets readers go on while one process writes) and across restarts (each
     ``reserve`` and ``record`` is committed with ``synchronous=FULL`` before the method
     returns, so a reservation is on disk before the handler starts). One connection per
-    object, guarded by a lock, usable from worker threads.
+    object, guarded by a lock.
+
+    **Off the event loop.** SQLite blocks: an fsync per commit, and up to
+    ``BUSY_TIMEOUT_S`` waiting for another process's lock. Each async method therefore
+    runs its statement in a worker thread (``anyio.to_thread``); a cancellation waits for
+    the statement to finish (the thread is never abandoned holding the connection), so a
+    reservation is either on disk or not, never half made. The ``*_sync`` twins are the
+    same statements for scripts without an event loop.
     """
 
     def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
@@ -452,6 +614,9 @@ class SQLiteLedger:
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot open the ledger at {self.path}: {exc}") from exc
 
+    def __repr__(self) -> str:
+        return f"SQLiteLedger({self.path!r})"
+
     def _row(self, key: str) -> LedgerEntry | None:
         row = self._db.execute(
             "SELECT key, state, tool, content, is_error, started_at, finished_at "
@@ -471,16 +636,42 @@ class SQLiteLedger:
             finished_at=row[6],
         )
 
-    def get(self, key: str) -> LedgerEntry | None:
+    async def get(self, key: str) -> LedgerEntry | None:
         """See :meth:`IdempotencyLedger.get`."""
+        return await anyio.to_thread.run_sync(self.get_sync, key)
+
+    async def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
+        """See :meth:`IdempotencyLedger.reserve`."""
+        return await anyio.to_thread.run_sync(lambda: self.reserve_sync(key, tool=tool))
+
+    async def record(
+        self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
+    ) -> None:
+        """See :meth:`IdempotencyLedger.record`."""
+        await anyio.to_thread.run_sync(lambda: self.record_sync(key, content, is_error=is_error))
+
+    async def forget(self, key: str) -> None:
+        """See :meth:`IdempotencyLedger.forget`."""
+        await anyio.to_thread.run_sync(self.forget_sync, key)
+
+    async def sweep(
+        self, *, older_than: float = DEFAULT_RETENTION_S, include_in_flight: bool = False
+    ) -> int:
+        """See :meth:`IdempotencyLedger.sweep`."""
+        return await anyio.to_thread.run_sync(
+            lambda: self.sweep_sync(older_than=older_than, include_in_flight=include_in_flight)
+        )
+
+    def get_sync(self, key: str) -> LedgerEntry | None:
+        """:meth:`get`, blocking (for scripts and threads)."""
         with self._lock:
             try:
                 return self._row(key)
             except (sqlite3.Error, ValueError) as exc:
                 raise LedgerError(f"cannot read the ledger at {self.path}: {exc}") from exc
 
-    def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
-        """See :meth:`IdempotencyLedger.reserve`."""
+    def reserve_sync(self, key: str, *, tool: str) -> LedgerEntry | None:
+        """:meth:`reserve`, blocking."""
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
@@ -500,10 +691,10 @@ class SQLiteLedger:
             except (sqlite3.Error, ValueError) as exc:
                 raise LedgerError(f"cannot reserve in the ledger at {self.path}: {exc}") from exc
 
-    def record(
+    def record_sync(
         self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
     ) -> None:
-        """See :meth:`IdempotencyLedger.record`."""
+        """:meth:`record`, blocking."""
         now = self._clock()
         text = dumps_safe(content).decode("utf-8")
         with self._lock:
@@ -520,21 +711,48 @@ class SQLiteLedger:
             except sqlite3.Error as exc:
                 raise LedgerError(f"cannot record in the ledger at {self.path}: {exc}") from exc
 
-    def forget(self, key: str) -> None:
-        """See :meth:`IdempotencyLedger.forget`."""
+    def forget_sync(self, key: str) -> None:
+        """:meth:`forget`, blocking."""
         with self._lock:
             try:
                 self._db.execute("DELETE FROM idempotency_ledger WHERE key = ?", (key,))
             except sqlite3.Error as exc:
                 raise LedgerError(f"cannot write the ledger at {self.path}: {exc}") from exc
 
+    def sweep_sync(
+        self, *, older_than: float = DEFAULT_RETENTION_S, include_in_flight: bool = False
+    ) -> int:
+        """:meth:`sweep`, blocking."""
+        cutoff = self._clock() - older_than
+        with self._lock:
+            try:
+                cursor = self._db.execute(
+                    "DELETE FROM idempotency_ledger WHERE "
+                    "(finished_at IS NOT NULL AND finished_at < ?) OR "
+                    "(? AND finished_at IS NULL AND started_at < ?)",
+                    (cutoff, int(include_in_flight), cutoff),
+                )
+            except sqlite3.Error as exc:
+                raise LedgerError(f"cannot sweep the ledger at {self.path}: {exc}") from exc
+            return cursor.rowcount
+
     def close(self) -> None:
         """Close the database connection."""
         with self._lock:
             self._db.close()
+
+    async def aclose(self) -> None:
+        """Close the database connection (for ``async with``)."""
+        await anyio.to_thread.run_sync(self.close)
 
     def __enter__(self) -> SQLiteLedger:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> SQLiteLedger:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

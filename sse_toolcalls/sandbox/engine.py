@@ -209,7 +209,11 @@ def _bwrap_argv(
         argv += ["--ro-bind-try", os.path.realpath(path), path]
     for path in write:
         argv += ["--bind-try", os.path.realpath(path), path]
-    argv += ["--bind", cwd, cwd, "--remount-ro", "/", "--chdir", cwd]
+    # bwrap's /dev is a writable tmpfs (its /dev/shm a plain directory on it) with no size
+    # limit: a tool could fill it past its memory cap, since tmpfs pages are not its
+    # address space. Read-only, as the root; the device nodes (/dev/null, urandom) still
+    # work.
+    argv += ["--bind", cwd, cwd, "--remount-ro", "/", "--remount-ro", "/dev", "--chdir", cwd]
     return argv
 
 
@@ -491,7 +495,7 @@ def _prepare(
         argv = _bwrap_argv(sandbox, read=read, write=write, system=system, cwd=cwd)
         if warm:
             # The IPC namespace outlives a call: its message queues must be visible for the
-            # zygote to see that a call left none.
+            # zygote to see that a call left none. Mounted before /dev is made read-only.
             at = argv.index("--dev") + 2
             argv[at:at] = ["--mqueue", "/dev/mqueue"]
         return [*argv, *python], payload

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from ..errors import UnknownDialectError, UsageError
+from .reasoning import IssuedBlock, issued_blocks
 from .script import ErrorEvent, Turn, resolved_call_id
 
 _CREATED = 1_700_000_000
@@ -65,7 +66,11 @@ def _chat_frame(payload: Any) -> bytes:
     return b"data: " + _json(payload) + b"\n\n"
 
 
-def _chat(turn: Turn, *, model: str, turn_number: int) -> list[_Event]:
+def _before(blocks: list[IssuedBlock], position: int) -> list[IssuedBlock]:
+    return [block for block in blocks if block.before_call == position]
+
+
+def _chat(turn: Turn, *, model: str, turn_number: int, encrypted: bool = True) -> list[_Event]:
     base = {
         "id": f"chatcmpl-sim{turn_number}",
         "object": "chat.completion.chunk",
@@ -78,6 +83,12 @@ def _chat(turn: Turn, *, model: str, turn_number: int) -> list[_Event]:
         return _chat_frame({**base, "choices": [choice]})
 
     events = [_Event(data=chunk({"role": "assistant", "content": "" if turn.text else None}))]
+    # Reasoning as DeepSeek and vLLM stream it (Chat has no place to send it back).
+    for block in issued_blocks("openai_chat", turn, turn_number=turn_number):
+        events += [
+            _Event(data=chunk({"reasoning_content": f}))
+            for f in _fragments(block.text, turn.fragment_size)
+        ]
     events += [
         _Event(data=chunk({"content": f})) for f in _fragments(turn.text, turn.fragment_size)
     ]
@@ -139,9 +150,10 @@ def _response_object(
     }
 
 
-def _responses(turn: Turn, *, model: str, turn_number: int) -> list[_Event]:
+def _responses(turn: Turn, *, model: str, turn_number: int, encrypted: bool = True) -> list[_Event]:
     events: list[_Event] = []
     sequence = 0
+    blocks = issued_blocks("openai_responses", turn, turn_number=turn_number, encrypted=encrypted)
 
     def emit(payload: dict[str, Any], args_of: int | None = None) -> None:
         nonlocal sequence
@@ -157,9 +169,31 @@ def _responses(turn: Turn, *, model: str, turn_number: int) -> list[_Event]:
     emit({"type": "response.created", "response": response("in_progress", [])})
     emit({"type": "response.in_progress", "response": response("in_progress", [])})
     output: list[dict[str, Any]] = []
+
+    def reasoning(position: int) -> None:
+        for block in _before(blocks, position):
+            index = len(output)
+            item: dict[str, Any] = {"id": block.item_id, "type": "reasoning", "summary": []}
+            if block.encrypted is not None:
+                item["encrypted_content"] = block.encrypted
+            emit({"type": "response.output_item.added", "output_index": index, "item": item})
+            where = {"item_id": block.item_id, "output_index": index, "summary_index": 0}
+            part = {"type": "summary_text", "text": ""}
+            emit({"type": "response.reasoning_summary_part.added", **where, "part": part})
+            for frag in _fragments(block.text, turn.fragment_size):
+                emit({"type": "response.reasoning_summary_text.delta", **where, "delta": frag})
+            emit({"type": "response.reasoning_summary_text.done", **where, "text": block.text})
+            part = {"type": "summary_text", "text": block.text}
+            emit({"type": "response.reasoning_summary_part.done", **where, "part": part})
+            done = {**item, "summary": [part]}
+            emit({"type": "response.output_item.done", "output_index": index, "item": done})
+            output.append(done)
+
+    reasoning(0)
     if turn.text:
         item_id = f"msg_sim{turn_number}"
-        where: dict[str, Any] = {"item_id": item_id, "output_index": 0, "content_index": 0}
+        at = len(output)
+        where: dict[str, Any] = {"item_id": item_id, "output_index": at, "content_index": 0}
         message: dict[str, Any] = {
             "id": item_id,
             "type": "message",
@@ -167,7 +201,7 @@ def _responses(turn: Turn, *, model: str, turn_number: int) -> list[_Event]:
             "role": "assistant",
             "content": [],
         }
-        emit({"type": "response.output_item.added", "output_index": 0, "item": message})
+        emit({"type": "response.output_item.added", "output_index": at, "item": message})
         empty = {"type": "output_text", "annotations": [], "text": ""}
         emit({"type": "response.content_part.added", **where, "part": empty})
         for frag in _fragments(turn.text, turn.fragment_size):
@@ -176,9 +210,11 @@ def _responses(turn: Turn, *, model: str, turn_number: int) -> list[_Event]:
         part = {**empty, "text": turn.text}
         emit({"type": "response.content_part.done", **where, "part": part})
         done = {**message, "status": "completed", "content": [part]}
-        emit({"type": "response.output_item.done", "output_index": 0, "item": done})
+        emit({"type": "response.output_item.done", "output_index": at, "item": done})
         output.append(done)
     for i, call in enumerate(turn.calls):
+        if i:
+            reasoning(i)
         position = len(output)
         call_id = resolved_call_id(
             call, dialect="openai_responses", turn_number=turn_number, position=i
@@ -213,6 +249,8 @@ def _responses(turn: Turn, *, model: str, turn_number: int) -> list[_Event]:
         done = {**item, "status": "completed", "arguments": arguments}
         emit({"type": "response.output_item.done", "output_index": position, "item": done})
         output.append(done)
+    if turn.calls:
+        reasoning(len(turn.calls))
     usage = None
     if turn.usage is not None:
         prompt, completion = _usage(turn)
@@ -249,7 +287,7 @@ def _responses_error(error: ErrorEvent, *, model: str, turn_number: int, sequenc
 # Anthropic Messages: `event: <type>` + `data: <object>`, content blocks by index.
 
 
-def _anthropic(turn: Turn, *, model: str, turn_number: int) -> list[_Event]:
+def _anthropic(turn: Turn, *, model: str, turn_number: int, encrypted: bool = True) -> list[_Event]:
     prompt, completion = _usage(turn)
     message: dict[str, Any] = {
         "id": f"msg_sim{turn_number}",
@@ -263,31 +301,46 @@ def _anthropic(turn: Turn, *, model: str, turn_number: int) -> list[_Event]:
     }
     events = [_Event(data=_typed_frame({"type": "message_start", "message": message}))]
     ping = _Event(data=_typed_frame({"type": "ping"}))
+    blocks = issued_blocks("anthropic", turn, turn_number=turn_number)
     block = 0
 
     def frame(payload: dict[str, Any], args_of: int | None = None) -> None:
         events.append(_Event(data=_typed_frame(payload), args_of=args_of))
 
+    def start(content_block: dict[str, Any]) -> None:
+        frame({"type": "content_block_start", "index": block, "content_block": content_block})
+        if block == 0:
+            # The API pings once, after the first block opens (see the captured streams).
+            events.append(ping)
+
+    def thinking(position: int) -> None:
+        nonlocal block
+        for issued in _before(blocks, position):
+            if issued.kind == "redacted_thinking":
+                start({"type": "redacted_thinking", "data": issued.text})
+            else:
+                start({"type": "thinking", "thinking": "", "signature": ""})
+                for frag in _fragments(issued.text, turn.fragment_size):
+                    delta = {"type": "thinking_delta", "thinking": frag}
+                    frame({"type": "content_block_delta", "index": block, "delta": delta})
+                sign: dict[str, Any] = {"type": "signature_delta", "signature": issued.signature}
+                frame({"type": "content_block_delta", "index": block, "delta": sign})
+            frame({"type": "content_block_stop", "index": block})
+            block += 1
+
+    thinking(0)
     if turn.text:
-        frame(
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            }
-        )
-        events.append(ping)
+        start({"type": "text", "text": ""})
         for frag in _fragments(turn.text, turn.fragment_size):
             delta = {"type": "text_delta", "text": frag}
-            frame({"type": "content_block_delta", "index": 0, "delta": delta})
-        frame({"type": "content_block_stop", "index": 0})
-        block = 1
+            frame({"type": "content_block_delta", "index": block, "delta": delta})
+        frame({"type": "content_block_stop", "index": block})
+        block += 1
     for i, call in enumerate(turn.calls):
+        if i:
+            thinking(i)
         call_id = resolved_call_id(call, dialect="anthropic", turn_number=turn_number, position=i)
-        start: dict[str, Any] = {"type": "tool_use", "id": call_id, "name": call.name, "input": {}}
-        frame({"type": "content_block_start", "index": block, "content_block": start})
-        if block == 0:
-            events.append(ping)
+        start({"type": "tool_use", "id": call_id, "name": call.name, "input": {}})
         # The API opens every tool_use block with an empty partial_json.
         pieces = ["", *_fragments(_arguments_text(call.args), turn.fragment_size)]
         for frag in pieces:
@@ -331,17 +384,25 @@ def _gemini_frame(payload: Any) -> bytes:
     return b"data: " + _json(payload) + b"\r\n\r\n"
 
 
-def _gemini(turn: Turn, *, model: str, turn_number: int) -> list[_Event]:
+def _gemini(turn: Turn, *, model: str, turn_number: int, encrypted: bool = True) -> list[_Event]:
+    blocks = issued_blocks("gemini", turn, turn_number=turn_number)
+    # Thought summaries come first, as parts marked "thought" (includeThoughts).
     parts: list[tuple[dict[str, Any], int | None]] = [
-        ({"text": f}, None) for f in _fragments(turn.text, turn.fragment_size)
+        ({"text": block.text, "thought": True}, None) for block in blocks
     ]
+    parts += [({"text": f}, None) for f in _fragments(turn.text, turn.fragment_size)]
+    signature = blocks[0].signature if blocks else None
     for i, call in enumerate(turn.calls):
         function_call: dict[str, Any] = {"name": call.name, "args": call.args}
         call_id = resolved_call_id(call, dialect="gemini", turn_number=turn_number, position=i)
         if call_id is not None:
             function_call["id"] = call_id
-        # Gemini sends each functionCall whole, in a part of its own.
-        parts.append(({"functionCall": function_call}, i))
+        # Gemini sends each functionCall whole, in a part of its own; a thinking turn's
+        # signature rides on its first call (Gemini 3's parallel calls: the first only).
+        part: dict[str, Any] = {"functionCall": function_call}
+        if i == 0 and signature is not None:
+            part["thoughtSignature"] = signature
+        parts.append((part, i))
     if not parts:
         parts.append(({"text": ""}, None))
     prompt, completion = _usage(turn)
@@ -399,20 +460,29 @@ def _encoders(dialect: str) -> tuple[_Encoder, _ErrorEncoder]:
 
 
 def encode_turn(
-    dialect: str, turn: Turn, *, model: str = "sim-model-1", turn_number: int = 0
+    dialect: str,
+    turn: Turn,
+    *,
+    model: str = "sim-model-1",
+    turn_number: int = 0,
+    encrypted_reasoning: bool = True,
 ) -> list[bytes]:
     """The SSE events a provider of ``dialect`` sends for ``turn``, one framed event each.
 
     Text comes first, then the calls in order; text and argument JSON are split into
-    ``turn.fragment_size``-character deltas (Gemini sends each call whole). ``turn.fault``
-    is ignored here: see :func:`encode_cut_in_arguments` and :func:`encode_error_event`.
+    ``turn.fragment_size``-character deltas (Gemini sends each call whole). The turn's
+    thinking comes first and before the calls it precedes (:mod:`.reasoning`);
+    ``encrypted_reasoning`` says whether Responses reasoning items carry their
+    ``encrypted_content`` (the request's ``include`` asked for it). ``turn.fault`` is
+    ignored here: see :func:`encode_cut_in_arguments` and :func:`encode_error_event`.
 
     Raises:
         UnknownDialectError: an unknown dialect.
         UsageError: a fragment size below 1.
     """
     encoder, _ = _encoders(dialect)
-    return [event.data for event in encoder(turn, model=model, turn_number=turn_number)]
+    events = encoder(turn, model=model, turn_number=turn_number, encrypted=encrypted_reasoning)
+    return [event.data for event in events]
 
 
 def encode_cut_in_arguments(

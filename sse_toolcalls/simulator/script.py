@@ -33,6 +33,10 @@ class ScriptedCall:
     (``call_sim_<turn>_<position>``) for dialects that always send ids; for Gemini, ``None``
     means the ``functionCall`` carries no ``id`` at all, as older Gemini models do."""
 
+    thinking: str = ""
+    """Reasoning streamed just before this call (interleaved thinking): an Anthropic
+    ``thinking`` block, a Responses ``reasoning`` item; ``""`` for none."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CutInArguments:
@@ -121,6 +125,10 @@ class ExpectedResult:
     """Whether the result must be an error (checked only where the dialect marks errors,
     Anthropic ``is_error``); ``None`` skips the check."""
 
+    media: tuple[str, ...] | None = None
+    """The MIME types of the images and documents the result must carry, in order
+    (``()`` for none); ``None`` skips the check. Their shapes are always checked."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Turn:
@@ -128,6 +136,17 @@ class Turn:
 
     text: str = ""
     """Visible text, streamed before the calls."""
+
+    thinking: str = ""
+    """Reasoning streamed first, as the dialect streams it: an Anthropic ``thinking``
+    block with its signature, a Responses ``reasoning`` item (a summary, and its
+    ``encrypted_content`` when the request asked for it), a Gemini thought part with a
+    ``thoughtSignature`` on the first call, Chat ``reasoning_content``. The next request
+    is checked as the real API checks it (see :mod:`.reasoning`)."""
+
+    redacted_thinking: str = ""
+    """Anthropic only: the ``data`` of a ``redacted_thinking`` block sent after the
+    thinking one (``""`` for none)."""
 
     calls: tuple[ScriptedCall, ...] = ()
     """Function calls, streamed after the text, in order."""
@@ -178,6 +197,9 @@ class Script:
 #     "fragment_size": 4, "fault": {"kind": "http_error", "status": 429, "retry_after": "2"},
 #     "expect_results": [{"call_position": 0, "contains": "170"}]},
 #    {"text": "Done."}]}
+#
+# A turn may also say "thinking" and "redacted_thinking", a call "thinking", and an
+# expectation "media" (the MIME types its result must carry).
 
 _FAULT_KINDS: dict[str, type[Any]] = {
     "cut_in_arguments": CutInArguments,
@@ -235,6 +257,8 @@ def script_from_json(data: Any) -> Script:
         turns.append(
             Turn(
                 text=turn.text,
+                thinking=turn.thinking,
+                redacted_thinking=turn.redacted_thinking,
                 calls=calls,
                 fragment_size=turn.fragment_size,
                 stop_reason=turn.stop_reason,

@@ -12,7 +12,7 @@ import anyio.to_thread
 
 from .._loopback import STARTUP_TIMEOUT_S, LoopbackServer
 from ..errors import UnknownDialectError, UsageError
-from .app import RecordedRequest, SimulatorApp
+from .app import RecordedRequest, Restart, SimulatorApp
 from .script import Script, Turn
 
 SHUTDOWN_GRACE_S = 1
@@ -38,9 +38,22 @@ class Simulator:
     """
 
     def __init__(
-        self, script: Script | Sequence[Turn] = (), *, host: str = "127.0.0.1", port: int = 0
+        self,
+        script: Script | Sequence[Turn] = (),
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        restart: Restart = "never",
     ) -> None:
-        self._app = SimulatorApp(_as_script(script))
+        """Args:
+        script: the turns to play.
+        host: the loopback address to listen on.
+        port: the port; 0 picks a free one.
+        restart: when the script starts again (:data:`~.app.Restart`): never by
+            default, as a test wants; ``sse-toolcalls serve`` restarts it for each
+            new conversation, or loops (``--loop``).
+        """
+        self._app = SimulatorApp(_as_script(script), restart=restart)
         self._host = host
         self._served = LoopbackServer(
             self._app, what="the simulator", host=host, port=port, grace=SHUTDOWN_GRACE_S
@@ -90,9 +103,13 @@ class Simulator:
         """Every failed check on the requests, as readable sentences."""
         return self._app.problems
 
-    def play(self, script: Script | Sequence[Turn]) -> None:
-        """Start playing ``script`` from its first turn, forgetting earlier requests."""
-        self._app.reset(_as_script(script))
+    def play(self, script: Script | Sequence[Turn], *, continuing: bool = False) -> None:
+        """Start playing ``script`` from its first turn, forgetting earlier requests.
+
+        ``continuing``: the script answers a later message of the same conversation,
+        whose requests carry the earlier results; the ids of the calls issued before
+        stay known, so those results are not reported as answering no call."""
+        self._app.reset(_as_script(script), keep_ids=continuing)
 
     def assert_no_problems(self) -> None:
         """Raises:

@@ -28,6 +28,7 @@ from typing import Any, Literal, overload
 from ..calls import ToolCall, ToolResult, ToolSpec
 from ..errors import (
     InvalidArgumentsError,
+    SandboxDeclarationError,
     SandboxUnavailableError,
     ToolError,
     UnknownToolError,
@@ -611,6 +612,15 @@ def _check_sandboxed(tool: Tool, *, allow_unsandboxed: bool) -> None:
     if not isinstance(tool.sandbox, Sandbox):
         raise UsageError(f"{tool.name}: sandbox= takes a Sandbox declaration")
     handler_ref(tool.handler)  # raises SandboxDeclarationError, naming the problem
+    if tool.context_parameter is not None:
+        # The child receives JSON arguments over a pipe; the context holds the
+        # application's live objects (deps, the call), which cannot cross it, and a
+        # sandboxed tool must not reach them anyway.
+        raise SandboxDeclarationError(
+            f"{tool.name}: a sandboxed handler cannot take a ToolContext parameter "
+            f"({tool.context_parameter!r}): its child gets JSON arguments only; pass what it "
+            "needs as arguments, or leave the tool unsandboxed"
+        )
     if available_backends(tool.sandbox) or allow_unsandboxed or tool.allow_unsandboxed:
         return
     raise SandboxUnavailableError(

@@ -49,8 +49,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .._jsonsafe import clean_text, dumps_safe, json_value, safe_str
-from ..calls import ToolCall, ToolResult
+from .._jsonsafe import clean_text, dumps_safe, json_value, safe_repr, safe_str
+from .._logging import log
+from ..calls import Document, Image, MediaPart, ToolCall, ToolResult
 from ..errors import (
     CircuitOpenError,
     InvalidArgumentsError,
@@ -97,12 +98,33 @@ def ok_result(call: ToolCall, value: Any) -> ToolResult:
     mapped to the nearest JSON value (:mod:`sse_toolcalls._jsonsafe`: lone surrogates
     replaced, bytes decoded, NaN as ``null``, cycles cut, any other object as its
     ``str``): the handler has run by now, so the model must hear what it answered, and an
-    error result would invite it to run the tool again.
+    error result would invite it to run the tool again. An ``Image`` or ``Document``, or a
+    list or tuple holding some, becomes the result's ``media`` (the other items its
+    content).
 
     Returns:
         A :class:`ToolResult` addressed to ``call``.
     """
+    media = _media(value)
+    if media is not None:
+        parts, rest = media
+        return ToolResult(call=call, content=_content(rest) if rest != "" else "", media=parts)
     return ToolResult(call=call, content=_content(value))
+
+
+def _media(value: Any) -> tuple[tuple[MediaPart, ...], Any] | None:
+    """The images and documents of a return value and what is left of it, or ``None``
+    when it holds none: an ``Image`` or ``Document``, or a list or tuple holding some
+    (the rest of the items is the text: one string as it is, several as a list)."""
+    if isinstance(value, Image | Document):
+        return (value,), ""
+    if not isinstance(value, list | tuple) or not any(
+        isinstance(v, Image | Document) for v in value
+    ):
+        return None
+    parts = tuple(v for v in value if isinstance(v, Image | Document))
+    rest = [v for v in value if not isinstance(v, Image | Document)]
+    return parts, ("" if not rest else rest[0] if len(rest) == 1 else rest)
 
 
 def error_result(
@@ -177,7 +199,16 @@ def error_result(
         detail = type(cause).__name__ if cause is not None else "error"
         if show_error_details and cause is not None and safe_str(cause):
             detail += f": {first_line(cause)}"
-        logger.warning("tool %r failed: %s", name, exc, exc_info=cause or exc)
+        log(
+            logger,
+            logging.WARNING,
+            "tool_failed",
+            f"tool {name!r} failed: {safe_str(exc)}",
+            tool=name,
+            call_id=call.call_id,
+            exception=safe_repr(cause or exc),
+            exc_info=cause or exc,
+        )
         content = {
             "error": "tool_failed",
             "tool": name,

@@ -77,6 +77,7 @@ def chaos_counts(
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    _many_workers_summary(terminalreporter, config)
     found = config.stash.get(_SUMMARY, None)
     if found is None:
         return
@@ -88,4 +89,18 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for scenario, row in sorted(summary["by_scenario"].items()):
         cells = ", ".join(f"{k}={v}" for k, v in sorted(row.items()))
         terminalreporter.write_line(f"  {scenario}: {cells}")
+    terminalreporter.write_line(f"written to {path}")
+
+
+def _many_workers_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The counts of ``test_many_workers.py``, when it ran."""
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is None:
+        return
+    path = factory.getbasetemp() / "many_workers_summary.json"
+    if not path.exists():
+        return
+    terminalreporter.write_sep("-", "many workers, faults, one truth")
+    for name, value in sorted(json.loads(path.read_text()).items()):
+        terminalreporter.write_line(f"{name}: {value}")
     terminalreporter.write_line(f"written to {path}")

@@ -315,13 +315,13 @@ async def test_a_write_left_in_flight_is_never_run_again() -> None:
     turn = calls(("send_email", {"to": "ana@example.com"}))
     key = dispatcher._keys([registry.check(turn[0])], "c")[0]
     assert key is not None
-    ledger.reserve(key, tool="send_email")  # a crash after the reservation
+    await ledger.reserve(key, tool="send_email")  # a crash after the reservation
     reports = await dispatcher.dispatch(turn, request_id="c")
     assert executed == []
     assert reports[0].outcome == "unconfirmed"
     assert reports[0].result.is_error
     assert reports[0].result.content["error"] == "write_unconfirmed"  # type: ignore[call-overload, index]
-    entry = ledger.get(key)
+    entry = await ledger.get(key)
     assert entry is not None and entry.state == "in_flight"
 
 
@@ -348,7 +348,7 @@ async def test_a_write_that_times_out_is_recorded_and_says_it_may_have_happened(
 
 
 class BrokenLedger(InMemoryLedger):
-    def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
+    async def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
         raise LedgerError("database is locked")
 
 

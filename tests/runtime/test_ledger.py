@@ -6,25 +6,34 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import sqlite3
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.dialects._common import parse_arguments
+from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime.ledger import (
+    DEFAULT_RETENTION_S,
     IdempotencyLedger,
     InMemoryLedger,
+    LedgerEntry,
     LedgerError,
     SQLiteLedger,
+    SyncLedgerAdapter,
+    as_async_ledger,
     canonical_arguments,
     idempotency_key,
 )
@@ -42,10 +51,11 @@ def test_both_implementations_satisfy_the_protocol(ledger: IdempotencyLedger) ->
     assert isinstance(ledger, IdempotencyLedger)
 
 
-def test_reserve_then_record_then_get(ledger: IdempotencyLedger) -> None:
-    assert ledger.get("k") is None
-    assert ledger.reserve("k", tool="send_email") is None
-    pending = ledger.get("k")
+@pytest.mark.anyio
+async def test_reserve_then_record_then_get(ledger: IdempotencyLedger) -> None:
+    assert await ledger.get("k") is None
+    assert await ledger.reserve("k", tool="send_email") is None
+    pending = await ledger.get("k")
     assert pending is not None
     assert (pending.state, pending.tool, pending.content, pending.started_at) == (
         "in_flight",
@@ -53,8 +63,8 @@ def test_reserve_then_record_then_get(ledger: IdempotencyLedger) -> None:
         None,
         100.0,
     )
-    ledger.record("k", {"sent": True, "id": 12345678901234567890123})
-    done = ledger.get("k")
+    await ledger.record("k", {"sent": True, "id": 12345678901234567890123})
+    done = await ledger.get("k")
     assert done is not None
     assert (done.state, done.content, done.is_error, done.finished_at) == (
         "done",
@@ -64,12 +74,13 @@ def test_reserve_then_record_then_get(ledger: IdempotencyLedger) -> None:
     )
 
 
-def test_a_second_reservation_gets_the_existing_entry(ledger: IdempotencyLedger) -> None:
-    assert ledger.reserve("k", tool="t") is None
-    second = ledger.reserve("k", tool="t")
+@pytest.mark.anyio
+async def test_a_second_reservation_gets_the_existing_entry(ledger: IdempotencyLedger) -> None:
+    assert await ledger.reserve("k", tool="t") is None
+    second = await ledger.reserve("k", tool="t")
     assert second is not None and second.state == "in_flight"
-    ledger.record("k", "ok", is_error=True)
-    third = ledger.reserve("k", tool="t")
+    await ledger.record("k", "ok", is_error=True)
+    third = await ledger.reserve("k", tool="t")
     assert third is not None and (third.state, third.content, third.is_error) == (
         "done",
         "ok",
@@ -77,22 +88,147 @@ def test_a_second_reservation_gets_the_existing_entry(ledger: IdempotencyLedger)
     )
 
 
-def test_forget_clears_a_key(ledger: IdempotencyLedger) -> None:
-    ledger.reserve("k", tool="t")
-    ledger.forget("k")
-    assert ledger.get("k") is None
-    assert ledger.reserve("k", tool="t") is None
+@pytest.mark.anyio
+async def test_forget_clears_a_key(ledger: IdempotencyLedger) -> None:
+    await ledger.reserve("k", tool="t")
+    await ledger.forget("k")
+    assert await ledger.get("k") is None
+    assert await ledger.reserve("k", tool="t") is None
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_the_sweep_prunes_old_done_entries_and_keeps_writes_that_may_have_run(
+    kind: str, tmp_path: Path
+) -> None:
+    clock = Clock()
+    ledger: IdempotencyLedger = (
+        InMemoryLedger(clock=clock)
+        if kind == "memory"
+        else SQLiteLedger(tmp_path / "l.db", clock=clock)
+    )
+    await ledger.reserve("old-done", tool="t")
+    await ledger.record("old-done", "ok")
+    await ledger.reserve("old-in-flight", tool="t")
+    clock.now += DEFAULT_RETENTION_S - 10
+    await ledger.reserve("recent", tool="t")
+    await ledger.record("recent", "ok")
+    assert await ledger.sweep() == 0, "nothing is past the retention yet"
+    clock.now += 20
+    assert await ledger.sweep() == 1
+    assert await ledger.get("old-done") is None
+    kept = await ledger.get("old-in-flight")
+    assert kept is not None and kept.state == "in_flight", "a write that may have run stays"
+    assert await ledger.get("recent") is not None
+    assert await ledger.sweep(include_in_flight=True) == 1
+    assert await ledger.get("old-in-flight") is None
+    assert await ledger.sweep(older_than=0.0) == 1
+
+
+class SyncLedger:
+    """A ledger written for the old, synchronous protocol."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, LedgerEntry] = {}
+        self.threads: set[int] = set()
+
+    def get(self, key: str) -> LedgerEntry | None:
+        self.threads.add(threading.get_ident())
+        return self.entries.get(key)
+
+    def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
+        self.threads.add(threading.get_ident())
+        if key in self.entries:
+            return self.entries[key]
+        self.entries[key] = LedgerEntry(key=key, state="in_flight", tool=tool)
+        return None
+
+    def record(
+        self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
+    ) -> None:
+        self.entries[key] = LedgerEntry(key=key, state="done", tool="", content=content)
+
+    def forget(self, key: str) -> None:
+        self.entries.pop(key, None)
+
+
+@pytest.mark.anyio
+async def test_a_sync_ledger_of_the_old_protocol_runs_in_threads_with_a_warning() -> None:
+    old = SyncLedger()
+    with pytest.warns(DeprecationWarning, match="SyncLedgerAdapter"):
+        adapted = as_async_ledger(old)
+    assert isinstance(adapted, SyncLedgerAdapter) and adapted.ledger is old
+    assert await adapted.reserve("k", tool="t") is None
+    again = await adapted.reserve("k", tool="t")
+    assert again is not None and again.state == "in_flight"
+    await adapted.record("k", "ok")
+    done = await adapted.get("k")
+    assert done is not None and done.content == "ok"
+    assert await adapted.sweep() == 0  # the old protocol had no sweep
+    await adapted.forget("k")
+    assert await adapted.get("k") is None
+    assert threading.get_ident() not in old.threads, "the old methods ran off the loop"
+    native = InMemoryLedger()
+    assert as_async_ledger(native) is native
+    with pytest.raises(UsageError, match="missing"):
+        as_async_ledger(object())  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_sqlite_never_blocks_the_event_loop(tmp_path: Path) -> None:
+    """Another process holds the write lock for 0.4 s: a blocking reserve would freeze
+    the loop that long. A heartbeat task ticking every 10 ms must keep ticking."""
+    path = tmp_path / "ledger.db"
+    ledger = SQLiteLedger(path)
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    gaps: list[float] = []
+    done = anyio.Event()
+
+    async def heartbeat() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            await anyio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    def release() -> None:
+        time.sleep(0.4)
+        holder.execute("COMMIT")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(heartbeat)
+        group.start_soon(anyio.to_thread.run_sync, release)
+        await anyio.sleep(0.02)
+        started = time.perf_counter()
+        assert await ledger.reserve("k", tool="t") is None
+        waited = time.perf_counter() - started
+        await ledger.record("k", "ok")
+        done.set()
+    holder.close()
+    ledger.close()
+    assert waited > 0.3, "the reservation really waited for the lock"
+    assert max(gaps) < 0.2, f"the loop stalled for {max(gaps):.3f} s"
 
 
 def test_sqlite_survives_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "ledger.db"
     with SQLiteLedger(path) as first:
-        first.reserve("done-key", tool="pay")
-        first.record("done-key", {"paid": 10})
-        first.reserve("crashed-key", tool="pay")
+        first.reserve_sync("done-key", tool="pay")
+        first.record_sync("done-key", {"paid": 10})
+        first.reserve_sync("crashed-key", tool="pay")
     with SQLiteLedger(path) as reopened:
-        done = reopened.get("done-key")
-        crashed = reopened.get("crashed-key")
+        done = reopened.get_sync("done-key")
+        crashed = reopened.get_sync("crashed-key")
     assert done is not None and (done.state, done.content) == ("done", {"paid": 10})
     assert crashed is not None and crashed.state == "in_flight"
 
@@ -105,7 +241,7 @@ def test_sqlite_reservation_is_atomic_across_connections(tmp_path: Path) -> None
 
     def contend(n: int) -> None:
         start.wait()
-        if ledgers[n].reserve("contended", tool="pay") is None:
+        if ledgers[n].reserve_sync("contended", tool="pay") is None:
             winners.append(n)
 
     threads = [threading.Thread(target=contend, args=(n,)) for n in range(len(ledgers))]
@@ -124,12 +260,12 @@ def test_sqlite_is_shared_with_another_process(tmp_path: Path) -> None:
         "import sys\n"
         "from sse_toolcalls.runtime.ledger import SQLiteLedger\n"
         "with SQLiteLedger(sys.argv[1]) as ledger:\n"
-        "    assert ledger.reserve('from-child', tool='pay') is None\n"
-        "    ledger.record('from-child', 'child result')\n"
-        "    print(ledger.reserve('from-parent', tool='pay').state)\n"
+        "    assert ledger.reserve_sync('from-child', tool='pay') is None\n"
+        "    ledger.record_sync('from-child', 'child result')\n"
+        "    print(ledger.reserve_sync('from-parent', tool='pay').state)\n"
     )
     with SQLiteLedger(path) as parent:
-        parent.reserve("from-parent", tool="pay")
+        parent.reserve_sync("from-parent", tool="pay")
         child = subprocess.run(
             [sys.executable, "-c", code, str(path)],
             capture_output=True,
@@ -138,7 +274,7 @@ def test_sqlite_is_shared_with_another_process(tmp_path: Path) -> None:
             env={"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
             timeout=60,
         )
-        seen = parent.get("from-child")
+        seen = parent.get_sync("from-child")
     assert child.stdout.strip() == "in_flight"
     assert seen is not None and (seen.state, seen.content) == ("done", "child result")
 

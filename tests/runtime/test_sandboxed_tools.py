@@ -10,10 +10,11 @@ from typing import Any
 import anyio
 import pytest
 
+from sse_toolcalls import ToolContext
 from sse_toolcalls.errors import SandboxDeclarationError, SandboxUnavailableError, UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.breaker import CircuitBreaker
-from sse_toolcalls.sandbox import Sandbox, engine
+from sse_toolcalls.sandbox import Sandbox, WarmPool, engine
 from sse_toolcalls.tools import ToolRegistry
 from tests.runtime.test_agent import FakeClient, answer, calling
 from tests.sandbox import tools
@@ -49,6 +50,18 @@ def test_a_closure_is_refused_at_registration() -> None:
 
     with pytest.raises(SandboxDeclarationError, match="inside another"):
         ToolRegistry().register(inner, sandbox=Sandbox())
+
+
+def with_context(ctx: ToolContext[None], word: str) -> str:
+    """Module-level (importable by the child), but takes the run's context."""
+    return f"{ctx.request_id}:{word}"
+
+
+def test_a_handler_taking_a_tool_context_is_refused_when_sandboxed() -> None:
+    # The child gets JSON arguments only; a context (deps, the call) cannot cross.
+    with pytest.raises(SandboxDeclarationError, match="ToolContext"):
+        ToolRegistry().register(with_context, sandbox=Sandbox())
+    ToolRegistry().register(with_context)  # unsandboxed, it is an ordinary tool
 
 
 def test_own_timeout_beside_a_sandbox_is_refused() -> None:
@@ -193,3 +206,48 @@ async def test_a_sandboxed_tool_retry_is_off_the_breaker() -> None:
     )
     reply = await Agent(client, registry, breaker=breaker).run("go")
     assert [r.outcome for r in reply.reports] == ["retry", "retry"]
+
+
+async def test_a_tool_retry_on_a_warm_worker_is_answered_the_same() -> None:
+    registry = ToolRegistry()
+    registry.register(tools.refuse, sandbox=Sandbox())
+    unsandboxed = ToolRegistry()
+    unsandboxed.register(tools.refuse)
+    expected = await one_call(unsandboxed, "refuse", {"reason": "not today"})
+    async with WarmPool() as pool:
+        agent = Agent(
+            FakeClient([calling(("refuse", {"reason": "not today"})), answer("done")]),
+            registry,
+            sandbox_pool=pool,
+        )
+        reply = await agent.run("go")
+    (report,) = reply.reports
+    assert report.outcome == "retry" and content(report.result) == expected
+
+
+async def test_an_agent_with_a_warm_pool_reuses_one_zygote_across_runs() -> None:
+    # remember() reports what a previous call left (a global, files, the directory's
+    # mode): a warm worker is reset between calls, so both runs see a clean slate, and
+    # the pool's one zygote served both (it is still the same process afterwards).
+    registry = ToolRegistry()
+    registry.register(tools.remember, sandbox=Sandbox())
+    clean = {"global": [], "files": [], "mode": 0o700, "xattrs": []}
+    async with WarmPool() as pool:
+        agent = Agent(
+            FakeClient(
+                [
+                    calling(("remember", {"word": "one"})),
+                    answer("done"),
+                    calling(("remember", {"word": "two"}), turn=1),
+                    answer("done"),
+                ]
+            ),
+            registry,
+            sandbox_pool=pool,
+        )
+        first = await agent.run("go")
+        zygotes = [z.process.pid for t in pool._tools.values() for z in t.idle]
+        second = await agent.run("again")
+        assert zygotes and [z.process.pid for t in pool._tools.values() for z in t.idle] == zygotes
+    assert [r.content for r in (*first.results, *second.results)] == [clean, clean]
+    assert not sandbox_pids()

@@ -101,6 +101,20 @@ async def test_an_undeclared_write_is_refused_and_a_read_only_path_stays_so(
     assert (area / "data" / "in.txt").read_text() == "declared"
 
 
+async def test_dev_and_dev_shm_are_not_scratch_space(backend: Backend) -> None:
+    # Under bwrap both were a writable tmpfs with no size limit: pages written there are
+    # not the tool's address space, so its memory cap did not bound them.
+    for target in ("/dev/shm/fill", "/dev/fill"):
+        refused = await run_in_sandbox(
+            Sandbox(), tools.write_file, {"path": target, "text": "x"}, backend=backend
+        )
+        assert _kind(refused) is ViolationKind.DENIED_PATH, (target, refused)
+    sink = await run_in_sandbox(
+        Sandbox(), tools.write_file, {"path": "/dev/null", "text": "x"}, backend=backend
+    )
+    assert sink.value == 1, sink
+
+
 async def test_a_symlink_or_dotdot_out_of_a_declared_directory_is_refused(
     area: Path, backend: Backend
 ) -> None:

@@ -2,11 +2,17 @@
 
 Wire shapes (Messages API, tool use guide):
 
-- assistant turn: ``{"role": "assistant", "content": [{"type": "text", "text"},
-  {"type": "tool_use", "id", "name", "input": {...}}, ...]}``;
+- assistant turn: ``{"role": "assistant", "content": [{"type": "thinking", "thinking",
+  "signature"} | {"type": "redacted_thinking", "data"}, ..., {"type": "text", "text"},
+  {"type": "tool_use", "id", "name", "input": {...}}, ...]}``: the thinking blocks
+  unchanged, first, and any later one before the call it preceded ("Preserving thinking
+  blocks": with thinking on, a tool turn must begin with them);
 - results: ONE user message whose content starts with the ``tool_result`` blocks
   ``{"type": "tool_result", "tool_use_id", "content": <text>, "is_error": bool}``, in call
-  order ("tool result blocks must come first"; any text follows them);
+  order ("tool result blocks must come first"; any text follows them); a result with
+  images or documents has a list as ``content``: a text block, then ``{"type":
+  "image" | "document", "source": {"type": "base64", "media_type", "data"} | {"type":
+  "url", "url"}}``;
 - tools: ``[{"name", "description", "input_schema"}]``.
 """
 
@@ -15,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...calls import ToolCall, ToolResult, ToolSpec
+from ...calls import Image, MediaPart, ReasoningBlock, ToolCall, ToolResult, ToolSpec
 from ...conversation import (
     AssistantMessage,
     Conversation,
@@ -25,13 +31,22 @@ from ...conversation import (
 )
 from ...errors import UsageError
 from ...naming import ToolNameMap
-from .._messages import content_text, merge_options, ordered_results, require_call_id, system_text
+from .._messages import (
+    base64_data,
+    content_text,
+    interleaved,
+    merge_options,
+    ordered_results,
+    require_call_id,
+    system_text,
+)
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "assistant_turn",
     "build_request",
     "format_results",
+    "thinking_refused",
     "tool_declarations",
 ]
 
@@ -45,16 +60,24 @@ _EMPTY_ERROR = "The tool failed without a message."
 """The API refuses a ``tool_result`` with ``is_error: true`` and empty content."""
 
 
-def _index(call: ToolCall) -> int:
-    return call.index
+def _thinking_block(block: ReasoningBlock) -> dict[str, Any]:
+    if block.kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data or ""}
+    return {"type": "thinking", "thinking": block.text, "signature": block.signature or ""}
 
 
 def assistant_turn(
-    text: str, calls: Sequence[ToolCall], *, names: ToolNameMap | None = None
+    text: str,
+    calls: Sequence[ToolCall],
+    *,
+    names: ToolNameMap | None = None,
+    reasoning: Sequence[ReasoningBlock] = (),
 ) -> list[dict[str, Any]]:
-    """The assistant message that asked for ``calls``: a text block (when there is text)
+    """The assistant message that asked for ``calls``: its Anthropic thinking blocks that
+    came first (``reasoning``, exactly as received), a text block (when there is text),
     then one ``tool_use`` block per call, in call order, with the call's own id and its
-    arguments object.
+    arguments object, each later thinking block just before the call it preceded.
+    Reasoning of other dialects is left out.
 
     Returns:
         A one-element list holding the message, or ``[]`` for a turn with neither text nor
@@ -63,10 +86,14 @@ def assistant_turn(
     Raises:
         UsageError: a call has no id.
     """
-    blocks: list[dict[str, Any]] = []
+    leading, rest = interleaved(calls, reasoning, DIALECT)
+    blocks: list[dict[str, Any]] = [_thinking_block(block) for block in leading]
     if text:
         blocks.append({"type": "text", "text": text})
-    for call in sorted(calls, key=_index):
+    for call in rest:
+        if isinstance(call, ReasoningBlock):
+            blocks.append(_thinking_block(call))
+            continue
         blocks.append(
             {
                 "type": "tool_use",
@@ -78,14 +105,46 @@ def assistant_turn(
     return [{"role": "assistant", "content": blocks}] if blocks else []
 
 
+def thinking_refused(conversation: Conversation) -> bool:
+    """Whether the API would refuse ``conversation`` with thinking on: its last assistant
+    turn made calls but holds no Anthropic thinking block ("a final assistant message
+    must start with a thinking block"), as a turn carried over from another provider,
+    or kept without its reasoning, does not."""
+    for message in reversed(conversation):
+        if isinstance(message, AssistantMessage):
+            own = any(block.provider == DIALECT for block in message.reasoning)
+            return bool(message.calls) and not own
+    return False
+
+
+def _media_block(part: MediaPart) -> dict[str, Any]:
+    # "image" and "document" content blocks, by base64 or by URL (vision and PDF
+    # support guides; both may stand in a tool_result's content).
+    kind = "image" if isinstance(part, Image) else "document"
+    if part.url is not None:
+        source: dict[str, Any] = {"type": "url", "url": part.url}
+    else:
+        source = {"type": "base64", "media_type": part.media_type, "data": base64_data(part)}
+    block: dict[str, Any] = {"type": kind, "source": source}
+    if kind == "document" and part.name:
+        block["title"] = part.name
+    return block
+
+
 def _result_block(result: ToolResult) -> dict[str, Any]:
     text = content_text(result.content)
-    if result.is_error and not text:
+    if result.is_error and not text and not result.media:
         text = _EMPTY_ERROR
+    content: str | list[dict[str, Any]] = text
+    if result.media:
+        # With images or documents the content is a list of blocks, the text first (the
+        # API refuses an empty text block).
+        blocks = [{"type": "text", "text": text}] if text else []
+        content = blocks + [_media_block(part) for part in result.media]
     return {
         "type": "tool_result",
         "tool_use_id": require_call_id(result.call, DIALECT),
-        "content": text,
+        "content": content,
         "is_error": result.is_error,
     }
 
@@ -177,7 +236,11 @@ def build_request(
             else:
                 messages.append({"role": "user", "content": [block]})
         elif isinstance(message, AssistantMessage):
-            messages.extend(assistant_turn(message.text, message.calls, names=names))
+            messages.extend(
+                assistant_turn(
+                    message.text, message.calls, names=names, reasoning=message.reasoning
+                )
+            )
         elif isinstance(message, ToolResultsMessage):
             messages.extend(format_results(message.results, names=names))
         elif not isinstance(message, SystemPrompt):

@@ -8,8 +8,11 @@ the stream proves the limit did not cut it: another block starts after it, or th
 ``message_delta`` stop reason is not a token limit (Anthropic closes a block cut by
 ``max_tokens`` before it sends the stop reason, even one with empty input). Blocks run
 by Anthropic itself (``server_tool_use``, ``mcp_tool_use`` and their results) are not
-client calls. ``ping`` keeps the connection alive; ``error`` is a provider error (an
-overload arrives this way inside an HTTP 200).
+client calls. ``thinking`` blocks (their text in ``thinking_delta``, then one
+``signature_delta``) and ``redacted_thinking`` blocks (``data`` whole at the start) are
+kept whole, each with its place among the calls, because the next request must carry
+them back unchanged ("Preserving thinking blocks"). ``ping`` keeps the connection
+alive; ``error`` is a provider error (an overload arrives this way inside an HTTP 200).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ...calls import Dialect, StreamEvent
+from ...calls import Dialect, ReasoningBlock, StreamEvent
 from ...errors import MalformedStreamError
 from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
@@ -36,6 +39,19 @@ from .._common import (
 _TRUNCATING = {"max_tokens": "max_tokens", "model_context_window_exceeded": "max_tokens"}
 
 
+class _Thinking:
+    """A thinking or redacted_thinking block being streamed."""
+
+    __slots__ = ("before_call", "data", "kind", "parts", "signature")
+
+    def __init__(self, kind: str, before_call: int) -> None:
+        self.kind = kind
+        self.before_call = before_call
+        self.parts: list[str] = []
+        self.signature: list[str] = []
+        self.data: str | None = None
+
+
 class AnthropicReassembler(Reassembler):
     """Reassembles ``tool_use`` blocks from a Messages stream."""
 
@@ -49,6 +65,8 @@ class AnthropicReassembler(Reassembler):
         """The type of every open content block by index."""
         self._held: list[PendingCall] = []
         """Closed tool_use blocks not yet proven whole (see ``_block_stop``), in order."""
+        self._thinking: dict[int, _Thinking] = {}
+        """Open thinking and redacted_thinking blocks by content-block index."""
 
     def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
@@ -111,6 +129,17 @@ class AnthropicReassembler(Reassembler):
             self.announce(call)
         elif kind == "text":
             self.add_text(block.get("text") or "")
+        elif kind in {"thinking", "redacted_thinking"}:
+            thinking = _Thinking(kind, self.next_index)
+            text = block.get("thinking")
+            if type(text) is str and text:
+                thinking.parts.append(text)
+                self.add_reasoning(text)
+            signature = wire_string(block.get("signature"), "signature", self.dialect)
+            if signature:
+                thinking.signature.append(signature)
+            thinking.data = wire_string(block.get("data"), "data", self.dialect)
+            self._thinking[index] = thinking
 
     def _block_delta(self, payload: dict[str, Any]) -> None:
         delta = payload["delta"]
@@ -124,11 +153,34 @@ class AnthropicReassembler(Reassembler):
         elif kind == "text_delta":
             self.add_text(delta.get("text") or "")
         elif kind == "thinking_delta":
-            self.add_reasoning(delta.get("thinking") or "")
+            text = delta.get("thinking")
+            thinking = self._thinking.get(payload["index"])
+            if type(text) is str and text:
+                if thinking is not None:
+                    thinking.parts.append(text)
+                self.add_reasoning(text)
+        elif kind == "signature_delta":
+            thinking = self._thinking.get(payload["index"])
+            signature = wire_string(delta.get("signature"), "signature", self.dialect)
+            if thinking is not None and signature:
+                thinking.signature.append(signature)
 
     def _block_stop(self, payload: dict[str, Any]) -> None:
         index = payload["index"]
         self._kinds.pop(index, None)
+        thinking = self._thinking.pop(index, None)
+        if thinking is not None:
+            self.add_block(
+                ReasoningBlock(
+                    provider=self.dialect,
+                    kind="thinking" if thinking.kind == "thinking" else "redacted_thinking",
+                    text="".join(thinking.parts),
+                    signature="".join(thinking.signature) or None,
+                    data=thinking.data,
+                    before_call=thinking.before_call,
+                )
+            )
+            return
         call = self._blocks.pop(index, None)
         if call is None:
             return

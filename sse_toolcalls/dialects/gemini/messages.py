@@ -9,6 +9,9 @@ Wire shapes (Gemini API reference, function calling guide):
   (one content per response is refused: "number of function response parts should be
   equal to number of function call parts"); ``{"name", "response": {...}, "id"?}``: the
   ``id`` only when the call had one (some Gemini endpoints refuse ids they did not send);
+  a result's images and documents go in the ``functionResponse``'s own ``parts``
+  (``{"inlineData": {"mimeType", "data", "displayName"?}}`` or ``{"fileData":
+  {"mimeType", "fileUri"}}``, multimodal function responses);
 - tools: ``[{"functionDeclarations": [{"name", "description", "parameters"}]}]``.
 
 ``response`` must be a JSON object. Following the documented convention ("Use 'output' key
@@ -30,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from ...calls import ToolCall, ToolResult, ToolSpec
+from ...calls import MediaPart, ReasoningBlock, ToolCall, ToolResult, ToolSpec
 from ...conversation import (
     AssistantMessage,
     Conversation,
@@ -40,7 +43,14 @@ from ...conversation import (
 )
 from ...errors import UsageError
 from ...naming import ToolNameMap
-from .._messages import error_object, json_text, merge_options, ordered_results, system_text
+from .._messages import (
+    base64_data,
+    error_object,
+    json_text,
+    merge_options,
+    ordered_results,
+    system_text,
+)
 from .schema import gemini_schema
 
 __all__ = [
@@ -66,7 +76,11 @@ def _index(call: ToolCall) -> int:
 
 
 def assistant_turn(
-    text: str, calls: Sequence[ToolCall], *, names: ToolNameMap | None = None
+    text: str,
+    calls: Sequence[ToolCall],
+    *,
+    names: ToolNameMap | None = None,
+    reasoning: Sequence[ReasoningBlock] = (),
 ) -> list[dict[str, Any]]:
     """The ``model`` content that asked for ``calls``: a text part (when there is text),
     then one ``functionCall`` part per call in call order, with ``id`` only when the call
@@ -76,6 +90,8 @@ def assistant_turn(
         A one-element list holding the content, or ``[]`` for a turn with neither text nor
         calls (the API refuses a content without parts).
     """
+    # Gemini's thought signatures ride on the calls; other dialects' blocks stay out.
+    del reasoning
     parts: list[dict[str, Any]] = []
     if text:
         parts.append({"text": text})
@@ -114,6 +130,15 @@ def response_object(result: ToolResult) -> dict[str, Any]:
     return {"output": content}
 
 
+def _media_part(part: MediaPart) -> dict[str, Any]:
+    if part.url is not None:
+        return {"fileData": {"mimeType": part.media_type, "fileUri": part.url}}
+    blob: dict[str, Any] = {"mimeType": part.media_type, "data": base64_data(part)}
+    if part.name:
+        blob["displayName"] = part.name
+    return {"inlineData": blob}
+
+
 def format_results(
     results: Iterable[ToolResult], *, names: ToolNameMap | None = None
 ) -> list[dict[str, Any]]:
@@ -136,6 +161,10 @@ def format_results(
         }
         if call.call_id is not None:
             function_response["id"] = call.call_id
+        if result.media:
+            # Multimodal function responses: the images and documents ride inside the
+            # functionResponse as its own parts (inlineData or fileData).
+            function_response["parts"] = [_media_part(part) for part in result.media]
         parts.append({"functionResponse": function_response})
     return [{"role": "user", "parts": parts}] if parts else []
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...calls import ToolCall, ToolResult, ToolSpec
+from ...calls import ReasoningBlock, ToolCall, ToolResult, ToolSpec
 from ...conversation import (
     AssistantMessage,
     Conversation,
@@ -30,6 +30,7 @@ from ...naming import ToolNameMap
 from .._messages import (
     arguments_text,
     flagless_result_text,
+    media_note,
     merge_options,
     ordered_results,
     system_text,
@@ -59,7 +60,11 @@ def _tool_call(call: ToolCall, names: ToolNameMap | None) -> dict[str, Any]:
 
 
 def assistant_turn(
-    text: str, calls: Sequence[ToolCall], *, names: ToolNameMap | None = None
+    text: str,
+    calls: Sequence[ToolCall],
+    *,
+    names: ToolNameMap | None = None,
+    reasoning: Sequence[ReasoningBlock] = (),
 ) -> list[dict[str, Any]]:
     """The assistant message that asked for ``calls``, to continue the conversation.
 
@@ -70,6 +75,8 @@ def assistant_turn(
     Returns:
         A one-element list holding the message.
     """
+    # Chat Completions has no reasoning blocks to send back; other dialects' stay out.
+    del reasoning
     message: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
     if calls:
         message["tool_calls"] = [_tool_call(call, names) for call in sorted(calls, key=_index)]
@@ -95,7 +102,12 @@ def format_results(
         message: dict[str, Any] = {"role": "tool"}
         if result.call.call_id is not None:
             message["tool_call_id"] = result.call.call_id
-        message["content"] = flagless_result_text(result)
+        text = flagless_result_text(result)
+        if result.media:
+            # Chat tool messages take only text: each image or document becomes a line
+            # saying what it was (docs/design.md, "Multimodal results").
+            text = "\n".join([text, *(media_note(part) for part in result.media)]).lstrip("\n")
+        message["content"] = text
         messages.append(message)
     return messages
 

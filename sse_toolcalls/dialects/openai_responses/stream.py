@@ -8,6 +8,12 @@ it. The result goes back under the item's ``call_id``, not its item ``id``. The 
 ends with ``response.completed``; ``response.incomplete`` means it was cut,
 ``response.failed`` and ``error`` are provider errors.
 
+A ``reasoning`` item (its ``id``, ``summary`` parts, ``reasoning_text`` content and, when
+the request asked for it, ``encrypted_content``) is kept whole from its
+``response.output_item.done`` (or the completed response's output), with its place
+among the calls: a caller that does not store responses must send it back before its
+calls.
+
 A call is released when the stream proves it whole: ``response.output_item.done`` with
 the item's ``status`` ``"completed"`` (or none given), or ``response.completed``. The
 ``arguments.done`` text is final but not proof: a call cut by ``max_output_tokens`` gets
@@ -20,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ...calls import Dialect, StreamEvent
+from ...calls import Dialect, ReasoningBlock, StreamEvent
 from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
 from .._common import (
@@ -32,6 +38,18 @@ from .._common import (
 )
 
 _FUNCTION_CALL = "function_call"
+_REASONING = "reasoning"
+
+
+def _part_texts(parts: Any, kind: str) -> list[str]:
+    """The ``text`` of each part of type ``kind`` in a reasoning item's list."""
+    if not isinstance(parts, list):
+        return []
+    return [
+        part["text"]
+        for part in parts
+        if isinstance(part, dict) and part.get("type") == kind and type(part.get("text")) is str
+    ]
 
 
 class ResponsesReassembler(Reassembler):
@@ -46,6 +64,9 @@ class ResponsesReassembler(Reassembler):
         self._open: dict[PendingCall, None] = {}
         """The open calls, in order: a dict, so the membership test of every delta is O(1)
         (a list made many open calls quadratic)."""
+        self._reasoning_ids: set[str] = set()
+        """The ids of the reasoning items kept so far (the completed output lists them
+        again)."""
 
     def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
@@ -125,8 +146,29 @@ class ResponsesReassembler(Reassembler):
             # Final text, released with the finished item (or the completed response).
             call.final = arguments
 
+    def _reasoning_item(self, item: dict[str, Any], before_call: int) -> None:
+        item_id = wire_string(item.get("id"), "item id", self.dialect)
+        if item_id is not None:
+            if item_id in self._reasoning_ids:
+                return
+            self._reasoning_ids.add(item_id)
+        self.add_block(
+            ReasoningBlock(
+                provider=self.dialect,
+                kind="reasoning",
+                text="".join(_part_texts(item.get("content"), "reasoning_text")),
+                summary=tuple(_part_texts(item.get("summary"), "summary_text")),
+                data=wire_string(item.get("encrypted_content"), "encrypted_content", self.dialect),
+                item_id=item_id,
+                before_call=before_call,
+            )
+        )
+
     def _item_done(self, payload: dict[str, Any]) -> None:
         item = payload["item"]
+        if item.get("type") == _REASONING:
+            self._reasoning_item(item, self.next_index)
+            return
         if item.get("type") != _FUNCTION_CALL:
             return
         call = self._find(payload)
@@ -174,9 +216,14 @@ class ResponsesReassembler(Reassembler):
     def _completed(self, payload: dict[str, Any]) -> None:
         response = payload.get("response") or {}
         self._read_usage(response)
-        # A call the stream never closed is finished from the final output, if listed.
+        # A call the stream never closed is finished from the final output, if listed;
+        # so is a reasoning item whose done event never came.
+        calls_before = 0
         for item in response.get("output") or ():
+            if isinstance(item, dict) and item.get("type") == _REASONING:
+                self._reasoning_item(item, min(calls_before, self.next_index))
             if isinstance(item, dict) and item.get("type") == _FUNCTION_CALL:
+                calls_before += 1
                 call = self._by_item.get(item.get("id"))  # type: ignore[arg-type]
                 if call is not None and call in self._open and call.key is None:
                     self._fill_from_item(call, item)

@@ -1,0 +1,379 @@
+"""The conversation store: what ``Agent.run(text, conversation_id=...)`` continues from.
+
+A conversation is kept as its **exchanges**: one per user request (its
+``request_id``), holding the messages that request added (the user's message, the
+assistant turns, the tool results), oldest first. Saving is by (conversation id,
+request id), so a request re-submitted after a crash or a lost reply *replaces* its own
+exchange instead of adding the user's message twice, and it continues from the
+exchanges saved before it (:func:`history_before`), exactly as its first attempt did.
+
+Three stores, one protocol (:class:`ConversationStore`): :class:`InMemoryConversationStore`
+(the default, one process, bounded), :class:`SQLiteConversationStore` (a file, beside
+the SQLite ledger or in it) and :class:`~.postgres.PostgresConversationStore`. Messages
+are stored as JSON by :func:`messages_to_json` / :func:`messages_from_json`, one codec for
+every store; a stored value that does not decode is a
+:class:`~sse_toolcalls.errors.ConversationStoreError`, never another exception.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import anyio
+import anyio.to_thread
+
+from .._jsonsafe import dumps_safe
+from ..calls import DIALECTS, ToolCall, ToolResult
+from ..conversation import (
+    AssistantMessage,
+    Message,
+    SystemPrompt,
+    ToolResultsMessage,
+    UserMessage,
+)
+from ..errors import ConversationStoreError
+from .ledger import BUSY_TIMEOUT_S
+
+__all__ = [
+    "DEFAULT_MAX_CONVERSATIONS",
+    "ConversationStore",
+    "Exchange",
+    "InMemoryConversationStore",
+    "SQLiteConversationStore",
+    "history_before",
+    "messages_from_json",
+    "messages_to_json",
+]
+
+DEFAULT_MAX_CONVERSATIONS = 10_000
+"""Conversations the in-memory store keeps, least recently used dropped first: a
+process serving more people than that at once wants a database (the SQLite or Postgres
+store), and a bound keeps a long-running process from growing without end."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Exchange:
+    """The messages one user request added to a conversation."""
+
+    request_id: str
+    """The request's id (``Agent.run(..., request_id=...)``)."""
+
+    messages: tuple[Message, ...]
+    """What it added, oldest first: the user's message, assistant turns, results."""
+
+    saved_at: float = 0.0
+    """When it was last saved, in seconds since the epoch."""
+
+
+@runtime_checkable
+class ConversationStore(Protocol):
+    """Where conversations are kept. Coroutines that must not block the event loop."""
+
+    async def load(self, conversation_id: str) -> list[Exchange]:
+        """The conversation's exchanges, oldest first (``[]`` for a new one).
+
+        Raises:
+            ConversationStoreError: the store cannot be read, or a stored exchange
+                does not decode.
+        """
+        ...
+
+    async def save(
+        self, conversation_id: str, request_id: str, messages: Sequence[Message]
+    ) -> None:
+        """Set the exchange of ``request_id``: appended when new, replaced in place when
+        the request was saved before (a re-submitted or resumed request).
+
+        Raises:
+            ConversationStoreError: the store cannot be written.
+        """
+        ...
+
+
+def history_before(exchanges: Sequence[Exchange], request_id: str) -> list[Message]:
+    """The history a request continues from: every exchange before its own (all of
+    them when it is new), joined."""
+    messages: list[Message] = []
+    for exchange in exchanges:
+        if exchange.request_id == request_id:
+            break
+        messages += exchange.messages
+    return messages
+
+
+# --------------------------------------------------------------------------------------
+# The codec.
+
+
+def _call_json(call: ToolCall) -> dict[str, Any]:
+    return {
+        "name": call.name,
+        "args": call.args,
+        "provider": call.provider,
+        "call_id": call.call_id,
+        "index": call.index,
+        "raw_arguments": call.raw_arguments,
+        "arguments_error": call.arguments_error,
+        "thought_signature": call.thought_signature,
+        "item_id": call.item_id,
+    }
+
+
+def _message_json(message: Message) -> dict[str, Any]:
+    if isinstance(message, UserMessage):
+        return {"type": "user", "text": message.text}
+    if isinstance(message, SystemPrompt):
+        return {"type": "system", "text": message.text}
+    if isinstance(message, AssistantMessage):
+        return {
+            "type": "assistant",
+            "text": message.text,
+            "calls": [_call_json(c) for c in message.calls],
+        }
+    return {
+        "type": "results",
+        "results": [
+            {"call": _call_json(r.call), "content": r.content, "is_error": r.is_error}
+            for r in message.results
+        ],
+    }
+
+
+def messages_to_json(messages: Sequence[Message]) -> str:
+    """The messages as JSON text (never raises: odd values are written as JSON can)."""
+    return dumps_safe([_message_json(m) for m in messages]).decode("utf-8")
+
+
+class _Bad(ValueError):
+    pass
+
+
+def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
+    value = data.get(name)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise _Bad(f"{name} is {type(value).__name__}")
+    return value
+
+
+def _optional_text(data: dict[str, Any], name: str) -> str | None:
+    value = data.get(name)
+    if value is not None and not isinstance(value, str):
+        raise _Bad(f"{name} is {type(value).__name__}")
+    return value
+
+
+def _call(data: Any) -> ToolCall:
+    if not isinstance(data, dict):
+        raise _Bad("a call is not an object")
+    provider = _field(data, "provider", str)
+    if provider not in DIALECTS:
+        raise _Bad(f"unknown provider {provider!r}")
+    return ToolCall(
+        name=_field(data, "name", str),
+        args=_field(data, "args", dict),
+        provider=provider,
+        call_id=_optional_text(data, "call_id"),
+        index=_field(data, "index", int),
+        raw_arguments=_field(data, "raw_arguments", str),
+        arguments_error=_optional_text(data, "arguments_error"),
+        thought_signature=_optional_text(data, "thought_signature"),
+        item_id=_optional_text(data, "item_id"),
+    )
+
+
+def _message(data: Any) -> Message:
+    if not isinstance(data, dict):
+        raise _Bad("a message is not an object")
+    kind = data.get("type")
+    if kind == "user":
+        return UserMessage(text=_field(data, "text", str))
+    if kind == "system":
+        return SystemPrompt(text=_field(data, "text", str))
+    if kind == "assistant":
+        calls = _field(data, "calls", list)
+        return AssistantMessage(text=_field(data, "text", str), calls=tuple(map(_call, calls)))
+    if kind == "results":
+        results = []
+        for item in _field(data, "results", list):
+            if not isinstance(item, dict):
+                raise _Bad("a result is not an object")
+            results.append(
+                ToolResult(
+                    call=_call(item.get("call")),
+                    content=_field(item, "content", (str, dict, list)),
+                    is_error=_field(item, "is_error", bool),
+                )
+            )
+        return ToolResultsMessage(results=tuple(results))
+    raise _Bad(f"unknown message type {kind!r}")
+
+
+def messages_from_json(text: str | bytes) -> tuple[Message, ...]:
+    """The messages :func:`messages_to_json` wrote.
+
+    Raises:
+        ConversationStoreError: the text is not such a list of messages.
+    """
+    try:
+        data = json.loads(text)
+        if not isinstance(data, list):
+            raise _Bad("not a list of messages")
+        return tuple(_message(item) for item in data)
+    except (ValueError, RecursionError) as exc:
+        raise ConversationStoreError(f"a stored conversation does not decode: {exc}") from exc
+
+
+# --------------------------------------------------------------------------------------
+# In memory.
+
+
+class InMemoryConversationStore:
+    """Conversations in a dict (one process, gone at exit): the default. Keeps the
+    ``max_conversations`` most recently used."""
+
+    def __init__(
+        self,
+        *,
+        max_conversations: int = DEFAULT_MAX_CONVERSATIONS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Args:
+        max_conversations: conversations kept (``DEFAULT_MAX_CONVERSATIONS``).
+        clock: seconds since the epoch, for ``saved_at``."""
+        if max_conversations < 1:
+            raise ValueError("max_conversations must be at least 1")
+        self.max_conversations = max_conversations
+        """Conversations kept."""
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._conversations: OrderedDict[str, list[Exchange]] = OrderedDict()
+
+    def __repr__(self) -> str:
+        return f"InMemoryConversationStore(conversations={len(self._conversations)})"
+
+    async def load(self, conversation_id: str) -> list[Exchange]:
+        """See :meth:`ConversationStore.load`."""
+        with self._lock:
+            exchanges = self._conversations.get(conversation_id)
+            if exchanges is None:
+                return []
+            self._conversations.move_to_end(conversation_id)
+            return list(exchanges)
+
+    async def save(
+        self, conversation_id: str, request_id: str, messages: Sequence[Message]
+    ) -> None:
+        """See :meth:`ConversationStore.save`."""
+        exchange = Exchange(request_id=request_id, messages=tuple(messages), saved_at=self._clock())
+        with self._lock:
+            exchanges = self._conversations.setdefault(conversation_id, [])
+            self._conversations.move_to_end(conversation_id)
+            for n, old in enumerate(exchanges):
+                if old.request_id == request_id:
+                    exchanges[n] = exchange
+                    break
+            else:
+                exchanges.append(exchange)
+            while len(self._conversations) > self.max_conversations:
+                self._conversations.popitem(last=False)
+
+
+# --------------------------------------------------------------------------------------
+# SQLite.
+
+_SQLITE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversation_exchanges (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    messages TEXT NOT NULL,
+    saved_at REAL NOT NULL,
+    UNIQUE (conversation_id, request_id)
+)
+"""
+
+
+class SQLiteConversationStore:
+    """Conversations in a SQLite file (WAL), off the event loop like the SQLite ledger;
+    the same file as the ledger's works (its own table)."""
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
+        """Open (creating if needed) the store at ``path``.
+
+        Raises:
+            ConversationStoreError: the file cannot be opened or is not a database.
+        """
+        self.path = str(path)
+        """The database file."""
+        self._clock = clock
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(_SQLITE_SCHEMA)
+        except sqlite3.Error as exc:
+            raise ConversationStoreError(f"cannot open the store at {self.path}: {exc}") from exc
+
+    def __repr__(self) -> str:
+        return f"SQLiteConversationStore({self.path!r})"
+
+    def _load(self, conversation_id: str) -> list[Exchange]:
+        with self._lock:
+            try:
+                rows = self._db.execute(
+                    "SELECT request_id, messages, saved_at FROM conversation_exchanges "
+                    "WHERE conversation_id = ? ORDER BY seq",
+                    (conversation_id,),
+                ).fetchall()
+            except sqlite3.Error as exc:
+                raise ConversationStoreError(f"cannot read the store: {exc}") from exc
+        return [
+            Exchange(request_id=r[0], messages=messages_from_json(r[1]), saved_at=r[2])
+            for r in rows
+        ]
+
+    def _save(self, conversation_id: str, request_id: str, text: str) -> None:
+        with self._lock:
+            try:
+                self._db.execute(
+                    "INSERT INTO conversation_exchanges "
+                    "(conversation_id, request_id, messages, saved_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (conversation_id, request_id) DO UPDATE SET "
+                    "messages = excluded.messages, saved_at = excluded.saved_at",
+                    (conversation_id, request_id, text, self._clock()),
+                )
+            except sqlite3.Error as exc:
+                raise ConversationStoreError(f"cannot write the store: {exc}") from exc
+
+    async def load(self, conversation_id: str) -> list[Exchange]:
+        """See :meth:`ConversationStore.load`."""
+        return await anyio.to_thread.run_sync(self._load, conversation_id)
+
+    async def save(
+        self, conversation_id: str, request_id: str, messages: Sequence[Message]
+    ) -> None:
+        """See :meth:`ConversationStore.save`."""
+        text = messages_to_json(messages)
+        await anyio.to_thread.run_sync(self._save, conversation_id, request_id, text)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SQLiteConversationStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
