@@ -361,31 +361,7 @@ def test_deep_arguments_objects_raise_our_error_in_every_dialect() -> None:
 
 
 def test_gemini_partial_args_path_of_2000_steps_raises_our_error() -> None:
-    path = "$" + ".a" * 2000
-    raw = sse(
-        {
-            "candidates": [
-                {"content": {"parts": [{"functionCall": {"name": "f", "willContinue": True}}]}}
-            ]
-        },
-        {
-            "candidates": [
-                {
-                    "content": {
-                        "parts": [
-                            {
-                                "functionCall": {
-                                    "partialArgs": [{"jsonPath": path, "numberValue": 1}],
-                                    "willContinue": True,
-                                }
-                            }
-                        ]
-                    }
-                }
-            ]
-        },
-        {"candidates": [{"content": {"parts": [{"functionCall": {}}]}, "finishReason": "STOP"}]},
-    )
+    raw = partial_args_stream({"jsonPath": "$" + ".a" * 2000, "numberValue": 1})
     with pytest.raises(LimitExceededError) as info:
         ToolCallParser("gemini").feed(raw)
     assert info.value.limit_name == "MAX_PARTIAL_PATH_STEPS"
@@ -455,91 +431,38 @@ def test_event_data_batch_with_two_data_lines_and_an_event_only_block() -> None:
 # -- 7. Gemini partialArgs: memory and work bounded by bytes received ---------------------
 
 
-def partial_args_stream(*paths: str) -> bytes:
+def _function_call(call: dict[str, Any], **candidate: Any) -> dict[str, Any]:
+    return {"candidates": [{"content": {"parts": [{"functionCall": call}]}, **candidate}]}
+
+
+def partial_args_stream(
+    *entries: dict[str, Any], last: list[dict[str, Any]] | None = None
+) -> bytes:
+    """A Gemini call streamed as ``partialArgs``: one event per entry, then the closing
+    event (with ``last`` as its own ``partialArgs``, when given)."""
+    closing = {} if last is None else {"partialArgs": last}
     return sse(
-        {
-            "candidates": [
-                {"content": {"parts": [{"functionCall": {"name": "f", "willContinue": True}}]}}
-            ]
-        },
-        *[
-            {
-                "candidates": [
-                    {
-                        "content": {
-                            "parts": [
-                                {
-                                    "functionCall": {
-                                        "partialArgs": [{"jsonPath": p, "nullValue": None}],
-                                        "willContinue": True,
-                                    }
-                                }
-                            ]
-                        }
-                    }
-                ]
-            }
-            for p in paths
-        ],
-        {"candidates": [{"content": {"parts": [{"functionCall": {}}]}, "finishReason": "STOP"}]},
+        _function_call({"name": "f", "willContinue": True}),
+        *[_function_call({"partialArgs": [entry], "willContinue": True}) for entry in entries],
+        _function_call(closing, finishReason="STOP"),
     )
+
+
+def null_at(*paths: str) -> list[dict[str, Any]]:
+    return [{"jsonPath": path, "nullValue": None} for path in paths]
 
 
 def test_gemini_partial_args_far_index_is_refused_not_padded() -> None:
     with pytest.raises(LimitExceededError) as info:
-        ToolCallParser("gemini").feed(partial_args_stream("$.a[10000]", "$.a[20000]"))
+        ToolCallParser("gemini").feed(partial_args_stream(*null_at("$.a[10000]", "$.a[20000]")))
     assert info.value.limit_name == "MAX_PARTIAL_ARRAY_GAP"
 
 
 def test_gemini_long_string_in_many_pieces_is_joined_once() -> None:
     pieces = ["x" * 10] * 5000
-    raw = sse(
-        {
-            "candidates": [
-                {"content": {"parts": [{"functionCall": {"name": "f", "willContinue": True}}]}}
-            ]
-        },
-        *[
-            {
-                "candidates": [
-                    {
-                        "content": {
-                            "parts": [
-                                {
-                                    "functionCall": {
-                                        "partialArgs": [
-                                            {
-                                                "jsonPath": "$.s",
-                                                "stringValue": p,
-                                                "willContinue": True,
-                                            }
-                                        ],
-                                        "willContinue": True,
-                                    }
-                                }
-                            ]
-                        }
-                    }
-                ]
-            }
-            for p in pieces
-        ],
-        {
-            "candidates": [
-                {
-                    "content": {
-                        "parts": [
-                            {
-                                "functionCall": {
-                                    "partialArgs": [{"jsonPath": "$.s", "stringValue": "!"}]
-                                }
-                            }
-                        ]
-                    },
-                    "finishReason": "STOP",
-                }
-            ]
-        },
+    raw = partial_args_stream(
+        *[{"jsonPath": "$.s", "stringValue": p, "willContinue": True} for p in pieces],
+        last=[{"jsonPath": "$.s", "stringValue": "!"}],
     )
     [call] = ToolCallParser("gemini").feed(raw)
     assert call.args == {"s": "x" * 50000 + "!"}

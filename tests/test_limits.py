@@ -18,8 +18,8 @@ from sse_toolcalls import (
     ToolCallParser,
 )
 from sse_toolcalls.dialects._common import (
-    MAX_ARGUMENTS_DEPTH,
     MAX_EVENT_DEPTH,
+    MAX_PARSED_ARGUMENTS_DEPTH,
     json_depth,
     parse_arguments,
 )
@@ -164,20 +164,21 @@ def test_chat_object_arguments_at_and_past_the_event_depth_limit(long_number: bo
         else:
             [call] = parse("openai_chat", raw)
             assert (
-                call.arguments_error is not None and "MAX_ARGUMENTS_DEPTH" in call.arguments_error
+                call.arguments_error is not None
+                and "MAX_PARSED_ARGUMENTS_DEPTH" in call.arguments_error
             )
 
 
 @pytest.mark.parametrize("long_number", [False, True])
 def test_arguments_depth_at_and_past_the_limit(long_number: bool) -> None:
-    text = deep_object(MAX_ARGUMENTS_DEPTH)
+    text = deep_object(MAX_PARSED_ARGUMENTS_DEPTH)
     if long_number:
         text = text.replace("{}", '{"n":12345678901234567890}')
     args, error = parse_arguments(text)
     assert error is None and args
     args, error = parse_arguments('{"b":' + text + "}")
     assert args == {}
-    assert error is not None and "MAX_ARGUMENTS_DEPTH" in error
+    assert error is not None and "MAX_PARSED_ARGUMENTS_DEPTH" in error
 
 
 def object_argument_streams(args: str) -> dict[str, bytes]:
@@ -212,13 +213,18 @@ def parse(dialect: str, raw: bytes) -> list[ToolCall]:
 
 
 def test_object_arguments_depth_at_and_past_the_limit_in_every_dialect() -> None:
-    for dialect, raw in object_argument_streams(deep_object(MAX_ARGUMENTS_DEPTH)).items():
+    for dialect, raw in object_argument_streams(deep_object(MAX_PARSED_ARGUMENTS_DEPTH)).items():
         [call] = parse(dialect, raw)
         assert call.arguments_error is None, dialect
-    for dialect, raw in object_argument_streams(deep_object(MAX_ARGUMENTS_DEPTH + 1)).items():
+    for dialect, raw in object_argument_streams(
+        deep_object(MAX_PARSED_ARGUMENTS_DEPTH + 1)
+    ).items():
         [call] = parse(dialect, raw)
         assert call.args == {}, dialect
-        assert call.arguments_error is not None and "MAX_ARGUMENTS_DEPTH" in call.arguments_error
+        assert (
+            call.arguments_error is not None
+            and "MAX_PARSED_ARGUMENTS_DEPTH" in call.arguments_error
+        )
 
 
 json_values = st.recursive(

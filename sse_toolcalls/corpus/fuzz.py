@@ -28,7 +28,6 @@ as the manifest entry's ``chunks``), so ``sse-toolcalls check FINDINGS`` replays
 from __future__ import annotations
 
 import hashlib
-import importlib
 import itertools
 import random
 import sys
@@ -39,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from .._targets import resolve
 from ..calls import ToolCall
 from ..errors import (
     InvalidArgumentsError,
@@ -132,15 +132,7 @@ class Finding:
 
 
 def _load_registry(spec: str) -> Any:
-    module, _, attribute = spec.partition(":")
-    if not module or not attribute:
-        raise UsageError(f"--registry takes module:attribute, not {spec!r}")
-    try:
-        value: Any = importlib.import_module(module)
-        for part in attribute.split("."):
-            value = getattr(value, part)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(f"cannot load the registry {spec!r}: {exc}") from exc
+    value = resolve(spec, what="the registry")
     if not callable(getattr(value, "check", None)):
         raise UsageError(f"{spec!r} is not a ToolRegistry (it has no check method)")
     return value

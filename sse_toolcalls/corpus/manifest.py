@@ -8,7 +8,8 @@ corpus (so ``sse-toolcalls check`` reads that corpus in place)::
      "expected": {"outcome": "complete",     # complete | no_calls | truncated | provider_error
                   "calls": [{"name": "f", "args": {}, "call_id": "c1"}]}}
 
-A recorded entry adds what the recorder saw (``path``, ``status``, ``headers``,
+``file`` is relative and stays inside the folder (no ``..``, no absolute path). A
+recorded entry adds what the recorder saw (``path``, ``status``, ``headers``,
 ``chunks``: the byte length of each read, ``error``, ``recorded_at``). A stream without an
 ``expected`` is checked for the invariants only; a folder without a manifest is every
 ``.sse`` file below it, with the dialect detected.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 import orjson
@@ -83,6 +84,13 @@ def load(folder: str | os.PathLike[str]) -> list[Entry]:
         where = f"{manifest}: entry {number}"
         if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
             raise UsageError(f'{where} has no "file"')
+        name = PurePosixPath(entry["file"])
+        if name.is_absolute() or ".." in name.parts or not name.parts:
+            # A manifest speaks for its own folder: `check` and `fuzz` read what it names,
+            # and a shared corpus must not make them read /etc/shadow or ../secrets.
+            raise UsageError(
+                f'{where}: "file" must name a file inside {root}, not {entry["file"]!r}'
+            )
         dialect = _dialect(entry)
         if dialect is not None and dialect not in DIALECTS:
             raise UsageError(f"{where}: unknown dialect {dialect!r}; expected one of {DIALECTS}")

@@ -20,9 +20,7 @@ import datetime
 import itertools
 import os
 import re
-import socket
 import threading
-import time
 import zlib
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -31,6 +29,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import orjson
 
+from .._loopback import LoopbackServer
 from ..calls import ToolCall
 from ..errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
 from ..parser import ToolCallParser
@@ -482,9 +481,6 @@ _HOP_BY_HOP: Final = frozenset(
 """Headers that belong to one hop, not to the request (RFC 9110 7.6.1); and the encoding
 ones, since the proxy asks the upstream for plain bytes and sends them on as it got them."""
 
-STARTUP_TIMEOUT_S: Final = 10.0
-"""How long the proxy may take to listen, in seconds (as the simulator's server)."""
-
 
 def _proxy_app(upstream: str, recorder: Recorder) -> Any:
     import httpx
@@ -581,10 +577,7 @@ class RecordingProxy:
             raise UsageError(f"the upstream must be an http(s) URL, not {upstream!r}")
         self.upstream = upstream
         self.recorder = recorder
-        self._port = port
-        self._server: Any = None
-        self._thread: threading.Thread | None = None
-        self._socket: socket.socket | None = None
+        self._served = LoopbackServer(None, what="the recording proxy", port=port, lifespan="on")
 
     @property
     def base_url(self) -> str:
@@ -593,9 +586,10 @@ class RecordingProxy:
         Raises:
             UsageError: the proxy is not running.
         """
-        if self._socket is None:
+        port = self._served.port
+        if port is None:
             raise UsageError("the proxy is not running; use it as a context manager")
-        return f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        return f"http://127.0.0.1:{port}"
 
     def start(self) -> None:
         """Listen on loopback; return once serving.
@@ -603,52 +597,14 @@ class RecordingProxy:
         Raises:
             UsageError: the port cannot be bound, uvicorn is missing, or it did not start.
         """
-        try:
-            import uvicorn
-        except ImportError as exc:
-            raise UsageError("the recording proxy needs uvicorn: pip install uvicorn") from exc
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", self._port))
-        except OSError as exc:
-            sock.close()
-            raise UsageError(f"cannot bind 127.0.0.1:{self._port}: {exc}") from exc
-        config = uvicorn.Config(
-            _proxy_app(self.upstream, self.recorder),
-            lifespan="on",
-            log_level="warning",
-            access_log=False,
-            http="h11",
-            ws="none",
-            loop="asyncio",
-            timeout_graceful_shutdown=1,
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(
-            target=server.run,
-            kwargs={"sockets": [sock]},
-            name="sse-toolcalls-recorder",
-            daemon=True,
-        )
-        self._socket, self._server, self._thread = sock, server, thread
-        thread.start()
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise UsageError("the recording proxy did not start")
-            time.sleep(0.005)
+        if not self._served.running:
+            # A fresh app per start: its upstream client lives from startup to shutdown.
+            self._served.app = _proxy_app(self.upstream, self.recorder)
+        self._served.start()
 
     def stop(self) -> None:
         """Stop serving and release the port."""
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(6.0)
-        if self._socket is not None:
-            self._socket.close()
-        self._server = self._thread = self._socket = None
+        self._served.stop()
 
     def __enter__(self) -> RecordingProxy:
         self.start()

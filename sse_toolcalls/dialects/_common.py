@@ -33,7 +33,7 @@ from ..errors import (
 )
 from ..sse import ServerSentEvent
 
-MAX_ARGUMENTS_DEPTH = 100
+MAX_PARSED_ARGUMENTS_DEPTH = 100
 """Bound on the nesting of a call's arguments, in levels of arrays and objects (the
 arguments object itself is level 1).
 
@@ -42,7 +42,7 @@ and far below the depths where recursive code (ours, orjson's 255-level encoder,
 jsonschema, the stdlib's json at about 1,000) fails. Deeper arguments make the call
 invalid (``arguments_error``), not the stream."""
 
-MAX_EVENT_DEPTH = MAX_ARGUMENTS_DEPTH + 28
+MAX_EVENT_DEPTH = MAX_PARSED_ARGUMENTS_DEPTH + 28
 """Bound on the nesting of an event that carries arguments as objects (Anthropic's
 ``content_block_start``, Gemini's ``functionCall`` events, Chat's object arguments), in
 levels of arrays and objects.
@@ -220,7 +220,7 @@ def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
     JSON object. Empty or blank text is ``{}``: a call without parameters.
     """
     try:
-        value = loads_strict(text, depth=MAX_ARGUMENTS_DEPTH)
+        value = loads_strict(text, depth=MAX_PARSED_ARGUMENTS_DEPTH)
     except _TooDeepError as exc:
         return {}, _too_deep_arguments(exc)
     except ValueError as exc:
@@ -233,7 +233,7 @@ def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
 
 
 def _too_deep_arguments(exc: _TooDeepError) -> str:
-    return f"arguments nest {exc.depth} levels, over MAX_ARGUMENTS_DEPTH={exc.limit}"
+    return f"arguments nest {exc.depth} levels, over MAX_PARSED_ARGUMENTS_DEPTH={exc.limit}"
 
 
 def wire_string(value: Any, field: str, dialect: str) -> str | None:
@@ -485,7 +485,7 @@ class Reassembler:
             if isinstance(value, dict):
                 raw = dumps(value)
                 try:
-                    _check_depth(raw, MAX_ARGUMENTS_DEPTH)
+                    _check_depth(raw, MAX_PARSED_ARGUMENTS_DEPTH)
                     args, error = value, None
                 except _TooDeepError as exc:
                     args, error = {}, _too_deep_arguments(exc)

@@ -25,13 +25,13 @@ such tools), and running it unasked would break the promise its declaration make
 
 from __future__ import annotations
 
-import importlib
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from .._targets import resolve
 from ..calls import ToolCall
 from ..errors import UsageError
 from ..runtime.dispatch import Dispatcher
@@ -70,15 +70,7 @@ def load_registry(spec: str) -> ToolRegistry:
     Raises:
         UsageError: the spec is malformed, cannot be imported, or names no registry.
     """
-    module, _, attribute = spec.partition(":")
-    if not module or not attribute:
-        raise UsageError(f"a registry is named as module:attribute, not {spec!r}")
-    try:
-        value: Any = importlib.import_module(module)
-        for part in attribute.split("."):
-            value = getattr(value, part)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(f"cannot load the registry {spec!r}: {exc}") from exc
+    value = resolve(spec, what="the registry")
     if not isinstance(value, ToolRegistry):
         raise UsageError(f"{spec!r} is a {type(value).__name__}, not a ToolRegistry")
     return value

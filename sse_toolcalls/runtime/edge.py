@@ -23,6 +23,7 @@ complete or truncated (:class:`TruncatedStreamError` with what arrived).
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import anyio
@@ -439,48 +440,61 @@ def _opened_by(response: object) -> Literal["sync", "async"] | None:
     return None
 
 
-def _async_response(response: object, sync_name: str) -> AsyncByteResponse:
-    """``response`` (or the HTTP response inside it) as the async edge reads it.
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """What a response must have to be read by one edge (async or sync), and its words."""
+
+    opened: str  # what _opened_by says of a response this side's clients open
+    kind: str
+    iterate: str
+    close: str
+    example: str
+    clients: str
+
+
+_ASYNC = _Side(
+    "async",
+    "an async",
+    "aiter_bytes",
+    "aclose",
+    "AsyncAPIResponse",
+    "httpx.AsyncClient, AsyncOpenAI...",
+)
+_SYNC = _Side("sync", "a sync", "iter_bytes", "close", "APIResponse", "httpx.Client, OpenAI...")
+
+
+def _response_for(response: object, side: _Side, other: _Side, other_name: str) -> object:
+    """``response`` (or the HTTP response inside it) as the ``side`` edge reads it.
 
     Raises:
-        UsageError: a sync client's response (naming the sync function to use), or an
-            object without ``aiter_bytes()`` and ``aclose()``.
+        UsageError: a response of the ``other`` side's clients (naming ``other_name``,
+            the function to use), or an object without the side's methods.
     """
     response = _unwrap(response)
     opened = _opened_by(response)
-    if opened == "sync" or (
-        opened is None and not _has(response, "aiter_bytes") and _has(response, "iter_bytes")
+    if opened == other.opened or (
+        opened is None and not _has(response, side.iterate) and _has(response, other.iterate)
     ):
         raise UsageError(
-            f"this response was opened by a sync client; read it with {sync_name}(), "
-            "or open it with an async client (httpx.AsyncClient, AsyncOpenAI...)"
+            f"this response was opened by {other.kind} client; read it with {other_name}(), "
+            f"or open it with {side.kind} client ({side.clients})"
         )
-    if not (_has(response, "aiter_bytes") and _has(response, "aclose")):
+    if not (_has(response, side.iterate) and _has(response, side.close)):
         raise UsageError(
-            "expected a streamed HTTP response with aiter_bytes() and aclose() (httpx, "
-            f"httpx2, or an SDK's AsyncAPIResponse), got {type(response).__name__}"
+            f"expected a streamed HTTP response with {side.iterate}() and {side.close}() "
+            f"(httpx, httpx2, or an SDK's {side.example}), got {type(response).__name__}"
         )
-    return cast(AsyncByteResponse, response)
+    return response
+
+
+def _async_response(response: object, sync_name: str) -> AsyncByteResponse:
+    """``response`` as the async edge reads it (:func:`_response_for`)."""
+    return cast(AsyncByteResponse, _response_for(response, _ASYNC, _SYNC, sync_name))
 
 
 def _sync_response(response: object, async_name: str) -> SyncByteResponse:
-    """``response`` as the sync edge reads it. Raises ``UsageError`` as
-    :func:`_async_response` does, naming the async function for an async response."""
-    response = _unwrap(response)
-    opened = _opened_by(response)
-    if opened == "async" or (
-        opened is None and not _has(response, "iter_bytes") and _has(response, "aiter_bytes")
-    ):
-        raise UsageError(
-            f"this response was opened by an async client; read it with {async_name}(), "
-            "or open it with a sync client (httpx.Client, OpenAI...)"
-        )
-    if not (_has(response, "iter_bytes") and _has(response, "close")):
-        raise UsageError(
-            "expected a streamed HTTP response with iter_bytes() and close() (httpx, "
-            f"httpx2, or an SDK's APIResponse), got {type(response).__name__}"
-        )
-    return cast(SyncByteResponse, response)
+    """``response`` as the sync edge reads it (:func:`_response_for`)."""
+    return cast(SyncByteResponse, _response_for(response, _SYNC, _ASYNC, async_name))
 
 
 def aiter_tool_calls(

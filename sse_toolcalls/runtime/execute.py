@@ -122,7 +122,8 @@ async def run_sandboxed(validated: ValidatedCall, /, *, pool: WarmPool | None = 
             ``violation`` says why: a denied path, the network, a limit, a crash, the
             handler's own exception).
         ToolExecutionError: the sandbox could not be started (no backend any more, a
-            handler no longer importable), the cause chained.
+            handler no longer importable), the cause chained; or the handler raised
+            ``ToolRetry`` or ``ToolErrorReply`` (that exception the cause, as unsandboxed).
         UsageError: the tool has no sandbox.
     """
     from ..sandbox import run_in_sandbox  # lazy: the engine is only needed when used
@@ -160,6 +161,14 @@ async def run_sandboxed(validated: ValidatedCall, /, *, pool: WarmPool | None = 
             call=validated.call,
             violation=violation,
         )
+    if outcome.answer is not None:
+        # The handler's ToolRetry or ToolErrorReply, chained as run_local chains it, so
+        # the dispatcher answers the model exactly as it would unsandboxed.
+        answer = outcome.answer
+        raise ToolExecutionError(
+            f"{tool.name} raised {type(answer).__name__}: {safe_str(answer)}",
+            call=validated.call,
+        ) from answer
     return outcome.value
 
 

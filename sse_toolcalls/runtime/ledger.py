@@ -277,7 +277,7 @@ class _NoCanonicalForm(ValueError):
 
 _CANONICAL_DEPTH = MAX_DEPTH
 """Deepest nesting given a canonical form, in levels (the limit of every JSON value we
-write; the registry refuses arguments far shallower, see ``MAX_ARGUMENT_DEPTH``)."""
+write; the registry refuses arguments far shallower: ``MAX_VALIDATED_ARGUMENTS_DEPTH``)."""
 
 
 def canonical_arguments(arguments: Any) -> str:

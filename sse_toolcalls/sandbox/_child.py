@@ -11,8 +11,10 @@ alone is confined (Landlock, when that is the backend) and limited (rlimits); it
 the handler by module path, calls it and sends the outcome to the supervisor through a
 pipe. The supervisor is a child subreaper, so every process the handler starts, even one
 that left its session, stays below it; when the worker ends, the supervisor kills whatever
-is left, then writes one JSON object on stdout: ``{"value": ...}`` or ``{"violation":
-{...}}``. The engine imports this module only for :func:`landlock_abi`.
+is left, then writes one JSON object on stdout: ``{"value": ...}``, ``{"violation":
+{...}}``, or ``{"answer": {...}}`` when the handler raised ``ToolRetry`` or
+``ToolErrorReply`` (its answer for the model, not a violation). The engine imports this
+module only for :func:`landlock_abi`.
 """
 
 from __future__ import annotations
@@ -244,8 +246,31 @@ def _violation(kind: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"violation": {"kind": kind, "message": message, **extra}}
 
 
+def _answer(exc: BaseException) -> dict[str, Any] | None:
+    """The handler's own answer for the model, when it raised ``ToolRetry`` or
+    ``ToolErrorReply``: sent as data, for the parent to raise the same exception again.
+
+    The classes are looked up where the handler got them, not imported: a handler that
+    raised one has loaded ``sse_toolcalls`` (bound read-only for every tool), and this
+    script must not load the package for the calls that do not (see the top). The text
+    and content are rendered by the package's own ``_jsonsafe``, as they are unsandboxed,
+    so the model is told the same."""
+    errors = sys.modules.get("sse_toolcalls.errors")
+    if errors is None or not isinstance(exc, errors.ToolRetry | errors.ToolErrorReply):
+        return None
+    import importlib
+
+    jsonsafe = importlib.import_module("sse_toolcalls._jsonsafe")
+    if isinstance(exc, errors.ToolRetry):
+        return {"answer": {"kind": "tool_retry", "message": jsonsafe.safe_str(exc)}}
+    return {"answer": {"kind": "tool_error", "content": jsonsafe.json_value(exc.content)}}
+
+
 def _classify(exc: BaseException, request: dict[str, Any], attempts: list[str]) -> dict[str, Any]:
-    """The violation an exception of the handler stands for."""
+    """The violation an exception of the handler stands for, or its answer for the model."""
+    answer = _answer(exc)
+    if answer is not None:
+        return answer
     name = type(exc).__name__
     addresses = [attempt for attempt in attempts if attempt != "spawn"]
     if isinstance(exc, MemoryError):
@@ -382,22 +407,32 @@ def _work(request: dict[str, Any], out: int) -> None:
 
 
 def _import(request: dict[str, Any]) -> Any:
-    """The handler's module. Its top-level package is loaded from where the parent found
-    it: finding it through sys.path would list the directory that holds it, which the
-    tool may not read (Landlock) or which holds nothing else (bubblewrap)."""
+    """The handler's module. Its top-level package, and this package (which a handler
+    imports for ``ToolRetry`` and ``ToolErrorReply``), are loaded from where the parent
+    found them: finding them through sys.path would list the directory that holds them,
+    which the tool may not read (Landlock) or which holds nothing else (bubblewrap)."""
     import importlib
-    import importlib.util
 
-    top = request["top"]
-    if top is not None and top["name"] not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            top["name"], top["origin"], submodule_search_locations=top["locations"]
-        )
-        if spec is not None and spec.loader is not None:
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[top["name"]] = module
-            spec.loader.exec_module(module)
+    sys.meta_path.insert(0, _Located([entry for entry in request["located"] if entry]))
     return importlib.import_module(request["module"])
+
+
+class _Located:
+    """A meta path finder for top-level packages at known places, each found only when
+    first imported (a handler that never imports this package does not pay for it)."""
+
+    def __init__(self, entries: list[dict[str, Any]]) -> None:
+        self.entries = {entry["name"]: entry for entry in entries}
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        entry = self.entries.get(name)
+        if entry is None:
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_file_location(
+            name, entry["origin"], submodule_search_locations=entry["locations"]
+        )
 
 
 async def _await(value: Any) -> Any:

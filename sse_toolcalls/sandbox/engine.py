@@ -26,7 +26,7 @@ import anyio
 import anyio.abc
 
 from .. import _json
-from ..errors import SandboxUnavailableError, UsageError
+from ..errors import SandboxUnavailableError, ToolErrorReply, ToolRetry, UsageError
 from . import _cgroup, _child
 from .declaration import HandlerRef, Sandbox, handler_ref
 from .results import SandboxResult, Violation, ViolationKind
@@ -172,9 +172,9 @@ def _interpreter_paths(ref: HandlerRef) -> list[str]:
     return sorted(os.path.realpath(path) for path in paths if path and os.path.exists(path))
 
 
-def _top_level(ref: HandlerRef) -> dict[str, Any] | None:
-    """Where the handler's top-level package (or module) is, for the child to load it."""
-    name = ref.module.partition(".")[0]
+def _top_level(module: str) -> dict[str, Any] | None:
+    """Where the top-level package (or module) of ``module`` is, for the child to load it."""
+    name = module.partition(".")[0]
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.origin or not os.path.isfile(spec.origin):
         return None  # a namespace package or a built-in: found through sys.path instead
@@ -311,13 +311,36 @@ def _violation(kind: ViolationKind, message: str, **fields: Any) -> Violation:
     return Violation(kind=kind, message=message, **fields)
 
 
+def _answer(raw: Any) -> ToolRetry | ToolErrorReply | None:
+    """The exception a child's ``{"answer": ...}`` stands for, or ``None`` if malformed."""
+    if not isinstance(raw, dict):
+        return None
+    kind = raw.get("kind")
+    if kind == "tool_retry" and isinstance(raw.get("message"), str):
+        return ToolRetry(raw["message"])
+    if kind == "tool_error" and "content" in raw:
+        return ToolErrorReply(raw["content"])
+    return None
+
+
 def _decode(out: bytes, returncode: int | None, stderr: str) -> tuple[Any, Violation | None]:
+    """The child's reply as ``(value, violation)``; a ``ToolRetry`` or ``ToolErrorReply``
+    of the handler's comes back as the value (see :func:`_answer`)."""
     try:
         reply = _json.loads(out) if out else None
     except ValueError:
         reply = None
     if isinstance(reply, dict) and "value" in reply:
         return reply["value"], None
+    if isinstance(reply, dict) and "answer" in reply:
+        # The handler's ToolRetry or ToolErrorReply, raised again here (in the value's
+        # place: no JSON value is an exception, and run_in_sandbox takes it out).
+        answer = _answer(reply["answer"])
+        if answer is not None:
+            return answer, None
+        return None, _violation(
+            ViolationKind.BAD_RESULT, "the tool's error answer is malformed", stderr=stderr
+        )
     if isinstance(reply, dict) and isinstance(reply.get("violation"), dict):
         raw: dict[str, Any] = reply["violation"]
         try:
@@ -374,7 +397,8 @@ async def run_in_sandbox(
             pool, in a cold child. Unsandboxed calls always run cold.
 
     Returns:
-        The handler's value, or the violation that stopped it.
+        The handler's value, the violation that stopped it, or its answer for the model
+        (``SandboxResult.answer``: the ``ToolRetry`` or ``ToolErrorReply`` it raised).
 
     Raises:
         SandboxUnavailableError: No backend can enforce the declaration here (fail closed).
@@ -391,21 +415,27 @@ async def run_in_sandbox(
     if pool is not None:
         warm = await pool._run(sandbox, ref, dict(arguments), chosen)
         if warm is not None:
-            return SandboxResult(
-                value=warm[0],
-                violation=warm[1],
-                backend=chosen,
-                seconds=time.monotonic() - started,
-                warm=True,
-            )
+            return _result(*warm, backend=chosen, started=started, warm=True)
     cwd = await anyio.to_thread.run_sync(_make_workdir)
     try:
         value, violation = await _run(sandbox, ref, dict(arguments), chosen, cwd)
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(functools.partial(shutil.rmtree, cwd, True))
+    return _result(value, violation, backend=chosen, started=started, warm=False)
+
+
+def _result(
+    value: Any, violation: Violation | None, *, backend: str, started: float, warm: bool
+) -> SandboxResult:
+    answer = value if isinstance(value, ToolRetry | ToolErrorReply) else None
     return SandboxResult(
-        value=value, violation=violation, backend=chosen, seconds=time.monotonic() - started
+        value=None if answer is not None else value,
+        violation=violation,
+        answer=answer,
+        backend=backend,
+        seconds=time.monotonic() - started,
+        warm=warm,
     )
 
 
@@ -435,7 +465,8 @@ def _prepare(
     request = {
         "module": ref.module,
         "qualname": ref.qualname,
-        "top": _top_level(ref),
+        # The handler's top-level package and this one, found where they are here.
+        "located": [_top_level(ref.module), _top_level(__name__)],
         "arguments": arguments,
         "sys_path": [os.path.join(here, entry) if entry else here for entry in sys.path],
         "cwd": cwd,

@@ -6,6 +6,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ToolErrorReply, ToolRetry
+
 __all__ = ["SandboxResult", "Violation", "ViolationKind"]
 
 
@@ -57,12 +59,18 @@ class Violation:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SandboxResult:
-    """The outcome of one sandboxed call: exactly one of ``value`` and ``violation``."""
+    """The outcome of one sandboxed call: ``value``, or exactly one of ``violation`` and
+    ``answer``."""
 
     value: Any = None
     """The handler's return value, as JSON decoded it (``None`` when there is a violation)."""
     violation: Violation | None = None
     """Why there is no value, or ``None`` when the handler returned."""
+    answer: ToolRetry | ToolErrorReply | None = None
+    """The handler's own answer for the model, when it raised
+    :class:`~sse_toolcalls.errors.ToolRetry` or :class:`~sse_toolcalls.errors.ToolErrorReply`:
+    the same exception (its text or content), rebuilt in this process; not a violation
+    (``value`` is ``None`` then)."""
     backend: str
     """What enforced the call: ``"bwrap"``, ``"landlock"`` or ``"unsandboxed"``."""
     seconds: float

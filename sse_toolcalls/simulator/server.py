@@ -1,28 +1,19 @@
-"""The simulator served for real: uvicorn on a loopback port, in a background thread.
-
-A thread (not a task) so the same object works from sync tests and from async tests on
-asyncio or trio: the server has its own asyncio loop whatever the caller runs.
-uvicorn is imported here only, when a server starts.
+"""The simulator served for real: uvicorn on a loopback port, in a background thread
+(:class:`~sse_toolcalls._loopback.LoopbackServer`, which the recording proxy shares), so
+the same object works from sync tests and from async tests on asyncio or trio.
 """
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any
 
 import anyio.to_thread
 
+from .._loopback import STARTUP_TIMEOUT_S, LoopbackServer
 from ..errors import UnknownDialectError, UsageError
 from .app import RecordedRequest, Restart, SimulatorApp
 from .script import Script, Turn
-
-STARTUP_TIMEOUT_S = 10.0
-"""How long to wait for the server to listen, in seconds: it takes ~50 ms on the project
-machine; ten seconds absorbs a loaded CI runner."""
 
 SHUTDOWN_GRACE_S = 1
 """Seconds a stopping server lets open streams finish before cancelling them: a stall
@@ -64,10 +55,9 @@ class Simulator:
         """
         self._app = SimulatorApp(_as_script(script), restart=restart)
         self._host = host
-        self._port = port
-        self._server: Any = None
-        self._thread: threading.Thread | None = None
-        self._socket: socket.socket | None = None
+        self._served = LoopbackServer(
+            self._app, what="the simulator", host=host, port=port, grace=SHUTDOWN_GRACE_S
+        )
 
     def __repr__(self) -> str:
         where = f"at {self.base_url}" if self._socket is not None else "not running"
@@ -87,9 +77,9 @@ class Simulator:
         Raises:
             UsageError: the server is not running.
         """
-        if self._socket is None:
+        port = self._served.port
+        if port is None:
             raise UsageError("the simulator is not running; use it as a context manager")
-        port: int = self._socket.getsockname()[1]
         return port
 
     @property
@@ -140,52 +130,11 @@ class Simulator:
         Raises:
             UsageError: already running, or the server did not start in time.
         """
-        if self._thread is not None:
-            raise UsageError("the simulator is already running")
-        import uvicorn
-
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((self._host, self._port))
-        except OSError as exc:
-            sock.close()
-            raise UsageError(f"cannot bind {self._host}:{self._port}: {exc}") from exc
-        config = uvicorn.Config(
-            self._app,
-            lifespan="off",
-            log_level="warning",
-            access_log=False,
-            http="h11",
-            ws="none",
-            loop="asyncio",
-            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(
-            target=server.run,
-            kwargs={"sockets": [sock]},
-            name="sse-toolcalls-simulator",
-            daemon=True,
-        )
-        self._socket, self._server, self._thread = sock, server, thread
-        thread.start()
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise UsageError("the simulator's server did not start")
-            time.sleep(0.005)
+        self._served.start()
 
     def stop(self) -> None:
         """Stop serving and release the port (open streams get ``SHUTDOWN_GRACE_S``)."""
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(SHUTDOWN_GRACE_S + 5.0)
-        if self._socket is not None:
-            self._socket.close()
-        self._server = self._thread = self._socket = None
+        self._served.stop()
 
     def __enter__(self) -> Simulator:
         self.start()

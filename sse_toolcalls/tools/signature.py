@@ -56,6 +56,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from .._json import json_type
 from ..errors import UsageError
 
 __all__ = [
@@ -421,24 +422,17 @@ def _strip_required(hint: Any) -> Any:
     return hint
 
 
+_SCALAR_TYPES = frozenset(("boolean", "integer", "number", "string"))
+"""The JSON types a ``Literal``'s schema names: ``null`` and what JSON cannot hold get an
+``enum`` alone."""
+
+
 def _literal_schema(values: tuple[Any, ...]) -> dict[str, Any]:
     schema: dict[str, Any] = {"enum": list(values)}
-    kinds = {_literal_type(v) for v in values}
-    if len(kinds) == 1 and None not in kinds:
+    kinds = {json_type(v) for v in values}
+    if len(kinds) == 1 and kinds <= _SCALAR_TYPES:
         schema = {"type": kinds.pop(), **schema}
     return schema
-
-
-def _literal_type(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return None
 
 
 def _to_int(value: Any) -> int:

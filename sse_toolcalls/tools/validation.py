@@ -10,9 +10,9 @@ made, and every :class:`Problem` found: each one has the JSON path of the offend
 Problem kinds: ``unknown_tool``, ``invalid_json``, ``missing_field``, ``unexpected_field``,
 ``wrong_type``, ``not_in_enum``, ``bad_format``, ``out_of_range``, ``too_short``,
 ``too_long``, ``pattern_mismatch``, ``not_unique``, ``no_matching_alternative``,
-``too_deep`` (nesting past :data:`MAX_ARGUMENT_DEPTH`), ``more_problems`` (the count of
-problems past :data:`MAX_REPORTED_PROBLEMS`) and ``constraint`` (any other keyword, with
-``jsonschema``'s own wording).
+``too_deep`` (nesting past :data:`MAX_VALIDATED_ARGUMENTS_DEPTH`), ``more_problems``
+(the count of problems past :data:`MAX_REPORTED_PROBLEMS`) and ``constraint`` (any other
+keyword, with ``jsonschema``'s own wording).
 
 Bounded work on hostile arguments: nesting is checked (without recursion) before
 ``jsonschema`` sees the value, every quoted value is rendered only as far as a message
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 __all__ = [
-    "MAX_ARGUMENT_DEPTH",
+    "MAX_VALIDATED_ARGUMENTS_DEPTH",
     "MAX_MESSAGE_CHARS",
     "MAX_REPORTED_PROBLEMS",
     "ArgumentValidator",
@@ -129,9 +129,10 @@ _TYPE_PHRASES = {
 }
 
 
-MAX_ARGUMENT_DEPTH = 64
-"""Deepest nesting of arrays and objects accepted in one call's arguments, in levels (the
-arguments object itself is level 1). Real tool arguments nest a handful of levels;
+MAX_VALIDATED_ARGUMENTS_DEPTH = 64
+"""Deepest nesting of arrays and objects a tool's validation accepts in one call's
+arguments, in levels (the arguments object itself is level 1): stricter than what the
+parser decodes (``MAX_PARSED_ARGUMENTS_DEPTH``, 100). Real tool arguments nest a handful of levels;
 ``jsonschema`` validates recursively (several frames per level) and so does any handler
 walking the value, so a hostile 1,000-level value would raise ``RecursionError`` there.
 Deeper arguments are refused with one ``too_deep`` problem before validation."""
@@ -191,7 +192,7 @@ def _show(value: Any) -> str:
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "..."
 
 
-def too_deep(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> list[str | int] | None:
+def too_deep(value: Any, limit: int = MAX_VALIDATED_ARGUMENTS_DEPTH) -> list[str | int] | None:
     """The path of the first array or object nested deeper than ``limit`` levels in
     ``value`` (``value`` itself at level 1), or ``None``. Iterative: any depth is safe."""
     stack: list[tuple[Any, int, list[str | int]]] = [(value, 1, [])]
@@ -584,8 +585,8 @@ class ArgumentValidator:
                 path=path_text(deep),
                 kind="too_deep",
                 message=(
-                    f"nests arrays and objects more than {MAX_ARGUMENT_DEPTH} levels deep; "
-                    "send a flatter value"
+                    "nests arrays and objects more than "
+                    f"{MAX_VALIDATED_ARGUMENTS_DEPTH} levels deep; send a flatter value"
                 ),
             )
             return args, (), (problem,)

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sse_toolcalls.corpus import atheris_engine
+from sse_toolcalls.corpus.invariants import TARGETS, check, decode
 
 from .corpus import ROOT, write_dictionary, write_seeds
-from .invariants import TARGETS, check, decode
 
 __all__ = ["main"]
 

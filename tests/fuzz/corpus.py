@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from sse_toolcalls.corpus import atheris_engine
-
-from .invariants import TARGETS, encode
+from sse_toolcalls.corpus.invariants import TARGETS, encode
 
 __all__ = ["CORPORA", "TOKENS", "seed_inputs", "seed_streams", "write_dictionary", "write_seeds"]
 

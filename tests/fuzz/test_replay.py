@@ -24,8 +24,7 @@ from sse_toolcalls import (
     UsageError,
 )
 from sse_toolcalls.corpus import invariants
-from tests.fuzz.corpus import TOKENS, seed_inputs, seed_streams, write_dictionary, write_seeds
-from tests.fuzz.invariants import (
+from sse_toolcalls.corpus.invariants import (
     BYTE_AT_A_TIME_MAX,
     HEADER_BYTES,
     TARGETS,
@@ -35,6 +34,7 @@ from tests.fuzz.invariants import (
     encode,
     feedings,
 )
+from tests.fuzz.corpus import TOKENS, seed_inputs, seed_streams, write_dictionary, write_seeds
 from tests.fuzz.mutators import mutate_json, repeat_bytes
 
 HERE = Path(__file__).resolve().parent

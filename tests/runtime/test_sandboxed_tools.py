@@ -176,6 +176,55 @@ async def test_cancelling_the_run_kills_the_child(tmp_path: Path) -> None:
     assert not (sandbox_pids() & running)
 
 
+@pytest.mark.parametrize(
+    ("handler", "args", "error"),
+    [
+        (tools.refuse, {"reason": "the date must be in the past"}, "tool_retry"),
+        (tools.answer_error, {"content": "rate limited, try in a minute"}, "tool_error"),
+        (tools.answer_unencodable, {}, "tool_error"),
+    ],
+    ids=["ToolRetry", "ToolErrorReply", "ToolErrorReply-not-JSON"],
+)
+async def test_a_handlers_own_answer_is_the_same_sandboxed_or_not(
+    handler: Any, args: dict[str, Any], error: str
+) -> None:
+    here, boxed = ToolRegistry(), ToolRegistry()
+    here.register(handler)
+    boxed.register(handler, sandbox=Sandbox())
+    name = handler.__name__
+    unsandboxed = await one_call(here, name, args)
+    assert unsandboxed["error"] == error
+    assert await one_call(boxed, name, args) == unsandboxed
+
+
+async def test_a_sandboxed_tool_retry_is_off_the_breaker() -> None:
+    registry = ToolRegistry()
+    registry.register(sandbox=Sandbox(), retries=5)(tools.refuse)
+    breaker = CircuitBreaker(threshold=1)  # a tool fault would open it at once
+    client = FakeClient(
+        [calling(("refuse", {"reason": "no"}), turn=t) for t in range(2)] + [answer("ok")]
+    )
+    reply = await Agent(client, registry, breaker=breaker).run("go")
+    assert [r.outcome for r in reply.reports] == ["retry", "retry"]
+
+
+async def test_a_tool_retry_on_a_warm_worker_is_answered_the_same() -> None:
+    registry = ToolRegistry()
+    registry.register(tools.refuse, sandbox=Sandbox())
+    unsandboxed = ToolRegistry()
+    unsandboxed.register(tools.refuse)
+    expected = await one_call(unsandboxed, "refuse", {"reason": "not today"})
+    async with WarmPool() as pool:
+        agent = Agent(
+            FakeClient([calling(("refuse", {"reason": "not today"})), answer("done")]),
+            registry,
+            sandbox_pool=pool,
+        )
+        reply = await agent.run("go")
+    (report,) = reply.reports
+    assert report.outcome == "retry" and content(report.result) == expected
+
+
 async def test_an_agent_with_a_warm_pool_reuses_one_zygote_across_runs() -> None:
     # remember() reports what a previous call left (a global, files, the directory's
     # mode): a warm worker is reset between calls, so both runs see a clean slate, and

@@ -244,3 +244,25 @@ def misbehave(how: str) -> dict[str, Any]:
     elif how == "kill":
         kill_supervisors()
     return {"how": how, "seen": list(_SEEN)}
+
+
+def refuse(reason: str) -> None:
+    # Imported here, not at the top: most tools of this module must not load the package.
+    from sse_toolcalls.errors import ToolRetry
+
+    class DateInFuture(ToolRetry):
+        """A tool's own subclass: answered as ToolRetry, with its text."""
+
+    raise DateInFuture(reason)
+
+
+def answer_error(content: Any) -> None:
+    from sse_toolcalls.errors import ToolErrorReply
+
+    raise ToolErrorReply(content)
+
+
+def answer_unencodable() -> None:
+    from sse_toolcalls.errors import ToolErrorReply
+
+    raise ToolErrorReply([{"type": "text", "text": "over"}, {"score": float("nan"), "at": b"\xff"}])

@@ -14,9 +14,9 @@ from sse_toolcalls.errors import UsageError
 from sse_toolcalls.tools import ArgumentValidator, Problem, coerce_string
 from sse_toolcalls.tools.validation import (
     _READERS,
-    MAX_ARGUMENT_DEPTH,
     MAX_MESSAGE_CHARS,
     MAX_REPORTED_PROBLEMS,
+    MAX_VALIDATED_ARGUMENTS_DEPTH,
     path_text,
     too_deep,
 )
@@ -511,16 +511,16 @@ def test_arguments_nested_past_the_limit_are_refused_before_validation(levels: i
     (problem,) = ArgumentValidator(ARRAYS).validate({"names": nested(levels, 1)})[2]
     assert problem.kind == "too_deep"
     # The arguments object is level 1, "names" level 2: the first level past the limit.
-    assert problem.path == "$.names" + "[0]" * (MAX_ARGUMENT_DEPTH - 1)
-    assert str(MAX_ARGUMENT_DEPTH) in problem.message
+    assert problem.path == "$.names" + "[0]" * (MAX_VALIDATED_ARGUMENTS_DEPTH - 1)
+    assert str(MAX_VALIDATED_ARGUMENTS_DEPTH) in problem.message
 
 
 def test_the_depth_limit_is_exact_even_through_a_recursive_schema() -> None:
     validator = ArgumentValidator(ARRAYS)
-    # The arguments object is level 1, so "tree" may hold MAX_ARGUMENT_DEPTH - 1 levels.
-    at_limit = {"tree": nested(MAX_ARGUMENT_DEPTH - 2, [])}
+    # The arguments object is level 1, so "tree" may hold MAX_VALIDATED_ARGUMENTS_DEPTH - 1 levels.
+    at_limit = {"tree": nested(MAX_VALIDATED_ARGUMENTS_DEPTH - 2, [])}
     assert validator.validate(at_limit)[2] == ()
-    past = {"tree": nested(MAX_ARGUMENT_DEPTH - 1, [])}
+    past = {"tree": nested(MAX_VALIDATED_ARGUMENTS_DEPTH - 1, [])}
     assert [p.kind for p in validator.validate(past)[2]] == ["too_deep"]
     assert too_deep(at_limit) is None and too_deep(past) is not None
 

@@ -32,7 +32,7 @@ from ...errors import LimitExceededError, MalformedStreamError
 from ...provider_errors import error_from_payload, finish_reason_error, provider_error
 from ...sse import ServerSentEvent
 from .._common import (
-    MAX_ARGUMENTS_DEPTH,
+    MAX_PARSED_ARGUMENTS_DEPTH,
     PendingCall,
     Reassembler,
     dumps,
@@ -45,7 +45,7 @@ from .._common import (
 _NORMAL = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED"})
 _TRUNCATING = frozenset({"MAX_TOKENS"})
 
-MAX_PARTIAL_PATH_STEPS = MAX_ARGUMENTS_DEPTH
+MAX_PARTIAL_PATH_STEPS = MAX_PARSED_ARGUMENTS_DEPTH
 """Bound on a ``partialArgs`` ``jsonPath``, in steps (keys and indexes after ``$``).
 
 Each step is a level of the arguments, so the arguments' own depth limit is the natural
