@@ -60,7 +60,7 @@ class Simulator:
         )
 
     def __repr__(self) -> str:
-        where = f"at {self.base_url}" if self._socket is not None else "not running"
+        where = f"at {self.base_url}" if self._served.port is not None else "not running"
         return f"<Simulator {where}, {len(self.requests)} request(s) received>"
 
     # -- what tests read ---------------------------------------------------------
