@@ -23,8 +23,8 @@ from typing import Any, Final
 
 import orjson
 
-from ..calls import DIALECTS
-from ..errors import UsageError
+from ..calls import DIALECTS, Dialect, as_dialect
+from ..errors import UnknownDialectError, UsageError
 
 __all__ = ["MANIFEST", "OUTCOMES", "Entry", "load", "write"]
 
@@ -41,7 +41,7 @@ class Entry:
 
     file: str
     """The stream's path, relative to the corpus folder, with ``/`` separators."""
-    dialect: str | None
+    dialect: Dialect | None
     """The dialect the stream speaks, or ``None`` where the manifest does not say."""
     expected: dict[str, Any] | None
     """``{"outcome": ..., "calls": [...]}``, or ``None``: check the invariants only."""
@@ -51,12 +51,17 @@ class Entry:
     """The entry's other fields, kept as read."""
 
 
-def _dialect(entry: dict[str, Any]) -> str | None:
+def _dialect(entry: dict[str, Any], where: str) -> Dialect | None:
     name = entry.get("dialect") or entry.get("provider")
     if not isinstance(name, str):
         return None
     # The shared corpus names OpenAI-compatible servers by vendor; they all speak Chat.
-    return "openai_chat" if name.startswith("openai_compat_") else name
+    if name.startswith("openai_compat_"):
+        return "openai_chat"
+    try:
+        return as_dialect(name)
+    except UnknownDialectError:
+        raise UsageError(f"{where}: unknown dialect {name!r}; expected one of {DIALECTS}") from None
 
 
 def load(folder: str | os.PathLike[str]) -> list[Entry]:
@@ -83,9 +88,7 @@ def load(folder: str | os.PathLike[str]) -> list[Entry]:
         where = f"{manifest}: entry {number}"
         if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
             raise UsageError(f'{where} has no "file"')
-        dialect = _dialect(entry)
-        if dialect is not None and dialect not in DIALECTS:
-            raise UsageError(f"{where}: unknown dialect {dialect!r}; expected one of {DIALECTS}")
+        dialect = _dialect(entry, where)
         expected = entry.get("expected")
         if expected is not None and not (
             isinstance(expected, dict)
