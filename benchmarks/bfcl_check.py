@@ -25,6 +25,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from sse_toolcalls import Dialect
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import itertools
@@ -45,7 +47,7 @@ def split_randomly(data: bytes, rng: random.Random) -> list[bytes]:
     return [data[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-def round_trip(calls: list[ToolCall], dialect: str, rng: random.Random) -> list[ToolCall]:
+def round_trip(calls: list[ToolCall], dialect: Dialect, rng: random.Random) -> list[ToolCall]:
     """Encode ``calls`` as one turn of ``dialect``, split the bytes, parse them back."""
     turn = Turn(
         calls=tuple(ScriptedCall(name=c.name, args=c.args, call_id=c.call_id) for c in calls),

@@ -36,6 +36,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolCallStarted",
         "ToolResult",
         "ToolSpec",
+        "as_dialect",
     ),
     "errors": (
         "CircuitOpenError",
@@ -238,6 +239,7 @@ if _typing.TYPE_CHECKING:
     from .calls import ToolCallStarted as ToolCallStarted
     from .calls import ToolResult as ToolResult
     from .calls import ToolSpec as ToolSpec
+    from .calls import as_dialect as as_dialect
     from .conversation import AssistantMessage as AssistantMessage
     from .conversation import Conversation as Conversation
     from .conversation import Message as Message

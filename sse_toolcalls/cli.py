@@ -23,6 +23,7 @@ import orjson
 
 from .calls import (
     DIALECTS,
+    Dialect,
     ReasoningCompleted,
     ReasoningDelta,
     StreamEvent,
@@ -31,6 +32,7 @@ from .calls import (
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
+    as_dialect,
 )
 from .errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
 from .parser import StreamParser
@@ -81,7 +83,7 @@ def _error_json(exc: SSEToolCallsError) -> dict[str, Any]:
     return out
 
 
-def replay(path: str, dialect: str | None, chunk_size: int, *, events: bool = False) -> int:
+def replay(path: str, dialect: Dialect | None, chunk_size: int, *, events: bool = False) -> int:
     """Feed a recorded stream (``-``: standard input) in chunks; print one JSON line per
     call, or the turn's text and finish reason when it has no call; with ``events``, one
     line per event of the rich stream. Return the exit status.
@@ -417,15 +419,16 @@ def _one_line(exc: BaseException) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "replay":
-        return replay(args.file, args.dialect, args.chunk_size, events=args.events)
+        dialect = None if args.dialect is None else as_dialect(args.dialect)
+        return replay(args.file, dialect, args.chunk_size, events=args.events)
     if args.command == "demo" and args.scenario == "registry":
         from .demo_registry import run_registry_demo
 
-        return run_registry_demo(dialect=args.dialect, delay=args.delay)
+        return run_registry_demo(dialect=as_dialect(args.dialect), delay=args.delay)
     if args.command == "demo":
         from .demo import run_demo
 
-        return run_demo(dialect=args.dialect, lang=args.lang, delay=args.delay)
+        return run_demo(dialect=as_dialect(args.dialect), lang=args.lang, delay=args.delay)
     if args.command == "catalogue":
         from .catalogue import run_catalogue
 

@@ -14,7 +14,7 @@ from typing import Literal, TextIO
 
 import anyio
 
-from .calls import TextDelta, ToolCallCompleted, ToolCallStarted
+from .calls import Dialect, TextDelta, ToolCallCompleted, ToolCallStarted
 from .runtime.agent import Agent
 from .runtime.clients import client_for
 from .runtime.events import (
@@ -113,7 +113,7 @@ def demo_registry(lang: str = "en") -> ToolRegistry:
 
 
 async def run_demo_async(
-    *, dialect: str, lang: str = "en", delay: float = 0.0, out: TextIO | None = None
+    *, dialect: Dialect, lang: str = "en", delay: float = 0.0, out: TextIO | None = None
 ) -> int:
     """Run the demo; print what happens to ``out``; return the exit status."""
     out = out or sys.stdout
@@ -190,6 +190,8 @@ def _id_text(call_id: str | None, words: _Words) -> str:
     return f"id {call_id}" if call_id is not None else words.no_id
 
 
-def run_demo(*, dialect: str, lang: Literal["en", "pt-BR"] | str = "en", delay: float = 0.0) -> int:
+def run_demo(
+    *, dialect: Dialect, lang: Literal["en", "pt-BR"] | str = "en", delay: float = 0.0
+) -> int:
     """Run the demo on asyncio; return the exit status."""
     return anyio.run(lambda: run_demo_async(dialect=dialect, lang=lang, delay=delay))

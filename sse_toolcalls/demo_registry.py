@@ -18,7 +18,7 @@ from typing import Literal, TextIO
 import anyio
 import orjson
 
-from .calls import StreamFinished, TextDelta, ToolCallCompleted
+from .calls import Dialect, StreamFinished, TextDelta, ToolCallCompleted
 from .conversation import AssistantMessage, Message, ToolResultsMessage, UserMessage
 from .errors import SSEToolCallsError
 from .runtime.clients import client_for
@@ -153,7 +153,7 @@ def registry_demo_script() -> Script:
 
 
 async def run_registry_demo_async(
-    *, dialect: str, delay: float = 0.0, out: TextIO | None = None
+    *, dialect: Dialect, delay: float = 0.0, out: TextIO | None = None
 ) -> int:
     """Run the scenario; print the trace to ``out``; return the exit status."""
     out = out or sys.stdout
@@ -229,6 +229,6 @@ def _content_text(content: object) -> str:
     return orjson.dumps(content).decode()
 
 
-def run_registry_demo(*, dialect: str, delay: float = 0.0) -> int:
+def run_registry_demo(*, dialect: Dialect, delay: float = 0.0) -> int:
     """Run the scenario on asyncio; return the exit status."""
     return anyio.run(lambda: run_registry_demo_async(dialect=dialect, delay=delay))

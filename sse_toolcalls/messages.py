@@ -67,7 +67,7 @@ def assistant_turn(
     text: str,
     calls: Sequence[ToolCall],
     *,
-    dialect: str | None = None,
+    dialect: Dialect | None = None,
     names: ToolNameMap | None = None,
     reasoning: Sequence[ReasoningBlock] = (),
 ) -> list[dict[str, Any]]:
@@ -92,7 +92,7 @@ def assistant_turn(
 
 
 def tool_declarations(
-    dialect: str,
+    dialect: Dialect,
     tools: Sequence[ToolSpec],
     *,
     names: ToolNameMap | None = None,
@@ -109,7 +109,7 @@ def tool_declarations(
 
 
 def build_request(
-    dialect: str,
+    dialect: Dialect,
     conversation: Conversation,
     tools: Sequence[ToolSpec] = (),
     *,

@@ -31,7 +31,7 @@ class StreamParser:
 
     def __init__(
         self,
-        dialect: Dialect | str | None = None,
+        dialect: Dialect | None = None,
         *,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         _rich: bool = True,
@@ -162,7 +162,7 @@ class ToolCallParser:
 
     def __init__(
         self,
-        dialect: Dialect | str | None = None,
+        dialect: Dialect | None = None,
         *,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     ) -> None:

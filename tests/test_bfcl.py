@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import bfcl
+from sse_toolcalls import Dialect, bfcl
 from sse_toolcalls.calls import DIALECTS, ToolCall
 from sse_toolcalls.errors import InvalidArgumentsError, UnknownToolError
 from sse_toolcalls.parser import ToolCallParser
@@ -35,7 +35,7 @@ SAMPLE_EVERY = 10
 SEED = 20250601
 
 
-def round_trip(calls: list[ToolCall], dialect: str, rng: random.Random) -> list[ToolCall]:
+def round_trip(calls: list[ToolCall], dialect: Dialect, rng: random.Random) -> list[ToolCall]:
     turn = Turn(
         calls=tuple(ScriptedCall(name=c.name, args=c.args, call_id=c.call_id) for c in calls),
         fragment_size=rng.randint(1, 24),

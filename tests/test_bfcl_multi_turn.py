@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.bfcl import find_source
 from sse_toolcalls.bfcl import multi_turn as mt
 from sse_toolcalls.bfcl.command import format_table
@@ -72,7 +73,7 @@ def registries() -> mt.RegistryCache:
 
 
 async def replay_all(
-    chosen: Sequence[tuple[mt.MultiTurnCase, str, bool]],
+    chosen: Sequence[tuple[mt.MultiTurnCase, Dialect, bool]],
     code: mt.BFCLCode,
     registries: mt.RegistryCache,
 ) -> list[mt.CaseReport]:
@@ -169,7 +170,7 @@ async def test_a_call_in_a_turn_whose_ground_truth_is_empty_is_caught(
     scripts = mt._scripts
 
     def writing_anyway(
-        dialect: str,
+        dialect: Dialect,
         calls: tuple[ScriptedCall, ...],
         again: tuple[ScriptedCall, ...],
         fault: str | None,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import DIALECTS, ToolSpec
+from sse_toolcalls import DIALECTS, ToolSpec, as_dialect
 from sse_toolcalls.catalogue import CatalogueEntry, load_catalogue, render_markdown
 from sse_toolcalls.cli import main
 from sse_toolcalls.messages import tool_declarations
@@ -105,7 +105,7 @@ def test_a_json_file_in_any_shape_reads_back_the_same_tools(tmp_path: Path, shap
     elif shape == "request":
         data = {"model": "m", "tools": tool_declarations("openai_chat", [WEATHER])}
     else:
-        data = tool_declarations(shape, [WEATHER])
+        data = tool_declarations(as_dialect(shape), [WEATHER])
     path = tmp_path / "tools.json"
     path.write_text(json.dumps(data))
     (entry,) = load_catalogue(str(path))

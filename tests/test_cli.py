@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sse_toolcalls import DIALECTS
+from sse_toolcalls import DIALECTS, Dialect
 from sse_toolcalls.cli import main
 from sse_toolcalls.demo import run_demo_async
 
@@ -65,7 +65,7 @@ def test_replay_missing_file_is_a_usage_failure(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("lang", ["en", "pt-BR"])
-def test_demo_completes_on_every_dialect(dialect: str, lang: str) -> None:
+def test_demo_completes_on_every_dialect(dialect: Dialect, lang: str) -> None:
     out = io.StringIO()
     status = anyio.run(lambda: run_demo_async(dialect=dialect, lang=lang, out=out))
     shown = out.getvalue()

@@ -8,14 +8,14 @@ import re
 import anyio
 import pytest
 
-from sse_toolcalls import DIALECTS
+from sse_toolcalls import DIALECTS, Dialect
 from sse_toolcalls.cli import main
 from sse_toolcalls.demo_registry import registry_demo_registry, run_registry_demo_async
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_the_malformed_call_is_refused_under_its_id_while_the_others_run_at_once(
-    dialect: str,
+    dialect: Dialect,
 ) -> None:
     out = io.StringIO()
     status = anyio.run(lambda: run_registry_demo_async(dialect=dialect, out=out))

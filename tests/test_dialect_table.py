@@ -15,6 +15,7 @@ from sse_toolcalls import (
     ToolNameMap,
     UnknownDialectError,
     UsageError,
+    as_dialect,
     build_request,
     tool_declarations,
 )
@@ -51,7 +52,9 @@ def _conversation() -> Conversation:
     return [UserMessage(text="hi")]
 
 
-ENTRY_POINTS: list[tuple[str, Callable[[str], Any]]] = [
+# Any: the test below hands each one a name that is not a Dialect, on purpose.
+ENTRY_POINTS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("as_dialect", as_dialect),
     ("spec_for", spec_for),
     ("reassembler_for", reassembler_for),
     ("ToolCallParser", ToolCallParser),
@@ -67,7 +70,7 @@ ENTRY_POINTS: list[tuple[str, Callable[[str], Any]]] = [
 
 @pytest.mark.parametrize(("where", "entry"), ENTRY_POINTS, ids=[w for w, _ in ENTRY_POINTS])
 def test_every_entry_point_refuses_an_unknown_dialect_with_one_error(
-    where: str, entry: Callable[[str], Any]
+    where: str, entry: Callable[[Any], Any]
 ) -> None:
     with pytest.raises(UnknownDialectError) as caught:
         entry("cohere")

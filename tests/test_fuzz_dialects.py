@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sse_toolcalls import SSEToolCallsError, StreamParser, ToolCallCompleted
+from sse_toolcalls import Dialect, SSEToolCallsError, StreamParser, ToolCallCompleted
 
 hostile_scalars = st.one_of(
     st.none(),
@@ -55,7 +55,7 @@ def expand(text: str) -> str:
 
 anything = st.one_of(hostile, st.integers(1, 1100).map(deep))
 
-TEMPLATES: dict[str, list[tuple[str | None, dict[str, Any]]]] = {
+TEMPLATES: dict[Dialect, list[tuple[str | None, dict[str, Any]]]] = {
     "openai_chat": [
         (None, {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "hi"}}]}),
         (
@@ -279,7 +279,7 @@ def replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 
 @st.composite
-def hostile_stream(draw: st.DrawFn) -> tuple[str, list[bytes]]:
+def hostile_stream(draw: st.DrawFn) -> tuple[Dialect, list[bytes]]:
     dialect = draw(st.sampled_from(sorted(TEMPLATES)))
     events = []
     for name, template in TEMPLATES[dialect]:
@@ -297,7 +297,7 @@ def hostile_stream(draw: st.DrawFn) -> tuple[str, list[bytes]]:
 @settings(max_examples=1500, deadline=None)
 @given(stream=hostile_stream(), detect=st.booleans())
 def test_hostile_values_anywhere_in_real_envelopes_raise_only_our_errors(
-    stream: tuple[str, list[bytes]], detect: bool
+    stream: tuple[Dialect, list[bytes]], detect: bool
 ) -> None:
     dialect, events = stream
     parser = StreamParser(None if detect else dialect)

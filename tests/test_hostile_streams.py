@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from sse_toolcalls import (
+    Dialect,
     LimitExceededError,
     MalformedStreamError,
     SSEFramer,
@@ -33,7 +34,7 @@ def sse(*payloads: dict[str, Any], names: bool = False) -> bytes:
     return out
 
 
-def feed_each_event(dialect: str, raw: bytes) -> tuple[list[ToolCall], ToolCallParser]:
+def feed_each_event(dialect: Dialect, raw: bytes) -> tuple[list[ToolCall], ToolCallParser]:
     """Feed one event at a time; return what feed() released, and the parser."""
     parser = ToolCallParser(dialect)
     released: list[ToolCall] = []
@@ -345,7 +346,7 @@ def deep_object(depth: int) -> str:
 
 def test_deep_arguments_objects_raise_our_error_in_every_dialect() -> None:
     deep = deep_object(1000)
-    streams = {
+    streams: dict[Dialect, bytes] = {
         "openai_chat": b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":%s}}]}}]}\n\n'
         % deep.encode(),
         "anthropic": b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"f","input":%s}}\n\n'

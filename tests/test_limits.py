@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls import (
+    Dialect,
     EventTooLargeError,
     LimitExceededError,
     SSEFramer,
@@ -116,7 +117,7 @@ def test_retry_digits_at_and_past_the_limit() -> None:
 # -- JSON depth ----------------------------------------------------------------------------
 
 
-def argument_events(field: str) -> dict[str, bytes]:
+def argument_events(field: str) -> dict[Dialect, bytes]:
     """An event of each dialect that carries arguments as objects, with a deep field."""
     return {
         "anthropic": (
@@ -138,7 +139,8 @@ def test_event_depth_at_and_past_the_limit_on_the_fast_and_the_exact_path(
     long_number: bool,
 ) -> None:
     # The field sits at level 3 (anthropic) or 2 (gemini) of its event.
-    for dialect, levels_above in (("anthropic", 2), ("gemini", 1)):
+    fields: tuple[tuple[Dialect, int], ...] = (("anthropic", 2), ("gemini", 1))
+    for dialect, levels_above in fields:
         inner = deep_array(MAX_EVENT_DEPTH - levels_above)
         if long_number:
             inner = inner.replace("[]", "[12345678901234567890]")
@@ -181,7 +183,7 @@ def test_arguments_depth_at_and_past_the_limit(long_number: bool) -> None:
     assert error is not None and "MAX_PARSED_ARGUMENTS_DEPTH" in error
 
 
-def object_argument_streams(args: str) -> dict[str, bytes]:
+def object_argument_streams(args: str) -> dict[Dialect, bytes]:
     return {
         "anthropic": (
             b"event: message_start\ndata: {}\n\n"
@@ -207,7 +209,7 @@ def object_argument_streams(args: str) -> dict[str, bytes]:
     }
 
 
-def parse(dialect: str, raw: bytes) -> list[ToolCall]:
+def parse(dialect: Dialect, raw: bytes) -> list[ToolCall]:
     parser = ToolCallParser(dialect)
     return parser.feed(raw) + parser.finish()
 

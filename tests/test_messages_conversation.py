@@ -170,7 +170,7 @@ def test_options_cannot_replace_the_built_fields(dialect: Dialect) -> None:
 
 def test_unknown_dialect_and_unknown_message_are_usage_errors() -> None:
     with pytest.raises(UsageError, match="unknown dialect"):
-        build_request("cohere", [], model="m")
+        build_request("cohere", [], model="m")  # type: ignore[arg-type]  # not a Dialect: the run-time check
     for dialect in ("openai_chat", "openai_responses", "anthropic", "gemini"):
         with pytest.raises(UsageError, match="not a conversation message"):
             build_request(dialect, ["hello"], model="m")  # type: ignore[list-item]

@@ -352,7 +352,7 @@ def test_turn_without_calls_needs_a_dialect() -> None:
     with pytest.raises(UsageError):
         assistant_turn("hi", [])
     with pytest.raises(UsageError, match="unknown dialect"):
-        assistant_turn("hi", [], dialect="cohere")
+        assistant_turn("hi", [], dialect="cohere")  # type: ignore[arg-type]  # not a Dialect: the run-time check
     with pytest.raises(UsageError, match="several dialects"):
         assistant_turn("hi", [call("openai_chat", 0, "a")], dialect="gemini")
 

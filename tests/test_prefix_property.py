@@ -30,10 +30,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls import (
+    Dialect,
     SSEToolCallsError,
     ToolCall,
     ToolCallParser,
     TruncatedStreamError,
+    as_dialect,
 )
 from sse_toolcalls.corpus.transforms import KEEPS_END
 from sse_toolcalls.corpus.transforms import transforms as variants
@@ -47,7 +49,7 @@ SMALL_BYTES = 1200
 @dataclass(frozen=True)
 class Stream:
     file: str
-    dialect: str
+    dialect: Dialect
     raw: bytes
 
 
@@ -59,7 +61,9 @@ def load_streams() -> list[Stream]:
             continue
         for entry in json.loads(manifest.read_text()):
             provider = entry["provider"]
-            dialect = "openai_chat" if provider.startswith("openai_compat_") else provider
+            dialect = (
+                "openai_chat" if provider.startswith("openai_compat_") else as_dialect(provider)
+            )
             raw = (corpus / entry["file"]).read_bytes()
             streams.append(Stream(f"{corpus.name}/{entry['file']}", dialect, raw))
     return streams
@@ -115,7 +119,7 @@ def feed(parser: ToolCallParser, released: list[ToolCall], chunk: bytes) -> Outc
     return None
 
 
-def run(dialect: str, chunks: list[bytes], cut: int) -> Outcome:
+def run(dialect: Dialect, chunks: list[bytes], cut: int) -> Outcome:
     """Feed the chunks as far as byte ``cut``, then end the stream."""
     parser = ToolCallParser(dialect)
     released: list[ToolCall] = []

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import ProviderError, ToolCallParser
+from sse_toolcalls import Dialect, ProviderError, ToolCallParser
 from sse_toolcalls.provider_errors import is_retryable, read_error_object
 from sse_toolcalls.runtime.http_errors import provider_error_from_http
 
@@ -128,7 +128,7 @@ def _stream_bytes(dialect: str, body: dict[str, Any]) -> bytes:
     return f"data: {json.dumps(body)}\n\n".encode()
 
 
-def _from_stream(dialect: str, data: bytes) -> ProviderError:
+def _from_stream(dialect: Dialect, data: bytes) -> ProviderError:
     parser = ToolCallParser(dialect)
     with pytest.raises(ProviderError) as caught:
         parser.feed(data)
@@ -142,7 +142,7 @@ def _from_stream(dialect: str, data: bytes) -> ProviderError:
     ids=[f"{d}-{s}-{c}" for d, s, _, c, _ in DOCUMENTED],
 )
 def test_each_documented_error_object_reads_alike_in_a_stream_and_over_http(
-    dialect: str, status: int, body: dict[str, Any], code: str, retryable: bool
+    dialect: Dialect, status: int, body: dict[str, Any], code: str, retryable: bool
 ) -> None:
     streamed = _from_stream(dialect, _stream_bytes(dialect, body))
     http = provider_error_from_http(status, json.dumps(body).encode(), provider=dialect)

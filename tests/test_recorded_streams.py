@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls import (
+    Dialect,
     ProviderError,
     StreamFinished,
     StreamParser,
@@ -62,7 +63,7 @@ def expected_of(file: str) -> dict[str, Any]:
     return result
 
 
-def run(dialect: str | None, chunks: list[bytes]) -> tuple[str, Any, ToolCallParser]:
+def run(dialect: Dialect | None, chunks: list[bytes]) -> tuple[str, Any, ToolCallParser]:
     """Feed the chunks; return the outcome, the calls or the error, and the parser."""
     parser = ToolCallParser(dialect)
     calls: list[ToolCall] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sse_toolcalls import DIALECTS, ToolNameMap, ToolRegistry
+from sse_toolcalls import DIALECTS, Dialect, ToolNameMap, ToolRegistry
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.simulator import Script, ScriptedCall, Simulator, Turn
@@ -21,7 +21,7 @@ def anyio_backend() -> str:
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-async def test_an_illegal_tool_name_goes_out_legal_and_comes_back_home(dialect: str) -> None:
+async def test_an_illegal_tool_name_goes_out_legal_and_comes_back_home(dialect: Dialect) -> None:
     wire_name = ToolNameMap(dialect, [REGISTRY_NAME]).to_wire(REGISTRY_NAME)
     assert wire_name != REGISTRY_NAME
     reads: list[str] = []

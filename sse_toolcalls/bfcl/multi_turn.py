@@ -68,7 +68,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from ..calls import DIALECTS, ToolCall
+from ..calls import DIALECTS, Dialect, ToolCall, as_dialect
 from ..conversation import Message, UserMessage
 from ..errors import InvalidArgumentsError, UnknownToolError, UsageError
 from ..parser import ToolCallParser
@@ -645,7 +645,7 @@ async def _no_wait(seconds: float) -> None:
     await anyio.lowlevel.checkpoint()
 
 
-def _first_call_completed_after(dialect: str, turn: Turn) -> int:
+def _first_call_completed_after(dialect: Dialect, turn: Turn) -> int:
     """Events of ``turn`` that go out before its first call is complete (never all)."""
     events = encode_turn(dialect, turn)
     parser = ToolCallParser(dialect)
@@ -656,7 +656,7 @@ def _first_call_completed_after(dialect: str, turn: Turn) -> int:
 
 
 def _scripts(
-    dialect: str,
+    dialect: Dialect,
     calls: tuple[ScriptedCall, ...],
     again: tuple[ScriptedCall, ...],
     fault: str | None,
@@ -724,7 +724,7 @@ def _plan(
     code: BFCLCode,
     *,
     turn: int,
-    dialect: str,
+    dialect: Dialect,
     faults: bool,
     offset: int,
 ) -> _Plan:
@@ -762,7 +762,7 @@ def _plan(
 
 async def replay_case(
     case: MultiTurnCase,
-    dialect: str,
+    dialect: Dialect,
     sim: Simulator,
     code: BFCLCode,
     *,
@@ -953,6 +953,8 @@ async def replay(
     unknown += [d for d in dialects if d not in DIALECTS]
     if unknown:
         raise UsageError(f"unknown categories or dialects: {unknown}")
+    # Names may come from a command line: typed once checked.
+    chosen_dialects = [as_dialect(d) for d in dialects]
     code = load_code(source)
     chosen = {c: sample(multi_turn_cases(source, c, code), count) for c in categories}
     if only:
@@ -962,7 +964,7 @@ async def replay(
     registries = RegistryCache()
     async with Simulator() as sim:
         for cases in chosen.values():
-            for dialect in dialects:
+            for dialect in chosen_dialects:
                 async with client_for(
                     dialect, model="sim-model-1", api_key="bfcl", base_url=sim.base_url_for(dialect)
                 ) as client:

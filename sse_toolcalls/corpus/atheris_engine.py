@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from ..calls import as_dialect
 from . import fuzz, invariants
 from .fuzz import Finding, FuzzReport
 from .mutators import mutate_json, repeat_bytes
@@ -187,7 +188,7 @@ def _corpus_check(target: str) -> tuple[Callable[[bytes], None], Callable[[BaseE
     """The Hypothesis engine's check and names, for one dialect (or ``detect``)."""
     spec = os.environ.get("SSE_TOOLCALLS_FUZZ_REGISTRY")
     registry = None if not spec else fuzz._load_registry(spec)
-    dialect = None if target == "detect" else target
+    dialect = None if target == "detect" else as_dialect(target)
 
     def check(data: bytes) -> None:
         stream, cuts = invariants.decode(data)
@@ -412,7 +413,7 @@ def fuzz_corpus_atheris(
                 max_len=fuzz.MAX_INPUT_BYTES,
             )
             inputs += result.inputs
-            dialect = None if target == "detect" else target
+            dialect = None if target == "detect" else as_dialect(target)
             for path in sorted(kept.glob("*.bin")):
                 if path.stem not in found:
                     found[path.stem] = _finding(path, dialect)

@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import orjson
 
-from ..calls import ToolCall
+from ..calls import Dialect, ToolCall
 from ..errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
 from ..parser import ToolCallParser
 from . import invariants
@@ -87,7 +87,7 @@ def _brief(calls: Sequence[ToolCall]) -> tuple[tuple[str, bytes, str | None], ..
     )
 
 
-def _run(dialect: str | None, chunks: Sequence[bytes]) -> _Outcome:
+def _run(dialect: Dialect | None, chunks: Sequence[bytes]) -> _Outcome:
     parser = ToolCallParser(dialect)
     released: list[ToolCall] = []
     try:
@@ -167,7 +167,7 @@ def _expected_problem(whole: _Outcome, expected: dict[str, Any]) -> str | None:
 
 def _check_as(
     raw: bytes,
-    dialect: str | None,
+    dialect: Dialect | None,
     expected: dict[str, Any] | None,
     chunks: Sequence[int] | None,
     rng: random.Random,
@@ -223,7 +223,7 @@ def _check_as(
 def check_stream(
     raw: bytes,
     *,
-    dialect: str | None = None,
+    dialect: Dialect | None = None,
     expected: dict[str, Any] | None = None,
     chunks: Sequence[int] | None = None,
     seed: str = "streams",
@@ -287,7 +287,7 @@ def _entry_for(path: Path) -> Entry | None:
 def assert_stream_invariants(
     path: str | os.PathLike[str],
     *,
-    dialect: str | None = None,
+    dialect: Dialect | None = None,
     expected: dict[str, Any] | None = None,
 ) -> None:
     """Check the stream in ``path`` as ``sse-toolcalls check`` does, for a test suite.

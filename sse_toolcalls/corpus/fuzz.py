@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .._targets import resolve
-from ..calls import ToolCall
+from ..calls import Dialect, ToolCall
 from ..errors import (
     InvalidArgumentsError,
     SSEToolCallsError,
@@ -138,7 +138,7 @@ def _load_registry(spec: str) -> Any:
     return value
 
 
-def _seeds(folder: Path) -> list[tuple[bytes, str | None]]:
+def _seeds(folder: Path) -> list[tuple[bytes, Dialect | None]]:
     out = []
     for entry in manifest.load(folder):
         try:
@@ -188,7 +188,7 @@ def _registry_check(registry: Any, calls: Sequence[ToolCall]) -> None:
             continue
 
 
-def _calls_of(stream: bytes, dialect: str | None) -> list[ToolCall]:
+def _calls_of(stream: bytes, dialect: Dialect | None) -> list[ToolCall]:
     parser = ToolCallParser(dialect)
     try:
         return parser.feed(stream) + parser.finish()
@@ -206,7 +206,7 @@ def _classify(exc: BaseException, registry_stage: bool) -> str:
 
 
 def check_input(
-    stream: bytes, dialect: str | None, cuts: Sequence[int], registry: Any = None
+    stream: bytes, dialect: Dialect | None, cuts: Sequence[int], registry: Any = None
 ) -> None:
     """Hold one input to every property (and the registry, when given).
 
@@ -265,7 +265,7 @@ def fuzz_corpus(
                 findings[found.kind] = found
     master = random.Random(seed)
     deadline = time.monotonic() + seconds
-    failing: list[tuple[bytes, str | None, tuple[int, ...]]] = []
+    failing: list[tuple[bytes, Dialect | None, tuple[int, ...]]] = []
     count = [0]
 
     @given(
@@ -329,7 +329,7 @@ def _grown(raw: bytes, times: int) -> bytes:
     return b"\n\n".join(head + middle * times + tail)
 
 
-def _measure(stream: bytes, dialect: str | None) -> tuple[float, int]:
+def _measure(stream: bytes, dialect: Dialect | None) -> tuple[float, int]:
     best = float("inf")
     for _ in range(3):
         parser = ToolCallParser(dialect)
@@ -356,7 +356,7 @@ def _measure(stream: bytes, dialect: str | None) -> tuple[float, int]:
     return best, peak
 
 
-def check_growth(raw: bytes, dialect: str | None) -> Finding | None:
+def check_growth(raw: bytes, dialect: Dialect | None) -> Finding | None:
     """Whether parsing ``raw`` grown 64-fold costs more per byte than grown 8-fold,
     by more than :data:`GROWTH_FACTOR`, in time or in peak memory.
 
@@ -376,7 +376,9 @@ def check_growth(raw: bytes, dialect: str | None) -> Finding | None:
     return found
 
 
-def _growth_once(small: bytes, large: bytes, ratio: float, dialect: str | None) -> Finding | None:
+def _growth_once(
+    small: bytes, large: bytes, ratio: float, dialect: Dialect | None
+) -> Finding | None:
     (t_small, m_small), (t_large, m_large) = _measure(small, dialect), _measure(large, dialect)
     for kind, a, b in (("memory", m_small, m_large), ("time", t_small, t_large)):
         if a > 0 and b / a > ratio * GROWTH_FACTOR:

@@ -49,6 +49,8 @@ from sse_toolcalls import (
     UsageError,
 )
 
+from ..calls import Dialect, as_dialect
+
 __all__ = [
     "BYTE_AT_A_TIME_MAX",
     "HEADER_BYTES",
@@ -134,7 +136,7 @@ def check(target: str, data: bytes) -> None:
     elif target in TARGETS:
         # ToolCallParser skips the delta objects that StreamParser builds (the Agent's
         # path): the two must agree on every input, not only on the recorded streams.
-        dialect = None if target == "detect" else target
+        dialect = None if target == "detect" else as_dialect(target)
         runners = [functools.partial(_run_parser, dialect), functools.partial(_run_rich, dialect)]
         _same_everywhere(stream, cuts, runners)
     else:
@@ -198,7 +200,7 @@ def _show(outcome: Outcome) -> str:
     return text if len(text) <= 600 else text[:600] + "..."
 
 
-def _run_parser(dialect: str | None, chunks: list[bytes]) -> Outcome:
+def _run_parser(dialect: Dialect | None, chunks: list[bytes]) -> Outcome:
     parser = ToolCallParser(dialect)
     calls: list[ToolCall] = []
     try:
@@ -212,7 +214,7 @@ def _run_parser(dialect: str | None, chunks: list[bytes]) -> Outcome:
     return ("calls", tuple(_call_key(c) for c in calls))
 
 
-def _run_rich(dialect: str | None, chunks: list[bytes]) -> Outcome:
+def _run_rich(dialect: Dialect | None, chunks: list[bytes]) -> Outcome:
     parser = StreamParser(dialect)
     events: list[StreamEvent] = []
     try:

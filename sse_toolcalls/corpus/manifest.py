@@ -24,8 +24,8 @@ from typing import Any, Final
 
 import orjson
 
-from ..calls import DIALECTS
-from ..errors import UsageError
+from ..calls import DIALECTS, Dialect, as_dialect
+from ..errors import UnknownDialectError, UsageError
 
 __all__ = ["MANIFEST", "OUTCOMES", "Entry", "load", "write"]
 
@@ -42,7 +42,7 @@ class Entry:
 
     file: str
     """The stream's path, relative to the corpus folder, with ``/`` separators."""
-    dialect: str | None
+    dialect: Dialect | None
     """The dialect the stream speaks, or ``None`` where the manifest does not say."""
     expected: dict[str, Any] | None
     """``{"outcome": ..., "calls": [...]}``, or ``None``: check the invariants only."""
@@ -52,12 +52,17 @@ class Entry:
     """The entry's other fields, kept as read."""
 
 
-def _dialect(entry: dict[str, Any]) -> str | None:
+def _dialect(entry: dict[str, Any], where: str) -> Dialect | None:
     name = entry.get("dialect") or entry.get("provider")
     if not isinstance(name, str):
         return None
     # The shared corpus names OpenAI-compatible servers by vendor; they all speak Chat.
-    return "openai_chat" if name.startswith("openai_compat_") else name
+    if name.startswith("openai_compat_"):
+        return "openai_chat"
+    try:
+        return as_dialect(name)
+    except UnknownDialectError:
+        raise UsageError(f"{where}: unknown dialect {name!r}; expected one of {DIALECTS}") from None
 
 
 def load(folder: str | os.PathLike[str]) -> list[Entry]:
@@ -91,9 +96,7 @@ def load(folder: str | os.PathLike[str]) -> list[Entry]:
             raise UsageError(
                 f'{where}: "file" must name a file inside {root}, not {entry["file"]!r}'
             )
-        dialect = _dialect(entry)
-        if dialect is not None and dialect not in DIALECTS:
-            raise UsageError(f"{where}: unknown dialect {dialect!r}; expected one of {DIALECTS}")
+        dialect = _dialect(entry, where)
         expected = entry.get("expected")
         if expected is not None and not (
             isinstance(expected, dict)

@@ -30,7 +30,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import orjson
 
 from .._loopback import LoopbackServer
-from ..calls import ToolCall
+from ..calls import Dialect, ToolCall
 from ..errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
 from ..parser import ToolCallParser
 from . import manifest
@@ -83,7 +83,7 @@ _MIN_SECRET_CHARS: Final = 6
 """Shorter credential values are not searched for in bodies: a 3-byte "key" would
 redact every match of three ordinary letters and change the stream for nothing."""
 
-_DIALECT_BY_PATH: Final = (
+_DIALECT_BY_PATH: Final[tuple[tuple[str, Dialect], ...]] = (
     ("/chat/completions", "openai_chat"),
     ("/responses", "openai_responses"),
     ("/messages", "anthropic"),
@@ -186,7 +186,7 @@ class Redactor:
         return self.text(path)
 
 
-def _dialect_of(path: str) -> str | None:
+def _dialect_of(path: str) -> Dialect | None:
     for marker, dialect in _DIALECT_BY_PATH:
         if marker in path:
             return dialect
@@ -287,7 +287,7 @@ class Recorder:
         return entry
 
 
-def _parse(dialect: str | None, body: bytes, lengths: Sequence[int]) -> dict[str, Any]:
+def _parse(dialect: Dialect | None, body: bytes, lengths: Sequence[int]) -> dict[str, Any]:
     """What the library makes of the stream: the manifest's ``expected`` (review it: it is
     the library's answer at recording time) and the error, if any."""
     parser = ToolCallParser(dialect)

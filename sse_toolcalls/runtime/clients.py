@@ -321,7 +321,7 @@ CLIENTS: dict[str, type[ProviderClient]] = {
 """The client class of each dialect."""
 
 
-def client_for(dialect: str, **kwargs: Any) -> ProviderClient:
+def client_for(dialect: Dialect, **kwargs: Any) -> ProviderClient:
     """A client for ``dialect``; ``kwargs`` as in :class:`ProviderClient`.
 
     Raises:

@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 import anyio
 
 from .. import _json
-from ..calls import StreamEvent, ToolCall
+from ..calls import Dialect, StreamEvent, ToolCall
 from ..dialects import detect_dialect
 from ..errors import (
     MalformedStreamError,
@@ -126,7 +126,7 @@ def _status_error(
     status: int | None,
     headers: Mapping[str, str] | None,
     body: bytes,
-    provider: str | None,
+    provider: Dialect | None,
     content_type: str | None,
 ) -> ProviderError:
     if status is not None and not 200 <= status <= 299:
@@ -219,7 +219,7 @@ class _Head:
     parser's is not ours to look into); it stops at the first event that tells.
     """
 
-    def __init__(self, dialect: str | None) -> None:
+    def __init__(self, dialect: Dialect | None) -> None:
         self._dialect = dialect
         self._framer: SSEFramer | None = SSEFramer() if dialect is not None else None
         self._seen = 0
@@ -275,7 +275,7 @@ def _is_timeout(exc: BaseException) -> bool:
 
 
 def _timeout_error(
-    provider: str | None, exc: BaseException | None, seconds: float | None
+    provider: Dialect | None, exc: BaseException | None, seconds: float | None
 ) -> StreamTimeoutError:
     detail = f"no data for {seconds} s" if seconds is not None else f"read timed out ({exc!r})"
     return StreamTimeoutError(
@@ -283,7 +283,7 @@ def _timeout_error(
     )
 
 
-def _dropped(parser: _Parser, provider: str | None, exc: Exception) -> list[Any]:
+def _dropped(parser: _Parser, provider: Dialect | None, exc: Exception) -> list[Any]:
     """The connection failed mid-body: what arrived decides. A complete stream gives its
     remaining items; a cut one raises ``TruncatedStreamError`` (chained to ``exc``)."""
     try:
@@ -341,7 +341,7 @@ async def _aclose_all(
 async def _apump(
     response: AsyncByteResponse,
     parser: _Parser,
-    provider: str | None,
+    provider: Dialect | None,
     idle_timeout: float | None,
 ) -> AsyncIterator[Any]:
     chunks: AsyncIterator[bytes] | None = None
@@ -499,7 +499,7 @@ def _sync_response(response: object, async_name: str) -> SyncByteResponse:
 
 def aiter_tool_calls(
     response: AsyncByteResponse | object,
-    dialect: str | None = None,
+    dialect: Dialect | None = None,
     *,
     idle_timeout: float | None = None,
 ) -> AsyncIterator[ToolCall]:
@@ -534,7 +534,7 @@ def aiter_tool_calls(
 
 def aiter_events(
     response: AsyncByteResponse | object,
-    dialect: str | None = None,
+    dialect: Dialect | None = None,
     *,
     idle_timeout: float | None = None,
 ) -> AsyncIterator[StreamEvent]:
@@ -586,7 +586,7 @@ def _close_all(
         primary.add_note(f"closing the response also failed: {failure!r}")
 
 
-def _pump(response: SyncByteResponse, parser: _Parser, provider: str | None) -> Iterator[Any]:
+def _pump(response: SyncByteResponse, parser: _Parser, provider: Dialect | None) -> Iterator[Any]:
     chunks: Iterator[bytes] | None = None
     primary: BaseException | None = None
     try:
@@ -638,7 +638,7 @@ def _read_bounded_rest(chunks: Iterator[bytes], size: int) -> bytes:
 
 
 def iter_tool_calls(
-    response: SyncByteResponse | object, dialect: str | None = None
+    response: SyncByteResponse | object, dialect: Dialect | None = None
 ) -> Iterator[ToolCall]:
     """Sync :func:`aiter_tool_calls`, over a response with ``iter_bytes()`` and ``close()``.
 
@@ -652,7 +652,7 @@ def iter_tool_calls(
 
 
 def iter_events(
-    response: SyncByteResponse | object, dialect: str | None = None
+    response: SyncByteResponse | object, dialect: Dialect | None = None
 ) -> Iterator[StreamEvent]:
     """Sync :func:`aiter_events`. Errors as in :func:`iter_tool_calls`."""
     parser = StreamParser(dialect)
@@ -673,7 +673,7 @@ def _reframe(event: SSELike) -> bytes:
 
 
 async def _apump_events(
-    events: AsyncIterable[SSELike], parser: _Parser, provider: str | None
+    events: AsyncIterable[SSELike], parser: _Parser, provider: Dialect | None
 ) -> AsyncIterator[Any]:
     told = provider is None
     async for event in events:
@@ -690,7 +690,7 @@ def _as_sse(event: SSELike) -> ServerSentEvent:
 
 
 def aiter_tool_calls_from_sse(
-    events: AsyncIterable[SSELike], dialect: str | None = None
+    events: AsyncIterable[SSELike], dialect: Dialect | None = None
 ) -> AsyncIterator[ToolCall]:
     """Tool calls from events another SSE library framed (``EventSource.aiter_sse()``).
 
@@ -701,7 +701,7 @@ def aiter_tool_calls_from_sse(
 
 
 def aiter_events_from_sse(
-    events: AsyncIterable[SSELike], dialect: str | None = None
+    events: AsyncIterable[SSELike], dialect: Dialect | None = None
 ) -> AsyncIterator[StreamEvent]:
     """Rich stream events from events another SSE library framed. See
     :func:`aiter_tool_calls_from_sse`."""
@@ -748,7 +748,7 @@ def _sse_of(event: SDKEvent) -> ServerSentEvent:
 
 
 def _pump_parsed(
-    events: Iterable[SDKEvent], parser: _Parser, provider: str | None
+    events: Iterable[SDKEvent], parser: _Parser, provider: Dialect | None
 ) -> Iterator[Any]:
     told = provider is None
     for event in events:
@@ -760,7 +760,7 @@ def _pump_parsed(
 
 
 async def _apump_parsed(
-    events: AsyncIterable[SDKEvent], parser: _Parser, provider: str | None
+    events: AsyncIterable[SDKEvent], parser: _Parser, provider: Dialect | None
 ) -> AsyncIterator[Any]:
     told = provider is None
     async for event in events:
@@ -773,7 +773,9 @@ async def _apump_parsed(
         yield item
 
 
-def parse_events(events: Iterable[SDKEvent], dialect: str | None = None) -> Iterator[StreamEvent]:
+def parse_events(
+    events: Iterable[SDKEvent], dialect: Dialect | None = None
+) -> Iterator[StreamEvent]:
     """Rich stream events from events an SDK already parsed: iterate the SDK's own
     stream (``client.chat.completions.create(stream=True)``, ``client.messages.create(
     stream=True)``) and hand its events, or plain dicts, here.
@@ -784,20 +786,22 @@ def parse_events(events: Iterable[SDKEvent], dialect: str | None = None) -> Iter
     return _pump_parsed(events, StreamParser(dialect), dialect)
 
 
-def parse_tool_calls(events: Iterable[SDKEvent], dialect: str | None = None) -> Iterator[ToolCall]:
+def parse_tool_calls(
+    events: Iterable[SDKEvent], dialect: Dialect | None = None
+) -> Iterator[ToolCall]:
     """The complete tool calls of events an SDK already parsed. See :func:`parse_events`."""
     return _pump_parsed(events, ToolCallParser(dialect), dialect)
 
 
 def aparse_events(
-    events: AsyncIterable[SDKEvent], dialect: str | None = None
+    events: AsyncIterable[SDKEvent], dialect: Dialect | None = None
 ) -> AsyncIterator[StreamEvent]:
     """Async :func:`parse_events` (``AsyncOpenAI``, ``AsyncAnthropic`` streams)."""
     return _apump_parsed(events, StreamParser(dialect), dialect)
 
 
 def aparse_tool_calls(
-    events: AsyncIterable[SDKEvent], dialect: str | None = None
+    events: AsyncIterable[SDKEvent], dialect: Dialect | None = None
 ) -> AsyncIterator[ToolCall]:
     """Async :func:`parse_tool_calls`."""
     return _apump_parsed(events, ToolCallParser(dialect), dialect)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import ToolCall, ToolCallParser, ToolRegistry
+from sse_toolcalls import Dialect, ToolCall, ToolCallParser, ToolRegistry
 from sse_toolcalls.cli import main
 from sse_toolcalls.corpus import check_corpus
 from sse_toolcalls.corpus.fuzz import check_growth, fuzz_corpus
@@ -104,7 +104,7 @@ def test_a_planted_quadratic_parse_is_found(monkeypatch: pytest.MonkeyPatch) -> 
     class Quadratic(ToolCallParser):
         """A scratch parser that re-scans everything it has read on every read."""
 
-        def __init__(self, dialect: str | None) -> None:
+        def __init__(self, dialect: Dialect | None) -> None:
             super().__init__(dialect)
             self.seen = bytearray()
 

@@ -13,6 +13,7 @@ import httpx2
 import orjson
 import pytest
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.errors import MalformedStreamError, ProviderError
 from sse_toolcalls.runtime import (
@@ -65,14 +66,14 @@ def splits(body: bytes) -> list[list[bytes]]:
     return cuts
 
 
-async def first_error(body: Body, dialect: str | None) -> BaseException:
+async def first_error(body: Body, dialect: Dialect | None) -> BaseException:
     with pytest.raises(Exception) as caught:
         [call async for call in aiter_tool_calls(body, dialect)]
     assert body.closed
     return caught.value
 
 
-def first_error_sync(body: Body, dialect: str | None) -> BaseException:
+def first_error_sync(body: Body, dialect: Dialect | None) -> BaseException:
     with pytest.raises(Exception) as caught:
         list(iter_tool_calls(body, dialect))
     assert body.closed
@@ -140,7 +141,7 @@ PAIRS = [(given, actual) for given in DIALECTS for actual in DIALECTS if given !
 
 
 @pytest.mark.parametrize(("given", "actual"), PAIRS)
-async def test_another_dialects_stream_is_named(given: str, actual: str) -> None:
+async def test_another_dialects_stream_is_named(given: Dialect, actual: Dialect) -> None:
     # Before: reported as truncation (or, Gemini read as Chat, as no calls at all).
     body = b"".join(encode_turn(actual, TURN))
     for chunks in [*splits(body)[:1], [body[i : i + 7] for i in range(0, len(body), 7)]]:
@@ -154,7 +155,7 @@ async def test_another_dialects_stream_is_named(given: str, actual: str) -> None
 
 
 @pytest.mark.parametrize(("given", "actual"), PAIRS)
-def test_another_dialects_parsed_events_are_named(given: str, actual: str) -> None:
+def test_another_dialects_parsed_events_are_named(given: Dialect, actual: Dialect) -> None:
     events = SSEFramer().feed(b"".join(encode_turn(actual, TURN)))
     dicts: list[Any] = [orjson.loads(e.data) for e in events if e.data.startswith("{")]
     with pytest.raises(MalformedStreamError, match=f"looks like {actual}"):
@@ -162,7 +163,7 @@ def test_another_dialects_parsed_events_are_named(given: str, actual: str) -> No
 
 
 @pytest.mark.parametrize(("given", "actual"), PAIRS)
-async def test_another_dialects_framed_events_are_named(given: str, actual: str) -> None:
+async def test_another_dialects_framed_events_are_named(given: Dialect, actual: Dialect) -> None:
     events = SSEFramer().feed(b"".join(encode_turn(actual, TURN)))
 
     async def framed() -> AsyncGenerator[ServerSentEvent, None]:
@@ -176,7 +177,7 @@ async def test_another_dialects_framed_events_are_named(given: str, actual: str)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-async def test_the_right_dialect_and_detection_are_untouched(dialect: str) -> None:
+async def test_the_right_dialect_and_detection_are_untouched(dialect: Dialect) -> None:
     body = b"".join(encode_turn(dialect, TURN))
     for given in (dialect, None):
         for chunks in splits(body):

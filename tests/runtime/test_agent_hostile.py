@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS, StreamEvent, StreamFinished, ToolCall, ToolSpec
 from sse_toolcalls.conversation import (
     AssistantMessage,
@@ -93,7 +94,7 @@ def _files_registry(listed: list[str]) -> ToolRegistry:
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_file_name_that_is_not_utf8_reaches_the_model_and_the_user_gets_a_reply(
-    dialect: str, backend: str, sim: Simulator, tmp_path: Path
+    dialect: Dialect, backend: str, sim: Simulator, tmp_path: Path
 ) -> None:
     listed: list[str] = []
     sim.play(
@@ -186,14 +187,14 @@ def test_infinity_in_echoed_arguments_does_not_break_the_next_request(sim: Simul
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_every_dialect_body_with_hostile_values_encodes_strictly(dialect: str) -> None:
+def test_every_dialect_body_with_hostile_values_encodes_strictly(dialect: Dialect) -> None:
     from sse_toolcalls._jsonsafe import dumps_safe
 
     hostile: dict[str, Any] = {"n": math.nan, "i": -math.inf, "s": "\udc80\ud800", "big": 2**80}
     call = ToolCall(
         name="f",
         args=hostile,
-        provider=dialect,  # type: ignore[arg-type]
+        provider=dialect,
         call_id="c1",
         index=0,
         raw_arguments='{"s": "\\udc80"}',
@@ -315,11 +316,11 @@ HOSTILE_VALUES: list[str] = [
 ]
 
 
-def _body_of(dialect: str, turn: Turn) -> bytes:
+def _body_of(dialect: Dialect, turn: Turn) -> bytes:
     return b"".join(encode_turn(dialect, turn))
 
 
-def _with_value(dialect: str, value: str) -> bytes:
+def _with_value(dialect: Dialect, value: str) -> bytes:
     """A real turn whose call carries ``value`` (raw JSON text) as an argument."""
     turn = Turn(
         calls=(ScriptedCall(name="probe", args={"x": PLACEHOLDER}),),
@@ -335,7 +336,7 @@ def _with_value(dialect: str, value: str) -> bytes:
 
 
 @st.composite
-def hostile_bodies(draw: st.DrawFn, dialect: str) -> tuple[str, tuple[bytes, ...]]:
+def hostile_bodies(draw: st.DrawFn, dialect: Dialect) -> tuple[str, tuple[bytes, ...]]:
     kind = draw(
         st.sampled_from(["random", "cut", "mangled", "bad_utf8", "value", "error", "valid"])
     )
@@ -375,7 +376,7 @@ def hostile_bodies(draw: st.DrawFn, dialect: str) -> tuple[str, tuple[bytes, ...
 
 def _run_hostile(
     sim: Simulator,
-    dialect: str,
+    dialect: Dialect,
     chunks: tuple[bytes, ...],
     returned: Callable[[], Any],
     *,
@@ -418,7 +419,7 @@ def _run_hostile(
     return reply
 
 
-def _record_finding(dialect: str, chunks: tuple[bytes, ...], reply: AgentReply) -> None:
+def _record_finding(dialect: Dialect, chunks: tuple[bytes, ...], reply: AgentReply) -> None:
     target = _findings_file()
     if target is None:
         return
@@ -435,7 +436,7 @@ def _record_finding(dialect: str, chunks: tuple[bytes, ...], reply: AgentReply) 
 @pytest.mark.parametrize("value", HOSTILE_VALUES, ids=lambda v: v[:12])
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_hostile_argument_values_end_with_a_reply_and_run_nothing_wrong(
-    dialect: str, value: str, sim: Simulator
+    dialect: Dialect, value: str, sim: Simulator
 ) -> None:
     ran: list[Any] = []
 
@@ -469,7 +470,7 @@ def _findings_file() -> Path | None:
 )
 def test_every_run_ends_with_a_reply(
     data: st.DataObject,
-    dialect: str,
+    dialect: Dialect,
     returned: Callable[[], Any],
     effect: str,
     backend: str,

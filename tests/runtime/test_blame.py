@@ -11,6 +11,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.breaker import CircuitBreaker
@@ -35,7 +36,7 @@ async def no_sleep(seconds: float) -> None:
 
 async def ask(
     sim: Simulator,
-    dialect: str,
+    dialect: Dialect,
     registry: ToolRegistry,
     breaker: CircuitBreaker,
     call: ScriptedCall,
@@ -86,7 +87,7 @@ def booking() -> tuple[ToolRegistry, list[str]]:
 
 
 async def test_three_users_bad_dates_leave_the_tool_working_for_a_fourth(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     registry, seen = booking()
     breaker = CircuitBreaker(threshold=3)
@@ -141,7 +142,7 @@ def weather(error: Exception) -> tuple[ToolRegistry, list[str]]:
     ],
 )
 async def test_a_tool_whose_dependency_is_down_opens_its_breaker(
-    dialect: str, simulator: Simulator, error: Exception, runs_per_call: int
+    dialect: Dialect, simulator: Simulator, error: Exception, runs_per_call: int
 ) -> None:
     registry, seen = weather(error)
     breaker = CircuitBreaker(threshold=2)
@@ -180,7 +181,7 @@ async def test_a_tool_whose_dependency_is_down_opens_its_breaker(
 
 
 async def test_a_breaker_per_tool_and_tenant_keeps_one_tenants_outage_its_own(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     registry = ToolRegistry()
 

@@ -17,6 +17,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.parser import ToolCallParser
 from sse_toolcalls.runtime.agent import Agent, AgentReply
@@ -106,7 +107,7 @@ class Bank:
         return registry
 
 
-def first_call_completed_after(dialect: str, turn: Turn) -> int:
+def first_call_completed_after(dialect: Dialect, turn: Turn) -> int:
     """How many events of ``turn`` go out before its first call is complete (never the
     whole stream: the error must come before the end marker)."""
     events = encode_turn(dialect, turn)
@@ -133,7 +134,7 @@ class Scenario:
     """Per play, optionally: the dispatch outcomes of its calls, in order."""
 
 
-def build(name: str, dialect: str) -> Scenario:
+def build(name: str, dialect: Dialect) -> Scenario:
     done = FINAL.text
     if name == "baseline":
         return Scenario(plays=[[PAY_TURN, FINAL]], expected=[done], outcomes=[["ok", "ok"]])
@@ -257,7 +258,7 @@ class Sleeps:
 
 async def play(
     sim: Simulator,
-    dialect: str,
+    dialect: Dialect,
     bank: Bank,
     ledger_path: Path,
     turns: list[Turn],
@@ -297,7 +298,7 @@ async def play(
 @pytest.mark.parametrize("name", SCENARIOS)
 async def test_chaos(
     name: str,
-    dialect: str,
+    dialect: Dialect,
     simulator: Simulator,
     tmp_path: Path,
     chaos_counts: ChaosCounts,

@@ -16,6 +16,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS, ToolCall, ToolResult
 from sse_toolcalls.conversation import (
     AssistantMessage,
@@ -99,7 +100,7 @@ async def opened(store: Any) -> AsyncIterator[ConversationStore]:
 
 async def say(
     sim: Simulator,
-    dialect: str,
+    dialect: Dialect,
     store: Any,
     runs: Counter[str],
     turns: Sequence[Turn],
@@ -131,7 +132,7 @@ def first_body(sim: Simulator) -> str:
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 async def test_the_model_receives_the_earlier_turns(
-    dialect: str, simulator: Simulator, stores: StoreFactory
+    dialect: Dialect, simulator: Simulator, stores: StoreFactory
 ) -> None:
     runs: Counter[str] = Counter()
     first = await say(
@@ -178,7 +179,7 @@ async def test_the_model_receives_the_earlier_turns(
 
 @pytest.mark.parametrize("dialect", ["openai_chat", "gemini"])
 async def test_a_resubmitted_request_replaces_its_own_exchange(
-    dialect: str, simulator: Simulator, stores: StoreFactory
+    dialect: Dialect, simulator: Simulator, stores: StoreFactory
 ) -> None:
     runs: Counter[str] = Counter()
     options = {"conversation_id": "chat-7", "request_id": "msg-1"}
@@ -194,7 +195,7 @@ async def test_a_resubmitted_request_replaces_its_own_exchange(
 
 @pytest.mark.parametrize("dialect", ["anthropic"])
 async def test_history_given_by_the_application_leaves_the_store_alone(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     store = InMemoryConversationStore()
     runs: Counter[str] = Counter()
@@ -244,7 +245,7 @@ class BuggyStore:
 
 @pytest.mark.parametrize("dialect", ["openai_chat"])
 async def test_a_store_that_fails_to_save_still_answers_the_user(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     runs: Counter[str] = Counter()
     store = BuggyStore()
@@ -260,7 +261,9 @@ async def test_a_store_that_fails_to_save_still_answers_the_user(
 
 
 @pytest.mark.parametrize("dialect", ["openai_responses"])
-async def test_a_store_that_cannot_be_read_runs_nothing(dialect: str, simulator: Simulator) -> None:
+async def test_a_store_that_cannot_be_read_runs_nothing(
+    dialect: Dialect, simulator: Simulator
+) -> None:
     runs: Counter[str] = Counter()
     reply = await say(
         simulator,
@@ -322,7 +325,7 @@ async def test_the_in_memory_store_keeps_the_most_recent_conversations() -> None
 
 @pytest.mark.parametrize("dialect", ["anthropic"])
 async def test_a_paused_run_is_saved_and_its_resumption_saved_again(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     store = InMemoryConversationStore()
     runs: Counter[str] = Counter()

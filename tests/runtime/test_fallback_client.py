@@ -15,6 +15,7 @@ import pytest
 
 from sse_toolcalls import (
     AssistantMessage,
+    Dialect,
     FallbackClient,
     ProviderError,
     ReasoningBlock,
@@ -84,7 +85,7 @@ class Bank:
         return registry
 
 
-def _client(simulator: Simulator, dialect: str) -> ProviderClient:
+def _client(simulator: Simulator, dialect: Dialect) -> ProviderClient:
     return client_for(
         dialect, model="m", api_key="k", base_url=simulator.base_url_for(dialect), idle_timeout=5
     )
@@ -93,7 +94,7 @@ def _client(simulator: Simulator, dialect: str) -> ProviderClient:
 @pytest.mark.anyio
 @pytest.mark.parametrize(("primary", "secondary"), PAIRS, ids=[f"{p}->{s}" for p, s in PAIRS])
 async def test_a_turn_moves_to_the_secondary_and_back(
-    primary: str, secondary: str, simulator: Simulator
+    primary: Dialect, secondary: Dialect, simulator: Simulator
 ) -> None:
     down = Turn(fault=HTTPError(status=503))
     simulator.play(
@@ -192,7 +193,7 @@ def _gemini_turn() -> tuple[AssistantMessage, ToolResultsMessage]:
 
 
 @pytest.mark.parametrize("dialect", ["openai_chat", "openai_responses", "anthropic"])
-def test_gemini_calls_without_ids_get_stable_ids(dialect: str) -> None:
+def test_gemini_calls_without_ids_get_stable_ids(dialect: Dialect) -> None:
     turn, results = _gemini_turn()
     conversation: list[Message] = [UserMessage(text="hi"), turn, results]
     carried = carry_over(conversation, dialect)

@@ -63,7 +63,7 @@ def _registry() -> ToolRegistry:
 @pytest.mark.anyio
 @pytest.mark.parametrize("dialect", DIALECTS)
 async def test_images_and_documents_reach_the_model_in_its_dialect(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     expect = ExpectedResult(call_position=0, contains="Chart for Rome", media=MEDIA[dialect])
     fallback = (
@@ -95,7 +95,7 @@ def _call(dialect: Dialect) -> ToolCall:
     return ToolCall(name="chart", args={}, provider=dialect, call_id="call_1", index=0)
 
 
-def _body(dialect: str, result: ToolResult) -> dict[str, Any]:
+def _body(dialect: Dialect, result: ToolResult) -> dict[str, Any]:
     conversation: list[Message] = [
         UserMessage(text="hi"),
         AssistantMessage(calls=(result.call,)),

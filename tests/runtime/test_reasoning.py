@@ -12,6 +12,7 @@ import pytest
 
 from sse_toolcalls import (
     AssistantMessage,
+    Dialect,
     ProviderError,
     ReasoningBlock,
     ReasoningCompleted,
@@ -49,7 +50,7 @@ INTERLEAVED = Turn(
 )
 
 
-def _events(dialect: str, data: bytes, *, whole: bool) -> list[StreamEvent]:
+def _events(dialect: Dialect, data: bytes, *, whole: bool) -> list[StreamEvent]:
     parser = StreamParser(dialect)
     if whole:
         return parser.feed(data) + parser.finish()
@@ -93,7 +94,7 @@ def test_responses_reasoning_item_is_captured_with_its_id() -> None:
 
 
 @pytest.mark.parametrize("dialect", ["anthropic", "openai_responses"])
-def test_interleaved_blocks_keep_their_places_under_every_split(dialect: str) -> None:
+def test_interleaved_blocks_keep_their_places_under_every_split(dialect: Dialect) -> None:
     chunks = encode_turn(dialect, INTERLEAVED)
     data = b"".join(chunks)
     whole = _finished(_events(dialect, data, whole=True))
@@ -172,7 +173,7 @@ class World:
 @pytest.mark.anyio
 @pytest.mark.parametrize("dialect", DIALECTS)
 async def test_agent_keeps_reasoning_through_a_tool_loop(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     simulator.play(
         [
@@ -196,7 +197,7 @@ async def test_agent_keeps_reasoning_through_a_tool_loop(
 
 
 async def _second_request(
-    dialect: str, simulator: Simulator, keep: bool, **options: Any
+    dialect: Dialect, simulator: Simulator, keep: bool, **options: Any
 ) -> list[str]:
     """Play a thinking tool turn, then send its results with or without its reasoning;
     return what the simulator refused."""
@@ -225,7 +226,7 @@ async def _second_request(
 @pytest.mark.anyio
 @pytest.mark.parametrize("dialect", ["anthropic", "openai_responses"])
 async def test_the_simulator_refuses_a_tool_turn_without_its_reasoning(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     assert await _second_request(dialect, simulator, True, **OPTIONS[dialect]) == []
     problems = await _second_request(dialect, simulator, False, **OPTIONS[dialect])

@@ -17,6 +17,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.clients import client_for
@@ -75,7 +76,7 @@ async def no_sleep(seconds: float) -> None:
 
 async def run(
     sim: Simulator,
-    dialect: str,
+    dialect: Dialect,
     bank: Bank,
     ledger_path: Path,
     turns: Sequence[Turn],
@@ -117,7 +118,7 @@ def reissued(dialect: str, n: int) -> ScriptedCall:
 
 @pytest.mark.parametrize("request_ids", [(None, None), ("msg-1", "msg-2")])
 async def test_a_new_request_with_identical_arguments_runs(
-    dialect: str,
+    dialect: Dialect,
     simulator: Simulator,
     tmp_path: Path,
     request_ids: tuple[str | None, str | None],
@@ -142,7 +143,7 @@ async def test_a_new_request_with_identical_arguments_runs(
 
 
 async def test_a_call_reissued_in_the_same_request_replays_and_says_so(
-    dialect: str, simulator: Simulator, tmp_path: Path
+    dialect: Dialect, simulator: Simulator, tmp_path: Path
 ) -> None:
     bank = Bank()
     ledger = tmp_path / "ledger.db"
@@ -191,7 +192,7 @@ async def test_a_call_reissued_in_the_same_request_replays_and_says_so(
 
 
 async def test_two_identical_calls_in_one_turn_are_two_writes(
-    dialect: str, simulator: Simulator, tmp_path: Path
+    dialect: Dialect, simulator: Simulator, tmp_path: Path
 ) -> None:
     bank = Bank()
     twice = Turn(calls=(SEND, reissued(dialect, 1)))
@@ -209,7 +210,7 @@ async def test_two_identical_calls_in_one_turn_are_two_writes(
 
 
 async def test_a_failed_write_is_not_retried_in_its_request_and_runs_in_a_new_one(
-    dialect: str, simulator: Simulator, tmp_path: Path
+    dialect: Dialect, simulator: Simulator, tmp_path: Path
 ) -> None:
     bank = Bank(down=True)
     ledger = tmp_path / "ledger.db"

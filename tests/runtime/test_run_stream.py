@@ -10,6 +10,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import (
     DIALECTS,
     StreamEvent,
@@ -75,7 +76,7 @@ class Notes:
         return registry
 
 
-def client(sim: Simulator, dialect: str) -> ProviderClient:
+def client(sim: Simulator, dialect: Dialect) -> ProviderClient:
     return client_for(
         dialect,
         model="sim-model-1",
@@ -101,7 +102,7 @@ def of(kind: type[Any], events: Sequence[AgentEvent]) -> list[Any]:
 
 @per_dialect
 async def test_a_streamed_run_shows_text_calls_growing_arguments_results_and_the_reply(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     notes = Notes()
     simulator.play(
@@ -150,7 +151,9 @@ async def test_a_streamed_run_shows_text_calls_growing_arguments_results_and_the
 
 
 @per_dialect
-async def test_run_and_run_stream_give_the_same_reply(dialect: str, simulator: Simulator) -> None:
+async def test_run_and_run_stream_give_the_same_reply(
+    dialect: Dialect, simulator: Simulator
+) -> None:
     replies: list[AgentReply] = []
     for streamed in (False, True):
         notes = Notes()
@@ -171,7 +174,7 @@ async def test_run_and_run_stream_give_the_same_reply(dialect: str, simulator: S
 
 @per_dialect
 async def test_a_retry_says_its_delay_and_a_fallback_is_an_event(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     simulator.play(
         [Turn(fault=HTTPError(status=503)), Turn(fault=HTTPError(status=503)), Turn(text="hi")]
@@ -190,7 +193,7 @@ async def test_a_retry_says_its_delay_and_a_fallback_is_an_event(
 
 @per_dialect
 async def test_an_approval_request_is_an_event_and_resume_streams_the_rest(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     notes = Notes()
     used = {"input_tokens": 3, "output_tokens": 2}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import approval_id
@@ -26,7 +27,7 @@ pytestmark = [
 ]
 
 
-def client(sim: Simulator, dialect: str) -> object:
+def client(sim: Simulator, dialect: Dialect) -> object:
     return client_for(
         dialect, model="sim-model-1", api_key="test-key", base_url=sim.base_url_for(dialect)
     )
@@ -39,7 +40,7 @@ CASES = [(dialect, "bwrap") for dialect in DIALECTS] + [(DIALECTS[0], "landlock"
 
 @pytest.mark.parametrize(("dialect", "backend"), CASES)
 async def test_a_denied_path_reaches_the_model_under_the_calls_id(
-    dialect: str,
+    dialect: Dialect,
     backend: str,
     simulator: Simulator,
     tmp_path: Path,
@@ -81,7 +82,7 @@ async def test_a_denied_path_reaches_the_model_under_the_calls_id(
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 async def test_an_approved_sandboxed_write_runs_once(
-    dialect: str, simulator: Simulator, tmp_path: Path
+    dialect: Dialect, simulator: Simulator, tmp_path: Path
 ) -> None:
     target = tmp_path / "out.txt"
     registry = ToolRegistry()

@@ -12,7 +12,7 @@ from typing import Annotated
 import anyio
 import pytest
 
-from sse_toolcalls import ToolContext
+from sse_toolcalls import Dialect, ToolContext
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime.agent import Agent, AgentReply
@@ -87,7 +87,9 @@ def test_two_context_parameters_are_refused() -> None:
         ToolRegistry().register(twice)
 
 
-async def ask(sim: Simulator, dialect: str, agent_deps: Shop, run_deps: Shop | None) -> AgentReply:
+async def ask(
+    sim: Simulator, dialect: Dialect, agent_deps: Shop, run_deps: Shop | None
+) -> AgentReply:
     sim.play(
         [
             Turn(
@@ -121,7 +123,7 @@ async def ask(sim: Simulator, dialect: str, agent_deps: Shop, run_deps: Shop | N
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 async def test_a_tool_gets_its_context_and_the_applications_deps(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     default, override = Shop("agent-shop"), Shop("run-shop")
     reply = await ask(simulator, dialect, default, None)

@@ -10,7 +10,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from sse_toolcalls import ToolRetry
+from sse_toolcalls import Dialect, ToolRetry
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.breaker import CircuitBreaker
@@ -54,7 +54,7 @@ def diary(*, retries: int = 2) -> tuple[ToolRegistry, list[str]]:
 
 async def converse(
     sim: Simulator,
-    dialect: str,
+    dialect: Dialect,
     registry: ToolRegistry,
     breaker: CircuitBreaker,
     turns: list[Turn],
@@ -78,7 +78,7 @@ TOLD = ExpectedResult(call_position=0, contains="the date must be in the past", 
 
 
 async def test_the_model_hears_the_tools_reason_and_corrects_itself(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     registry, seen = diary()
     breaker = CircuitBreaker(threshold=1)
@@ -106,7 +106,7 @@ async def test_the_model_hears_the_tools_reason_and_corrects_itself(
 
 
 async def test_past_its_budget_the_user_gets_the_fallback(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     registry, seen = diary(retries=1)
     reply = await converse(

@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime import tracing as tracing_module
@@ -91,7 +92,7 @@ PROVIDER = {
 
 
 async def run_scripted(
-    simulator: Simulator, dialect: str, traced: Tracing
+    simulator: Simulator, dialect: Dialect, traced: Tracing
 ) -> tuple[AgentReply, list[str]]:
     """A run with two tools in its first turn, a failed request retried, and the write
     asked for again (under a new id) in the same request: replayed by the ledger."""
@@ -136,7 +137,7 @@ async def run_scripted(
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 async def test_a_run_with_a_retry_two_tools_and_a_replayed_write(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     exporter, traced = exporter_and_tracing(agent_name="banker")
     reply, sent = await run_scripted(simulator, dialect, traced)
@@ -229,7 +230,7 @@ async def test_a_run_with_a_retry_two_tools_and_a_replayed_write(
 
 @pytest.mark.parametrize("dialect", ["openai_chat"])
 async def test_content_is_recorded_only_when_the_application_opts_in(
-    dialect: str, simulator: Simulator, monkeypatch: pytest.MonkeyPatch
+    dialect: Dialect, simulator: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     exporter, traced = exporter_and_tracing(capture_content=True)
     await run_scripted(simulator, dialect, traced)

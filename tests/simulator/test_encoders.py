@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS, StreamFinished, TextDelta, ToolCall
 from sse_toolcalls.errors import ProviderError, TruncatedStreamError, UsageError
 from sse_toolcalls.parser import StreamParser, ToolCallParser
@@ -32,7 +33,9 @@ TWO_CALLS = Turn(
 )
 
 
-def parse_all(dialect: str, chunks: list[bytes], *, byte_by_byte: bool = False) -> list[ToolCall]:
+def parse_all(
+    dialect: Dialect, chunks: list[bytes], *, byte_by_byte: bool = False
+) -> list[ToolCall]:
     parser = ToolCallParser(dialect)
     calls = []
     data = b"".join(chunks)
@@ -44,7 +47,7 @@ def parse_all(dialect: str, chunks: list[bytes], *, byte_by_byte: bool = False) 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("byte_by_byte", [False, True])
-def test_the_parser_reads_back_every_call(dialect: str, byte_by_byte: bool) -> None:
+def test_the_parser_reads_back_every_call(dialect: Dialect, byte_by_byte: bool) -> None:
     calls = parse_all(dialect, encode_turn(dialect, TWO_CALLS), byte_by_byte=byte_by_byte)
     assert [(c.name, c.args, c.index) for c in calls] == [
         ("lookup_demo_value", {"key": "height"}, 0),
@@ -61,7 +64,7 @@ def test_the_parser_reads_back_every_call(dialect: str, byte_by_byte: bool) -> N
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_text_and_stop_reason_reach_the_rich_stream(dialect: str) -> None:
+def test_text_and_stop_reason_reach_the_rich_stream(dialect: Dialect) -> None:
     parser = StreamParser(dialect)
     events = []
     for chunk in encode_turn(dialect, Turn(text="You are 170 cm tall.", fragment_size=4)):
@@ -152,7 +155,7 @@ def test_anthropic_blocks_are_indexed_and_end_with_message_stop() -> None:
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_a_cut_in_the_arguments_is_reported_as_truncated(dialect: str) -> None:
+def test_a_cut_in_the_arguments_is_reported_as_truncated(dialect: Dialect) -> None:
     with pytest.raises(TruncatedStreamError) as caught:
         parse_all(dialect, encode_cut_in_arguments(dialect, TWO_CALLS))
     assert caught.value.completed == ()
@@ -169,7 +172,7 @@ def test_a_cut_needs_a_call() -> None:
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_an_error_event_becomes_a_provider_error(dialect: str) -> None:
+def test_an_error_event_becomes_a_provider_error(dialect: Dialect) -> None:
     error = ErrorEvent(code="overloaded_error", message="Overloaded", after_events=2)
     chunks = encode_error_event(dialect, TWO_CALLS, error)
     assert len(chunks) == 3

@@ -13,6 +13,7 @@ import orjson
 import pytest
 from httpx_sse import aconnect_sse
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS, ToolCall
 from sse_toolcalls.conversation import AssistantMessage, ToolResultsMessage, UserMessage
 from sse_toolcalls.errors import ProviderError, TruncatedStreamError
@@ -81,7 +82,7 @@ def demo_registry() -> ToolRegistry:
     return registry
 
 
-def client(sim: Simulator, dialect: str, **kwargs: Any) -> Any:
+def client(sim: Simulator, dialect: Dialect, **kwargs: Any) -> Any:
     return client_for(
         dialect,
         model="sim-model-1",
@@ -92,7 +93,7 @@ def client(sim: Simulator, dialect: str, **kwargs: Any) -> Any:
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-async def test_two_calls_then_the_final_answer(dialect: str, simulator: Simulator) -> None:
+async def test_two_calls_then_the_final_answer(dialect: Dialect, simulator: Simulator) -> None:
     simulator.play([TWO_CALLS, FINAL])
     async with client(simulator, dialect) as provider:
         outcome = await Agent(provider, demo_registry()).run("How tall and heavy am I?")
@@ -114,7 +115,7 @@ async def test_two_calls_then_the_final_answer(dialect: str, simulator: Simulato
 
 @pytest.mark.parametrize("dialect", ["openai_chat", "anthropic"])
 async def test_a_result_under_the_wrong_id_is_refused_readably(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     simulator.play([TWO_CALLS, FINAL])
     registry = demo_registry()
@@ -179,7 +180,7 @@ def path_of(dialect: str) -> str:
 
 
 async def fetch(
-    sim: Simulator, dialect: str, *, idle_timeout: float | None = None
+    sim: Simulator, dialect: Dialect, *, idle_timeout: float | None = None
 ) -> tuple[list[ToolCall], Counting]:
     async with httpx.AsyncClient(timeout=10.0) as http:
         request = http.build_request(
@@ -191,7 +192,7 @@ async def fetch(
 
 
 async def fetch_error(
-    sim: Simulator, dialect: str, error: type[Exception], **kwargs: Any
+    sim: Simulator, dialect: Dialect, error: type[Exception], **kwargs: Any
 ) -> tuple[Any, Counting]:
     async with httpx.AsyncClient(timeout=10.0) as http:
         request = http.build_request(
@@ -204,7 +205,7 @@ async def fetch_error(
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-async def test_a_cut_in_the_arguments_is_truncated(dialect: str, simulator: Simulator) -> None:
+async def test_a_cut_in_the_arguments_is_truncated(dialect: Dialect, simulator: Simulator) -> None:
     simulator.play([Turn(calls=TWO_CALLS.calls, fragment_size=4, fault=CutInArguments())])
     error, response = await fetch_error(simulator, dialect, TruncatedStreamError)
     assert error.completed == ()
@@ -212,7 +213,7 @@ async def test_a_cut_in_the_arguments_is_truncated(dialect: str, simulator: Simu
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-async def test_an_error_event_is_a_provider_error(dialect: str, simulator: Simulator) -> None:
+async def test_an_error_event_is_a_provider_error(dialect: Dialect, simulator: Simulator) -> None:
     # Mid-stream in every dialect: Gemini's second event here is its last, whose
     # finishReason ends the turn, and after the end marker nothing is read (issue 9).
     after = 1 if dialect == "gemini" else 2
@@ -235,7 +236,7 @@ async def test_an_error_event_is_a_provider_error(dialect: str, simulator: Simul
     ],
 )
 async def test_http_errors_are_typed(
-    dialect: str, fault: HTTPError, retry_after: float | None, simulator: Simulator
+    dialect: Dialect, fault: HTTPError, retry_after: float | None, simulator: Simulator
 ) -> None:
     simulator.play([Turn(calls=TWO_CALLS.calls, fault=fault)])
     error, response = await fetch_error(simulator, dialect, ProviderError)
@@ -247,7 +248,7 @@ async def test_http_errors_are_typed(
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-async def test_a_stall_times_out_with_our_error(dialect: str, simulator: Simulator) -> None:
+async def test_a_stall_times_out_with_our_error(dialect: Dialect, simulator: Simulator) -> None:
     simulator.play([Turn(calls=TWO_CALLS.calls, fault=Stall(seconds=5.0, after_events=1))])
     error, response = await fetch_error(simulator, dialect, ProviderError, idle_timeout=0.3)
     assert (error.code, error.retryable) == (TIMEOUT_CODE, True)
@@ -255,7 +256,7 @@ async def test_a_stall_times_out_with_our_error(dialect: str, simulator: Simulat
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-async def test_a_short_stall_is_survived(dialect: str, simulator: Simulator) -> None:
+async def test_a_short_stall_is_survived(dialect: Dialect, simulator: Simulator) -> None:
     simulator.play([Turn(calls=TWO_CALLS.calls, fault=Stall(seconds=0.2, after_events=2))])
     calls, response = await fetch(simulator, dialect, idle_timeout=2.0)
     assert [c.args["key"] for c in calls] == ["height", "weight"]
@@ -263,7 +264,7 @@ async def test_a_short_stall_is_survived(dialect: str, simulator: Simulator) -> 
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-async def test_one_byte_at_a_time_still_reassembles(dialect: str, simulator: Simulator) -> None:
+async def test_one_byte_at_a_time_still_reassembles(dialect: Dialect, simulator: Simulator) -> None:
     simulator.play([Turn(text="ok", calls=TWO_CALLS.calls, fault=OneByteAtATime())])
     calls, response = await fetch(simulator, dialect)
     assert [(c.name, c.args) for c in calls] == [
@@ -277,7 +278,7 @@ async def test_one_byte_at_a_time_still_reassembles(dialect: str, simulator: Sim
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 async def test_httpx_sse_events_feed_the_same_reassemblers(
-    dialect: str, simulator: Simulator
+    dialect: Dialect, simulator: Simulator
 ) -> None:
     simulator.play([TWO_CALLS])
     async with (

@@ -9,6 +9,7 @@ from typing import Any, Literal
 import jsonschema
 import pytest
 
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import ToolCall, ToolSpec
 from sse_toolcalls.conversation import Conversation, UserMessage
 from sse_toolcalls.errors import InvalidArgumentsError, UsageError
@@ -115,7 +116,7 @@ def test_depth_is_bounded() -> None:
 
 
 @pytest.mark.parametrize("dialect", ["openai_chat", "openai_responses", "anthropic"])
-def test_off_by_default_and_on_when_asked(dialect: str) -> None:
+def test_off_by_default_and_on_when_asked(dialect: Dialect) -> None:
     def tool(body: dict[str, Any]) -> dict[str, Any]:
         declared: dict[str, Any] = body["tools"][0]
         inner: dict[str, Any] = declared.get("function", declared)
@@ -134,7 +135,7 @@ def test_off_by_default_and_on_when_asked(dialect: str) -> None:
     assert tool_declarations(dialect, [SPEC], strict=True)[0] == body_tool(dialect, strict)
 
 
-def body_tool(dialect: str, declared: dict[str, Any]) -> dict[str, Any]:
+def body_tool(dialect: Dialect, declared: dict[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": declared} if dialect == "openai_chat" else declared
 
 
