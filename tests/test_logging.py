@@ -109,4 +109,7 @@ def test_every_logger_of_the_library_is_listed() -> None:
             constant = re.search(rf"^{re.escape(argument.strip())} = \"([^\"]+)\"", text, re.M)
             assert constant, f"{path}: getLogger({argument}) names no constant here"
             found.add(constant[1])
-    assert found and found <= set(LOGGERS), found - set(LOGGERS)
+    # The package's parent logger is only configured (`sse-toolcalls bfcl` gives it a
+    # NullHandler, so its handled faults' warnings leave the progress bar alone), never
+    # logged to.
+    assert found and found - {"sse_toolcalls"} <= set(LOGGERS), found - set(LOGGERS)
