@@ -288,9 +288,6 @@ class _RunSpan(_Span):
     def __enter__(self) -> _RunSpan:
         super().__enter__()
         self._run_token = _current_run.set(self)
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self.counted = False
         return self
 
     def __exit__(
@@ -300,9 +297,6 @@ class _RunSpan(_Span):
         tb: TracebackType | None,
     ) -> None:
         _current_run.reset(self._run_token)
-        if self.counted:
-            self.set("gen_ai.usage.input_tokens", self.input_tokens)
-            self.set("gen_ai.usage.output_tokens", self.output_tokens)
         super().__exit__(kind, exc, tb)
 
     def reply(self, reply: AgentReply) -> AgentReply:
@@ -310,18 +304,15 @@ class _RunSpan(_Span):
         self.set("sse_toolcalls.agent.steps", reply.steps)
         self.set("sse_toolcalls.agent.requests", reply.requests)
         self.set("sse_toolcalls.agent.calls", len(reply.calls))
+        # The reply's totals, summed by the agent over its turns: one owner of the sum.
+        self.set("gen_ai.usage.input_tokens", reply.usage.input_tokens)
+        self.set("gen_ai.usage.output_tokens", reply.usage.output_tokens)
         if reply.pending_approvals:
             self.set("sse_toolcalls.agent.pending_approvals", len(reply.pending_approvals))
         if reply.reason is not None:
             self.set("sse_toolcalls.agent.fallback", reply.reason)
             self.error, self.message = reply.reason, f"fallback reply: {reply.reason}"
         return reply
-
-    def usage(self, inputs: int | None, outputs: int | None) -> None:
-        if inputs is not None or outputs is not None:
-            self.counted = True
-            self.input_tokens += inputs or 0
-            self.output_tokens += outputs or 0
 
 
 class _RequestSpan(_Span):
@@ -334,9 +325,6 @@ class _RequestSpan(_Span):
         inputs, outputs = usage_counts(finished.usage)
         self.set("gen_ai.usage.input_tokens", inputs)
         self.set("gen_ai.usage.output_tokens", outputs)
-        run = _current_run.get()
-        if run is not None:
-            run.usage(inputs, outputs)
         if self.tracing.capture_content:
             self.set("gen_ai.output.messages", _output_messages(finished))
         return finished
