@@ -365,26 +365,21 @@ async def connect_stdio(
         OSError: the command cannot be started.
     """
     _require_mcp()
-    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp import StdioServerParameters, stdio_client
 
     parameters = StdioServerParameters(
         command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
     )
-    with _unwrapped():
-        async with (
-            stdio_client(parameters) as (read, write),
-            ClientSession(read, write) as session,
-            _registered(
-                session,
-                registry,
-                prefix=prefix,
-                effects=effects,
-                approve_writes=approve_writes,
-                call_timeout=call_timeout,
-                skip_invalid=skip_invalid,
-            ) as connection,
-        ):
-            yield connection
+    async with _session_tools(
+        stdio_client(parameters),
+        registry,
+        prefix=prefix,
+        effects=effects,
+        approve_writes=approve_writes,
+        call_timeout=call_timeout,
+        skip_invalid=skip_invalid,
+    ) as connection:
+        yield connection
 
 
 @contextlib.asynccontextmanager
@@ -410,21 +405,32 @@ async def connect_http(
         UsageError: see :func:`register_session_tools`; the SDK is not installed.
     """
     _require_mcp()
-    from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
+
+    async with _session_tools(
+        streamable_http_client(url, http_client=http_client),
+        registry,
+        prefix=prefix,
+        effects=effects,
+        approve_writes=approve_writes,
+        call_timeout=call_timeout,
+        skip_invalid=skip_invalid,
+    ) as connection:
+        yield connection
+
+
+@contextlib.asynccontextmanager
+async def _session_tools(
+    transport: contextlib.AbstractAsyncContextManager[Any], registry: ToolRegistry, **options: Any
+) -> AsyncIterator[MCPConnection]:
+    """A session over ``transport`` (the SDK's stdio or HTTP client: its first two
+    streams are read and write), its tools lent to ``registry`` for the block."""
+    from mcp import ClientSession
 
     with _unwrapped():
         async with (
-            streamable_http_client(url, http_client=http_client) as (read, write),
-            ClientSession(read, write) as session,
-            _registered(
-                session,
-                registry,
-                prefix=prefix,
-                effects=effects,
-                approve_writes=approve_writes,
-                call_timeout=call_timeout,
-                skip_invalid=skip_invalid,
-            ) as connection,
+            transport as streams,
+            ClientSession(streams[0], streams[1]) as session,
+            _registered(session, registry, **options) as connection,
         ):
             yield connection
