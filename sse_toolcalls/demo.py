@@ -156,7 +156,8 @@ async def run_demo_async(
                 elif isinstance(event, ToolCallCompleted):
                     call = event.call
                     show(
-                        f"\n  ✓ #{call.index} {words.complete}: {call.name}"
+                        ("" if line_start else "\n")
+                        + f"  ✓ #{call.index} {words.complete}: {call.name}"
                         f"({call.raw_arguments}) · {_id_text(call.call_id, words)}\n"
                     )
                 elif isinstance(event, ToolCallResult):

@@ -73,6 +73,10 @@ def test_demo_completes_on_every_dialect(dialect: Dialect, lang: str) -> None:
     assert "170 cm" in shown and "70 kg" in shown
     final = shown.strip().splitlines()[-3]
     assert "170 cm" in final and "70 kg" in final, final
+    # One line per event of the exchange: no blank line inside it, whatever order the
+    # dialect streams the calls in (Chat's two calls used to leave one after "#0 complete").
+    exchange = shown.split("\n\n")[1]
+    assert exchange.count("✓") == 2 and exchange.count("↩") == 2, shown
 
 
 def test_console_script_runs_the_demo() -> None:
