@@ -63,12 +63,18 @@ class FallbackClient:
         """
         if not clients:
             raise UsageError("FallbackClient needs at least one client")
+        dialects: list[str] = []
         for client in clients:
-            if not isinstance(getattr(client, "dialect", None), str):
+            # Read once and checked here: the agent's protocol (StreamingClient) does not
+            # promise a dialect, every ProviderClient has one.
+            dialect = getattr(client, "dialect", None)
+            if not isinstance(dialect, str):
                 raise UsageError(
                     f"{client!r} has no dialect: FallbackClient carries the conversation "
                     "over to each client's dialect"
                 )
+            dialects.append(dialect)
+        self._dialects = tuple(dialects)
         if options is not None and len(options) != len(clients):
             raise UsageError(f"{len(options)} options for {len(clients)} clients")
         self.clients = tuple(clients)
@@ -83,9 +89,7 @@ class FallbackClient:
     @property
     def dialect(self) -> str:
         """The dialect of the client that answered last (the primary's before any)."""
-        client = self.clients[self.served_by or 0]
-        dialect: str = client.dialect  # type: ignore[attr-defined]
-        return dialect
+        return self._dialects[self.served_by or 0]
 
     async def stream_events(
         self, conversation: Conversation, tools: Sequence[ToolSpec] = (), **options: Any
@@ -104,8 +108,9 @@ class FallbackClient:
         """
         failures: list[str] = []
         last: StreamError | None = None
-        for position, client in enumerate(self.clients):
-            dialect: str = client.dialect  # type: ignore[attr-defined]
+        for position, (client, dialect) in enumerate(
+            zip(self.clients, self._dialects, strict=True)
+        ):
             carried = carry_over(conversation, dialect)
             request = {**options, **self.options[position]}
             if dialect == "anthropic" and "thinking" in request and thinking_refused(carried):
