@@ -3,10 +3,7 @@ uvicorn thread, once per module), and the command to start it over stdio."""
 
 from __future__ import annotations
 
-import socket
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from sse_toolcalls._loopback import LoopbackServer
 from sse_toolcalls.simulator.pytest_plugin import simulator
 
 __all__ = ["bank_url", "serve_in_thread", "simulator"]
@@ -26,25 +24,14 @@ STDIO_BANK = (sys.executable, ["-m", "tests.mcp.bank_server"])
 @contextmanager
 def serve_in_thread(app: Any) -> Iterator[str]:
     """Serve an ASGI app on a free loopback port in a thread; yield its base URL."""
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.01)
+    # The package's own loopback server (the simulator's): one owner for the thread, the
+    # port and the start-up wait. MCP's Streamable HTTP app needs its lifespan.
+    server = LoopbackServer(app, what="an MCP test server", lifespan="on")
+    server.start()
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://{server.host}:{server.port}"
     finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+        server.stop()
 
 
 @pytest.fixture(scope="module")
