@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .client import (
     MAX_INLINE_DATA_CHARS,
+    MAX_MEDIA_BYTES,
     MCPConnection,
     connect_http,
     connect_stdio,
@@ -32,6 +33,7 @@ from .server import (
 __all__ = [
     "IDEMPOTENCY_KEY_META",
     "MAX_INLINE_DATA_CHARS",
+    "MAX_MEDIA_BYTES",
     "MCPConnection",
     "build_server",
     "connect_http",

@@ -16,14 +16,18 @@ schema tool; the registry and the runtime treat it as any other:
 - **its answer**: a ``CallToolResult`` with ``isError`` is the tool's own error for the
   model (:class:`~sse_toolcalls.errors.ToolErrorReply`: an error result with the
   server's text, off the circuit breaker); content is one text as a string, otherwise a
-  list of JSON parts (``text``; ``image`` and ``audio`` with ``mime_type`` and base64
-  ``data``; ``resource`` and ``resource_link``), ``structuredContent`` when there is no
-  content. A JSON-RPC error (an unknown tool, the server's own validation) or a broken
-  connection fails the call as any handler exception does.
+  list of JSON parts (``text``; ``audio`` with ``mime_type`` and base64 ``data``;
+  ``resource`` and ``resource_link``), ``structuredContent`` when there is no content.
+  A JSON-RPC error (an unknown tool, the server's own validation) or a broken connection
+  fails the call as any handler exception does.
 
-Images are JSON parts, not image blocks sent to the model: the tool-result formatter has
-no multimodal parts yet. A part's ``data`` longer than :data:`MAX_INLINE_DATA_CHARS` is
-left out (its size and type kept), so one screenshot cannot flood a text context.
+**Images and PDFs reach the model as images and documents**, not as text: an ``image``
+block becomes an :class:`~sse_toolcalls.calls.Image` and an embedded PDF blob a
+:class:`~sse_toolcalls.calls.Document` in the result's ``media``, sent in each dialect's
+own shape (Chat Completions, which reads only text, gets a line naming it). One over
+:data:`MAX_MEDIA_BYTES`, or whose base64 does not decode, stays a JSON part with the
+reason instead. Any other part's ``data`` longer than :data:`MAX_INLINE_DATA_CHARS` is
+left out (its size and type kept), so one recording cannot flood a text context.
 
 The session's lifetime is the ``async with`` block: the tools are removed from the
 registry when it closes, and a handler called after that fails with a clear message.
@@ -31,6 +35,8 @@ registry when it closes, and a handler called after that fails with a clear mess
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -38,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._logging import log
+from ..calls import Document, Image
 from ..errors import ToolErrorReply, UsageError
 from ..tools.registry import DEFAULT_TIMEOUT, Effect, Tool, ToolRegistry
 
@@ -49,6 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_INLINE_DATA_CHARS",
+    "MAX_MEDIA_BYTES",
     "MCPConnection",
     "connect_http",
     "connect_stdio",
@@ -63,6 +71,11 @@ MAX_INLINE_DATA_CHARS = 64 * 1024
 """Characters of base64 ``data`` (an image, audio, a blob) kept in a result part: a small
 icon or chart fits; a full-page screenshot (megabytes) would cost the model a hundred
 thousand tokens of text it cannot see as an image, so its data is left out."""
+
+MAX_MEDIA_BYTES = 5 * 1024 * 1024
+"""Bytes of one image or PDF passed on to the model as media: Anthropic's documented limit
+for an image sent through its API (5 MB), the tightest of the dialects that take media;
+a bigger one stays a JSON part saying it was left out."""
 
 MAX_LIST_PAGES = 100
 """``tools/list`` pages read from one server: servers page by tens or hundreds of tools; a
@@ -114,18 +127,53 @@ def result_value(result: CallToolResult) -> str | list[Any] | dict[str, Any]:
     """What the model is told for an MCP tool's result (the module docstring's mapping).
 
     Returns:
-        One text as a string; otherwise a list of JSON parts; ``structuredContent`` (or
-        an empty string) when there is no content.
+        One text as a string; otherwise a list of JSON parts, with an ``Image`` or
+        ``Document`` in place of each image or PDF block (the runtime sends those as the
+        result's media, and the text parts as its content: one text part as a string);
+        ``structuredContent`` (or an empty string) when there is no content.
     """
-    parts = [_part(block) for block in result.content]
-    if len(parts) == 1 and parts[0].get("type") == "text":
-        return str(parts[0]["text"])
+    parts = [_media_part(block) or _part(block) for block in result.content]
+    texts = [p for p in parts if isinstance(p, dict)]
+    if len(texts) == 1 and texts[0].get("type") == "text":
+        text = str(texts[0]["text"])
+        return text if len(parts) == 1 else [text if p is texts[0] else p for p in parts]
     if parts:
         return parts
     structured = result.structured_content
     if isinstance(structured, dict | list):
         return structured
     return "" if structured is None else str(structured)
+
+
+def _media_part(block: Any) -> Image | Document | dict[str, Any] | None:
+    """An image block or an embedded PDF as media (or, when it cannot be, a JSON part
+    saying why); ``None`` for every other block."""
+    kind = getattr(block, "type", None)
+    if kind == "image":
+        media_type, data, name = str(block.mime_type), str(block.data), None
+    elif kind == "resource" and getattr(block.resource, "mime_type", None) == "application/pdf":
+        contents = block.resource
+        blob = getattr(contents, "blob", None)
+        if blob is None:
+            return None
+        media_type, data = "application/pdf", str(blob)
+        name = str(contents.uri).rstrip("/").rsplit("/", 1)[-1] or None
+    else:
+        return None
+    refused = {"type": kind, "mime_type": media_type}
+    # base64 is 4 characters per 3 bytes: checked before decoding, so an oversized block
+    # is never held twice.
+    if len(data) // 4 * 3 > MAX_MEDIA_BYTES:
+        refused["omitted"] = f"{len(data)} characters of base64 data, over the media limit"
+        return refused
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        refused["omitted"] = "its base64 data does not decode"
+        return refused
+    if kind == "image":
+        return Image(media_type=media_type, data=raw)
+    return Document(media_type=media_type, data=raw, name=name)
 
 
 def _data(out: dict[str, Any], data: str) -> dict[str, Any]:

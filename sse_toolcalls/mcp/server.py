@@ -9,7 +9,10 @@ arguments against the schema (a refusal comes back as an ``isError`` result list
 problem, nothing runs), a write reserves its idempotency key in the ledger first, the
 breaker may refuse a failing tool, and the one executor runs the handler (in its sandbox
 when it declares one) within its timeout. What the model would have read is what the MCP
-client gets: the result's text (JSON for a JSON value), ``isError`` for every error result.
+client gets: the result's text (JSON for a JSON value), ``isError`` for every error result,
+and the images and documents the tool returned as MCP ``image`` blocks and embedded blobs
+(a URL as a ``resource_link``). Calls of one MCP session share a conversation id (the
+breaker's scope, ``ToolContext.conversation_id``).
 
 **Idempotency across MCP requests.** MCP has no request id of the caller's; each
 ``tools/call`` is its own request unless the client names one: a client that may retry a
@@ -25,14 +28,16 @@ such tools), and running it unasked would break the promise its declaration make
 
 from __future__ import annotations
 
+import base64
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import orjson
 
 from .._targets import resolve
-from ..calls import ToolCall
+from ..calls import Image, MediaPart, ToolCall
 from ..errors import UsageError
 from ..runtime.dispatch import Dispatcher
 from ..tools.registry import Tool, ToolRegistry
@@ -58,6 +63,10 @@ __all__ = [
 IDEMPOTENCY_KEY_META = "sse-toolcalls/idempotency-key"
 """The ``_meta`` key of a ``tools/call`` request naming the caller's request (MCP's
 reverse-DNS-style prefix form): calls that carry the same one are the same request."""
+
+RESULT_URI_SCHEME = "sse-toolcalls-result"
+"""The URI scheme of a document a tool returned as bytes, embedded in an MCP answer (an
+embedded resource needs a URI; the name after the colon is the document's)."""
 
 _APPROVAL_REASON = (
     "this tool needs a person's approval for each call, which this MCP server cannot ask for"
@@ -99,7 +108,39 @@ def _answer(result: ToolResult) -> CallToolResult:
 
     content = result.content
     text = content if isinstance(content, str) else orjson.dumps(content).decode("utf-8")
-    return CallToolResult(content=[TextContent(text=text)], is_error=result.is_error)
+    blocks: list[Any] = [TextContent(text=text)] if text or not result.media else []
+    blocks.extend(_media_block(part) for part in result.media)
+    return CallToolResult(content=blocks, is_error=result.is_error)
+
+
+def _media_block(part: MediaPart) -> Any:
+    """An image or document of a result as MCP content: bytes as an ``image`` block or an
+    embedded blob, a URL as a ``resource_link`` (MCP has no image-by-URL block)."""
+    from mcp_types import BlobResourceContents, EmbeddedResource, ImageContent, ResourceLink
+
+    name = part.name or ("image" if isinstance(part, Image) else "document")
+    if part.data is None:
+        return ResourceLink(uri=str(part.url), name=name, mime_type=part.media_type)
+    data = base64.b64encode(part.data).decode("ascii")
+    if isinstance(part, Image):
+        return ImageContent(data=data, mime_type=part.media_type)
+    # An embedded resource needs a URI; the document has none of its own.
+    uri = f"{RESULT_URI_SCHEME}:{quote(name)}"
+    return EmbeddedResource(
+        resource=BlobResourceContents(uri=uri, mime_type=part.media_type, blob=data)
+    )
+
+
+def _conversation_id(ctx: Any) -> str:
+    """The MCP session a call belongs to, as the dispatcher's conversation id (the
+    breaker's scope and ``ToolContext.conversation_id``): Streamable HTTP names it in
+    the ``mcp-session-id`` header; over stdio (or in memory) the connection is the session."""
+    headers = getattr(getattr(ctx, "request", None), "headers", None)
+    if headers is None:
+        return "mcp-connection"
+    session = headers.get("mcp-session-id")
+    # A stateless Streamable HTTP server has no sessions: its calls share none.
+    return f"mcp-session-{session}" if session else "mcp-http"
 
 
 def _request_id(meta: Mapping[str, Any] | None) -> str:
@@ -152,7 +193,9 @@ def build_server(
         tool = registry.get(call.name)
         if tool is not None and tool.needs_approval:
             return _answer(declined_result(call, reason=_APPROVAL_REASON))
-        (report,) = await runner.dispatch([call], request_id=request_id)
+        (report,) = await runner.dispatch(
+            [call], request_id=request_id, conversation_id=_conversation_id(ctx)
+        )
         return _answer(report.result)
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)

@@ -1,12 +1,14 @@
 """A registry for ``sse-toolcalls mcp serve tests.mcp.served_registry:registry``: a read,
-a write that counts its runs, a failing tool, a sandboxed tool and one needing approval."""
+a write that counts its runs, a failing tool, a sandboxed tool, one needing approval, one
+returning an image, a document and a link, and one telling its conversation id."""
 
 from __future__ import annotations
 
 import sys
 
+from sse_toolcalls.calls import Document, Image
 from sse_toolcalls.sandbox import Sandbox
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.tools import ToolContext, ToolRegistry
 from tests.sandbox import tools
 
 registry = ToolRegistry()
@@ -56,3 +58,24 @@ def delete_everything() -> str:
     """Delete every message (each call needs a person's approval)."""
     sent.clear()
     return "deleted"
+
+
+PIXEL = b"\x89PNG\r\n\x1a\n one pixel"
+PDF = b"%PDF-1.4 a report"
+
+
+@registry.register(effect="read")
+def report(city: str) -> list[object]:
+    """A city's weather report: a summary, a chart, the full PDF and a link to the map."""
+    return [
+        f"report for {city}",
+        Image(media_type="image/png", data=PIXEL),
+        Document(media_type="application/pdf", data=PDF, name="report.pdf"),
+        Image(media_type="image/jpeg", url="https://maps.example/lisbon.jpg", name="map"),
+    ]
+
+
+@registry.register(effect="read")
+def whoami(context: ToolContext[None]) -> str:
+    """Which conversation (MCP session) this call belongs to."""
+    return context.conversation_id

@@ -5,6 +5,7 @@ ledger, bad arguments stopped before the server, the tools gone with the session
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, cast
@@ -12,6 +13,7 @@ from typing import Any, cast
 import pytest
 from mcp import ClientSession
 from mcp_types import (
+    AudioContent,
     BlobResourceContents,
     CallToolResult,
     EmbeddedResource,
@@ -25,10 +27,11 @@ from mcp_types import (
 )
 from mcp_types import Tool as MCPTool
 
-from sse_toolcalls.calls import DIALECTS, ToolCall
+from sse_toolcalls.calls import DIALECTS, Document, Image, ToolCall
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.mcp import (
     MAX_INLINE_DATA_CHARS,
+    MAX_MEDIA_BYTES,
     MCPConnection,
     connect_http,
     connect_stdio,
@@ -40,6 +43,7 @@ from sse_toolcalls.runtime import Agent, Dispatcher, InMemoryLedger
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
 from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.tools.results import ok_result
 
 from .conftest import ROOT, STDIO_BANK
 
@@ -63,7 +67,14 @@ async def bank(transport: str, url: str, registry: ToolRegistry) -> AsyncIterato
             yield connection
 
 
-def script(account: str) -> list[Turn]:
+def script(account: str, dialect: str) -> list[Turn]:
+    # The chart is an image for the model where the dialect takes images; Chat
+    # Completions reads only text, so it gets a line naming the image instead.
+    chart = (
+        ExpectedResult(call_position=1, media=(), contains="image (image/png")
+        if dialect == "openai_chat"
+        else ExpectedResult(call_position=1, media=("image/png",))
+    )
     return [
         Turn(
             calls=(
@@ -75,7 +86,7 @@ def script(account: str) -> list[Turn]:
         Turn(
             expect_results=(
                 ExpectedResult(call_position=0, contains=f"{account} has 0 EUR"),
-                ExpectedResult(call_position=1, contains="image/png"),
+                chart,
                 ExpectedResult(call_position=2, contains="cannot be closed", is_error=True),
             ),
             calls=(ScriptedCall(name="deposit", args={"account": account, "amount": 5}),),
@@ -111,7 +122,7 @@ async def test_an_mcp_servers_tools_through_agent_in_every_dialect(
         ledger = InMemoryLedger()
         for dialect in DIALECTS:
             account = f"{dialect}-{anyio_backend}"
-            simulator.play(script(account))
+            simulator.play(script(account, dialect))
             async with client_for(
                 dialect,
                 model="sim-model-1",
@@ -130,8 +141,8 @@ async def test_an_mcp_servers_tools_through_agent_in_every_dialect(
                 ("close_account", "failed", True),
                 ("deposit", "ok", False),
             ], dialect
-            chart = reply.reports[1].result.content
-            assert isinstance(chart, list) and chart[0]["mime_type"] == "image/png"
+            chart = reply.reports[1].result
+            assert (chart.content, [m.media_type for m in chart.media]) == ("", ["image/png"])
             closed = reply.reports[2].result.content
             assert isinstance(closed, dict) and closed["error"] == "tool_error"
             assert "cannot be closed while it holds money" in closed["message"]
@@ -190,36 +201,92 @@ def test_the_application_overrides_a_servers_hints() -> None:
     assert effect_of(mcp_tool(None), {"t": "read"}) == "read"
 
 
-def test_content_blocks_become_text_or_json_parts() -> None:
+def test_content_blocks_become_text_json_parts_or_media() -> None:
     assert result_value(CallToolResult(content=[TextContent(text="hi")])) == "hi"
     big = "A" * (MAX_INLINE_DATA_CHARS + 1)
     parts = result_value(
         CallToolResult(
             content=[
                 TextContent(text="two"),
-                ImageContent(data="AAAA", mime_type="image/png"),
-                ImageContent(data=big, mime_type="image/jpeg"),
                 ResourceLink(uri="file:///r.txt", name="r", mime_type="text/plain"),
                 EmbeddedResource(resource=TextResourceContents(uri="file:///a", text="body")),
                 EmbeddedResource(resource=BlobResourceContents(uri="file:///b", blob="AAAA")),
+                AudioContent(data=big, mime_type="audio/wav"),
             ]
         )
     )
     assert parts == [
         {"type": "text", "text": "two"},
-        {"type": "image", "mime_type": "image/png", "data": "AAAA"},
-        {
-            "type": "image",
-            "mime_type": "image/jpeg",
-            "omitted": f"{len(big)} characters of base64 data, over the inline limit",
-        },
         {"type": "resource_link", "uri": "file:///r.txt", "name": "r", "mime_type": "text/plain"},
         {"type": "resource", "uri": "file:///a", "text": "body"},
         {"type": "resource", "uri": "file:///b", "data": "AAAA"},
+        {
+            "type": "audio",
+            "mime_type": "audio/wav",
+            "omitted": f"{len(big)} characters of base64 data, over the inline limit",
+        },
     ]
     structured = CallToolResult(content=[], structured_content={"total": 3})
     assert result_value(structured) == {"total": 3}
     assert result_value(CallToolResult(content=[])) == ""
+
+
+def test_images_and_pdfs_become_media_within_the_limit() -> None:
+    png, pdf = b"\x89PNG\r\n\x1a\n", b"%PDF-1.7 body"
+    over = "A" * ((MAX_MEDIA_BYTES // 3 + 1) * 4)  # decodes to just over the limit
+    value = result_value(
+        CallToolResult(
+            content=[
+                TextContent(text="the chart and the report"),
+                ImageContent(data=base64.b64encode(png).decode(), mime_type="image/png"),
+                EmbeddedResource(
+                    resource=BlobResourceContents(
+                        uri="file:///out/report.pdf",
+                        mime_type="application/pdf",
+                        blob=base64.b64encode(pdf).decode(),
+                    )
+                ),
+                ImageContent(data=over, mime_type="image/jpeg"),
+                ImageContent(data="not base64!", mime_type="image/gif"),
+            ]
+        )
+    )
+    assert value == [
+        {"type": "text", "text": "the chart and the report"},
+        Image(media_type="image/png", data=png),
+        Document(media_type="application/pdf", data=pdf, name="report.pdf"),
+        {
+            "type": "image",
+            "mime_type": "image/jpeg",
+            "omitted": f"{len(over)} characters of base64 data, over the media limit",
+        },
+        {"type": "image", "mime_type": "image/gif", "omitted": "its base64 data does not decode"},
+    ]
+    # Through the runtime: the JSON parts are the content, the media ride with it (one
+    # text beside media only is the content as a string).
+    result = ok_result(CALL, value)
+    assert result.content == [
+        {"type": "text", "text": "the chart and the report"},
+        {
+            "type": "image",
+            "mime_type": "image/jpeg",
+            "omitted": f"{len(over)} characters of base64 data, over the media limit",
+        },
+        {"type": "image", "mime_type": "image/gif", "omitted": "its base64 data does not decode"},
+    ]
+    assert [m.media_type for m in result.media] == ["image/png", "application/pdf"]
+    alone = ok_result(
+        CALL,
+        result_value(
+            CallToolResult(
+                content=[TextContent(text="t"), ImageContent(data="AAAA", mime_type="image/png")]
+            )
+        ),
+    )
+    assert (alone.content, alone.media) == ("t", (Image(media_type="image/png", data=b"\0\0\0"),))
+
+
+CALL = ToolCall(name="t", args={}, provider="anthropic", call_id="toolu_1", index=0)
 
 
 async def test_a_name_clash_adds_nothing_of_the_second_server_and_a_prefix_avoids_it(

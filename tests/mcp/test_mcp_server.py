@@ -4,6 +4,7 @@ stay in front of the handlers."""
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import subprocess
@@ -16,13 +17,23 @@ from typing import Any, cast
 import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, RequestParamsMeta, TextContent
+from mcp_types import (
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    RequestParamsMeta,
+    ResourceLink,
+    TextContent,
+)
 
 from sse_toolcalls.cli import main
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.mcp import IDEMPOTENCY_KEY_META, build_server, load_registry
+from sse_toolcalls.mcp.server import RESULT_URI_SCHEME
 
 from .conftest import ROOT
+from .served_registry import PDF, PIXEL
 
 pytestmark = [
     pytest.mark.anyio,
@@ -114,6 +125,8 @@ async def test_the_sdks_client_calls_a_served_registry(
             "broken",
             "read_file",
             "delete_everything",
+            "report",
+            "whoami",
         }
         forecast = listed["forecast"]
         assert forecast.description is not None and forecast.description.startswith("Weather")
@@ -152,6 +165,34 @@ async def test_the_sdks_client_calls_a_served_registry(
         assert error(await client.call_tool("broken", {"x": 1}))["error"] == "tool_failed"
         stopped = error(await client.call_tool("read_file", {"path": "/etc/hostname"}))
         assert stopped["error"] == "sandbox_violation", stopped
+
+        # Images and documents come back as MCP media blocks, not as JSON text.
+        media = await client.call_tool("report", {"city": "Lisbon"})
+        summary, image, document, link = media.content
+        assert isinstance(summary, TextContent) and summary.text == "report for Lisbon"
+        assert isinstance(image, ImageContent) and image.mime_type == "image/png"
+        assert base64.b64decode(image.data) == PIXEL
+        assert isinstance(document, EmbeddedResource)
+        blob = document.resource
+        assert isinstance(blob, BlobResourceContents) and blob.mime_type == "application/pdf"
+        assert (base64.b64decode(blob.blob), str(blob.uri)) == (
+            PDF,
+            f"{RESULT_URI_SCHEME}:report.pdf",
+        )
+        assert isinstance(link, ResourceLink) and (str(link.uri), link.name) == (
+            "https://maps.example/lisbon.jpg",
+            "map",
+        )
+
+        # The calls of one session share a conversation id; each HTTP session its own.
+        who = text(await client.call_tool("whoami", {}))
+        assert who == text(await client.call_tool("whoami", {}))
+        if transport == "http":
+            assert who.startswith("mcp-session-") and len(who) > len("mcp-session-")
+            async with session(transport, http_url) as other:
+                assert text(await other.call_tool("whoami", {})) not in ("", who)
+        else:
+            assert who == "mcp-connection"
 
         # No person to ask: a tool needing approval is declined, and did not run.
         declined = error(await client.call_tool("delete_everything", {}))
