@@ -11,7 +11,8 @@ alone is confined (Landlock, when that is the backend) and limited (rlimits); it
 the handler by module path, calls it and sends the outcome to the supervisor through a
 pipe. The supervisor is a child subreaper, so every process the handler starts, even one
 that left its session, stays below it; when the worker ends, the supervisor kills whatever
-is left, then writes one JSON object on stdout: ``{"value": ...}``, ``{"violation":
+is left, then writes one JSON object on stdout: ``{"value": ...}`` (with ``"media"`` when
+the handler returned images or documents), ``{"violation":
 {...}}``, or ``{"answer": {...}}`` when the handler raised ``ToolRetry`` or
 ``ToolErrorReply`` (its answer for the model, not a violation). The engine imports this
 module only for :func:`landlock_abi`.
@@ -266,6 +267,55 @@ def _answer(exc: BaseException) -> dict[str, Any] | None:
     return {"answer": {"kind": "tool_error", "content": jsonsafe.json_value(exc.content)}}
 
 
+def _portable(payload: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    """A reply plain JSON cannot hold, made as the tool's result would be unsandboxed
+    (``tools.results.ok_result``): its images and documents split out as ``media`` (the
+    parent rebuilds them after the other items), everything else through the package's
+    ``_jsonsafe``, as there. Only a value that needs it pays for loading the package here;
+    a value of a handler that never loaded it (no images, then) that the package cannot
+    render either is a ``bad_result``."""
+    not_json = _violation(
+        "bad_result", f"the tool's result is not JSON: {exc}", exception=type(exc).__name__
+    )
+    if "value" not in payload:
+        return not_json
+    value = payload["value"]
+    calls = sys.modules.get("sse_toolcalls.calls")
+    kinds: tuple[type, ...] = (calls.Image, calls.Document) if calls is not None else ()
+    items: list[Any] | None
+    media: list[Any]
+    if kinds and isinstance(value, kinds):
+        items, media = [], [value]
+    elif kinds and isinstance(value, list | tuple) and any(isinstance(v, kinds) for v in value):
+        items = [v for v in value if not isinstance(v, kinds)]
+        media = [v for v in value if isinstance(v, kinds)]
+    else:
+        items, media = None, []
+    try:
+        import importlib
+
+        json_value = importlib.import_module("sse_toolcalls._jsonsafe").json_value
+    except ImportError:
+        return not_json
+    if items is None:
+        return {"value": json_value(value)}
+    import base64
+
+    return {
+        "value": json_value(items),
+        "media": [
+            {
+                "kind": "image" if isinstance(part, kinds[0]) else "document",
+                "media_type": part.media_type,
+                "data": None if part.data is None else base64.b64encode(part.data).decode(),
+                "url": part.url,
+                "name": part.name,
+            }
+            for part in media
+        ],
+    }
+
+
 def _classify(exc: BaseException, request: dict[str, Any], attempts: list[str]) -> dict[str, Any]:
     """The violation an exception of the handler stands for, or its answer for the model."""
     answer = _answer(exc)
@@ -398,9 +448,7 @@ def _work(request: dict[str, Any], out: int) -> None:
     try:
         data = _dumps(payload)
     except (TypeError, ValueError, RecursionError) as exc:
-        data = _dumps(
-            _violation("bad_result", f"the tool's result is not JSON: {exc}", exception="TypeError")
-        )
+        data = _dumps(_portable(payload, exc))
     view = memoryview(data)
     while view:
         view = view[os.write(out, view) :]

@@ -8,6 +8,7 @@ call is refused (fail closed) unless the caller allows running it unsandboxed. S
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import importlib.util
@@ -26,6 +27,7 @@ import anyio
 import anyio.abc
 
 from .. import _json
+from ..calls import Document, Image
 from ..errors import SandboxUnavailableError, ToolErrorReply, ToolRetry, UsageError
 from . import _cgroup, _child
 from .declaration import HandlerRef, Sandbox, handler_ref
@@ -323,6 +325,33 @@ def _answer(raw: Any) -> ToolRetry | ToolErrorReply | None:
     return None
 
 
+def _media(raw: Any) -> list[Image | Document] | None:
+    """The images and documents of a child's ``{"value": ..., "media": [...]}``, or
+    ``None`` if any is malformed."""
+    if not isinstance(raw, list):
+        return None
+    parts: list[Image | Document] = []
+    for item in raw:
+        if not isinstance(item, dict) or item.get("kind") not in ("image", "document"):
+            return None
+        fields = {k: item.get(k) for k in ("media_type", "data", "url", "name")}
+        if not isinstance(fields["media_type"], str) or not all(
+            v is None or isinstance(v, str) for v in fields.values()
+        ):
+            return None
+        try:
+            data = (
+                None if fields["data"] is None else base64.b64decode(fields["data"], validate=True)
+            )
+        except ValueError:
+            return None
+        kind = Image if item["kind"] == "image" else Document
+        parts.append(
+            kind(media_type=fields["media_type"], data=data, url=fields["url"], name=fields["name"])
+        )
+    return parts
+
+
 def _decode(out: bytes, returncode: int | None, stderr: str) -> tuple[Any, Violation | None]:
     """The child's reply as ``(value, violation)``; a ``ToolRetry`` or ``ToolErrorReply``
     of the handler's comes back as the value (see :func:`_answer`)."""
@@ -331,7 +360,18 @@ def _decode(out: bytes, returncode: int | None, stderr: str) -> tuple[Any, Viola
     except ValueError:
         reply = None
     if isinstance(reply, dict) and "value" in reply:
-        return reply["value"], None
+        if "media" not in reply:
+            return reply["value"], None
+        media = _media(reply["media"])
+        if media is None or not isinstance(reply["value"], list):
+            return None, _violation(
+                ViolationKind.BAD_RESULT,
+                "the tool's images or documents are malformed",
+                stderr=stderr,
+            )
+        # The other items, then the media: ok_result splits them again as it does a local
+        # handler's list (the items' order is kept; media travel apart from them anyway).
+        return [*reply["value"], *media], None
     if isinstance(reply, dict) and "answer" in reply:
         # The handler's ToolRetry or ToolErrorReply, raised again here (in the value's
         # place: no JSON value is an exception, and run_in_sandbox takes it out).

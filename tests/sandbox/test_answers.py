@@ -1,5 +1,7 @@
 """A sandboxed handler's ToolRetry and ToolErrorReply come back as the same exceptions,
-on both backends, cold and warm: the handler's answer for the model, not a violation."""
+on both backends, cold and warm: the handler's answer for the model, not a violation; and
+a value plain JSON cannot hold (images, documents, dataclasses...) comes back so that the
+model is told what it would be told of the same value returned unsandboxed."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from sse_toolcalls.calls import Document, Image, ToolCall
 from sse_toolcalls.errors import ToolErrorReply, ToolRetry
 from sse_toolcalls.sandbox import Backend, Sandbox, SandboxResult, WarmPool, engine, run_in_sandbox
 from sse_toolcalls.sandbox.results import ViolationKind
+from sse_toolcalls.tools.results import ok_result
 from tests.sandbox import tools
 
 pytestmark = pytest.mark.anyio
@@ -88,3 +92,57 @@ def test_a_malformed_answer_is_a_bad_result(reply: bytes) -> None:
 def test_a_well_formed_answer_is_rebuilt() -> None:
     value, violation = engine._decode(b'{"answer": {"kind": "tool_error", "content": null}}', 0, "")
     assert violation is None and isinstance(value, ToolErrorReply) and value.content is None
+
+
+CALL = ToolCall(name="t", args={}, provider="anthropic", call_id="toolu_1", index=0)
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+@pytest.mark.parametrize(
+    "handler", [tools.chart, tools.picture, tools.dated], ids=lambda h: h.__name__
+)
+async def test_a_value_json_cannot_hold_is_the_result_it_would_be_unsandboxed(
+    backend: Backend, warm: bool, handler: Callable[..., Any]
+) -> None:
+    arguments: dict[str, Any] = {"title": "sales"} if handler is tools.chart else {}
+    async with _pool(warm) as pool:
+        result = await run_in_sandbox(Sandbox(), handler, arguments, backend=backend, pool=pool)
+    assert result.violation is None, result.violation
+    assert ok_result(CALL, result.value) == ok_result(CALL, handler(**arguments))
+
+
+def test_the_media_of_a_chart_cross_intact() -> None:
+    sandboxed = ok_result(
+        CALL,
+        engine._decode(
+            b'{"value": ["chart", {"points": 3}], "media": [{"kind": "image", "media_type": '
+            b'"image/png", "data": "AAAA", "url": null, "name": null}, {"kind": "document", '
+            b'"media_type": "application/pdf", "data": null, "url": "https://f/r.pdf", "name": "r.pdf"}]}',
+            0,
+            "",
+        )[0],
+    )
+    assert sandboxed.content == ["chart", {"points": 3}]
+    assert sandboxed.media == (
+        Image(media_type="image/png", data=b"\0\0\0"),
+        Document(media_type="application/pdf", url="https://f/r.pdf", name="r.pdf"),
+    )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        b'{"value": "x", "media": []}',
+        b'{"value": [], "media": {}}',
+        b'{"value": [], "media": [{"kind": "video", "media_type": "video/mp4", "data": "AAAA"}]}',
+        b'{"value": [], "media": [{"kind": "image", "media_type": 3, "data": "AAAA"}]}',
+        b'{"value": [], "media": [{"kind": "image", "media_type": "image/png", "data": "!!"}]}',
+        b'{"value": [], "media": [{"kind": "image", "media_type": "image/png", "url": 7}]}',
+        b'{"value": [], "media": ["image"]}',
+    ],
+)
+def test_malformed_media_are_a_bad_result(reply: bytes) -> None:
+    value, violation = engine._decode(reply, 0, "")
+    assert value is None
+    assert violation is not None and violation.kind is ViolationKind.BAD_RESULT
+    assert "malformed" in violation.message

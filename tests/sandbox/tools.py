@@ -266,3 +266,48 @@ def answer_unencodable() -> None:
     from sse_toolcalls.errors import ToolErrorReply
 
     raise ToolErrorReply([{"type": "text", "text": "over"}, {"score": float("nan"), "at": b"\xff"}])
+
+
+PIXEL = b"\x89PNG\r\n\x1a\n a pixel"
+"""The bytes of the image :func:`chart` returns."""
+
+
+def chart(title: str) -> list[object]:
+    # What a local handler may return: text, an image and a document in one list.
+    from sse_toolcalls.calls import Document, Image
+
+    return [
+        f"chart: {title}",
+        Image(media_type="image/png", data=PIXEL),
+        {"points": 3},
+        Document(media_type="application/pdf", url="https://files.example/r.pdf", name="r.pdf"),
+    ]
+
+
+def picture() -> object:
+    from sse_toolcalls.calls import Image
+
+    return Image(media_type="image/webp", data=PIXEL, name="pixel")
+
+
+def dated() -> object:
+    # Values orjson-free JSON cannot hold, which ok_result renders (a dataclass, a date,
+    # an enum, a set, bytes, NaN).
+    import dataclasses
+    import datetime
+    import enum
+
+    class Colour(enum.Enum):
+        RED = "red"
+
+    @dataclasses.dataclass
+    class Reading:
+        at: datetime.date
+        colour: Colour
+        tags: frozenset[str]
+
+    return [
+        Reading(at=datetime.date(2026, 12, 1), colour=Colour.RED, tags=frozenset({"a"})),
+        b"\xff",
+        float("nan"),
+    ]
