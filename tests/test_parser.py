@@ -822,10 +822,12 @@ _TRAILING = {
         b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
         b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error"}}\n\n'
     ),
+    # Gemini has no end marker: its finish is held to EOF (proxies stamp it on every
+    # chunk), so a later part is the turn's (test_gemini_parts_after_a_finish_...); what
+    # comes after it that has nothing of the turn is not read.
     "gemini": (
-        b'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"refund",'
-        b'"args":{}}}]},"finishReason":"STOP"}]}\r\n\r\n'
-        b'data: {"error":{"code":500,"status":"INTERNAL","message":"late"}}\r\n\r\n'
+        b"data: [DONE]\r\n\r\n"
+        b'data: {"candidates":[{"content":{"parts":[]},"finishReason":"STOP"}]}\r\n\r\n'
     ),
 }
 
@@ -850,6 +852,44 @@ def test_nothing_after_the_end_marker_is_read(dialect: Dialect, detect: bool) ->
         assert events == expected
         assert [e for e in events if isinstance(e, StreamFinished)] == [expected[-1]]
         assert parse(body, None if detect else dialect, chunk=7) == parse(raw, dialect)
+
+
+def test_gemini_parts_after_a_finish_are_the_same_turns_and_an_error_fails_it() -> None:
+    # one-api#1408, kelivo#1003: proxies stamp finishReason on every chunk, with each of
+    # the parallel calls in its own chunk (hermes-agent#57939): none may be lost.
+    stamped = gemini(
+        parts({"functionCall": {"name": "lookup", "args": {"key": "height"}}}, finish="STOP"),
+        parts({"text": "and "}, finish="STOP"),
+        parts({"functionCall": {"name": "lookup", "args": {"key": "weight"}}}, finish="STOP"),
+        {"candidates": [], "usageMetadata": {"totalTokenCount": 7}},
+    )
+    calls = parse_all_ways(stamped, "gemini")
+    assert brief(calls) == [
+        ("lookup", {"key": "height"}, None),
+        ("lookup", {"key": "weight"}, None),
+    ]
+    assert [c.index for c in calls] == [0, 1]
+    parser = StreamParser("gemini")
+    events = parser.feed(stamped)
+    assert not any(isinstance(e, StreamFinished) for e in events)  # held to the end
+    (finished,) = parser.finish()
+    assert isinstance(finished, StreamFinished)
+    assert (finished.stop_reason, finished.usage, finished.text) == (
+        "STOP",
+        {"totalTokenCount": 7},
+        "and ",
+    )
+    # An error report after a finish fails the turn, as one before it does.
+    failed = stamped + b'data: {"error":{"code":500,"status":"INTERNAL","message":"late"}}\r\n\r\n'
+    with pytest.raises(ProviderError):
+        parse(failed, "gemini")
+    # A streamed (Vertex) call still open at the end is cut, finish or not.
+    opened = gemini(
+        parts({"functionCall": {"name": "read", "willContinue": True}}, finish="STOP"),
+    )
+    with pytest.raises(TruncatedStreamError) as info:
+        parse(opened, "gemini")
+    assert (info.value.reason, info.value.partial[0].name) == ("eof", "read")
 
 
 # -- a call's name and ids are strings ---------------------------------------------------

@@ -4,8 +4,9 @@ Every event is a whole ``GenerateContentResponse``: ``candidates[0].content.part
 hold text parts and ``functionCall`` parts. A ``functionCall`` part is a complete call
 (several may share an event, the same name may come twice: each part is its own call),
 with an optional ``id`` that must be echoed back and a part-level ``thoughtSignature``
-that must be sent back with the call. The turn ends with the candidate's
-``finishReason``.
+that must be sent back with the call. The turn is whole when the stream ends after a
+normal ``finishReason`` (``STOP``): the finish is held to the end of the stream, because
+proxies stamp it on every chunk, and parts after it are the same turn's.
 
 Vertex can also stream arguments (``streamFunctionCallArguments``): a part
 ``{"name", "willContinue": true}`` opens a call, parts with ``partialArgs`` (a JSON path
@@ -86,7 +87,14 @@ class GeminiReassembler(Reassembler):
             return
         # Only functionCall parts carry arguments as objects, whose big integers must stay
         # exact; other events skip that check.
-        payload = event_object(event, self.dialect, exact="functionCall" in data)
+        try:
+            payload = event_object(event, self.dialect, exact="functionCall" in data)
+        except MalformedStreamError:
+            if self.stop_reason in _NORMAL:
+                # After a normal finish (held to EOF, see _finish): what an OpenAI-style
+                # proxy appends (``[DONE]``, junk) has nothing of the turn.
+                return
+            raise
         if payload is None:
             return
         if payload.get("error"):
@@ -219,23 +227,35 @@ class GeminiReassembler(Reassembler):
         self.complete(call)
 
     def _finish(self, reason: str, candidate: dict[str, Any], cut: list[PendingCall]) -> None:
-        self.ended = True
         self.stop_reason = reason
         pending = [self._streaming] if self._streaming is not None else []
         pending += cut
         if reason in _TRUNCATING:
+            self.ended = True
             raise self.truncated("max_tokens", "generation stopped at MAX_TOKENS", pending)
         if reason not in _NORMAL:
+            self.ended = True
             message = candidate.get("finishMessage") or f"generation stopped: {reason}"
             raise finish_reason_error(self.dialect, reason, str(message), body=candidate)
-        if pending:
-            raise self.truncated("eof", "the turn finished inside a streamed functionCall", pending)
-        self.finished()
+        # A normal finish is held until the end of the stream, where a Gemini turn ends (it
+        # has no end marker of its own): proxies stamp ``finishReason: STOP`` on every
+        # chunk (one-api#1408), and the parallel calls after the first were dropped.
+        # Read to EOF, the later parts are the same turn's; a Vertex call still streaming
+        # then is cut (finish() says so).
 
     def finish(self) -> list[StreamEvent]:
         if not self.ended:
-            pending = [self._streaming] if self._streaming is not None else []
-            raise self.truncated("eof", "the stream ended without a finishReason", pending)
+            if self._streaming is not None:
+                why = (
+                    "the turn finished inside a streamed functionCall"
+                    if self.stop_reason is not None
+                    else "the stream ended inside a streamed functionCall"
+                )
+                raise self.truncated("eof", why, [self._streaming])
+            if self.stop_reason is None:
+                raise self.truncated("eof", "the stream ended without a finishReason")
+            self.ended = True
+            self.finished()
         out, self.out = self.out, []
         return out
 
