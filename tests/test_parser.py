@@ -402,6 +402,46 @@ def test_responses_result_key_is_call_id_not_item_id_and_deltas_optional() -> No
     assert (call.name, call.args, call.call_id, call.item_id) == ("f", {"k": "v"}, "call_A", "fc_1")
 
 
+def test_responses_call_items_that_arrive_whole_are_released_once() -> None:
+    # A proxy that sends each item once done (no output_item.added, no deltas), repeating
+    # a done event; and a non-streamed answer re-wrapped, its call only in the completed
+    # output: each call is released, none twice, in output order.
+    first = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": "f",
+        "arguments": '{"n": 1}',
+        "status": "completed",
+    }
+    second = first | {"id": "fc_2", "call_id": "call_2", "arguments": '{"n": 2}'}
+    third = first | {"id": "fc_3", "call_id": "call_3", "arguments": '{"n": 3}'}
+    raw = responses(
+        {"type": "response.created", "response": {}},
+        {"type": "response.output_item.done", "output_index": 0, "item": first},
+        {"type": "response.output_item.done", "output_index": 0, "item": first},
+        {"type": "response.output_item.done", "output_index": 1, "item": second},
+        {"type": "response.completed", "response": {"status": "completed", "output": [first, second, third]}},
+    )  # fmt: skip
+    calls = parse_all_ways(raw, "openai_responses")
+    assert [(c.call_id, c.args, c.index) for c in calls] == [
+        ("call_1", {"n": 1}, 0),
+        ("call_2", {"n": 2}, 1),
+        ("call_3", {"n": 3}, 2),
+    ]
+    # A whole item with neither an item id nor an output index cannot be told from its
+    # own repeat: not released (the completed output names none either), so the turn
+    # looks like an answer without that call rather than one with it twice.
+    anonymous = {k: v for k, v in first.items() if k != "id"}
+    raw = responses(
+        {"type": "response.created", "response": {}},
+        {"type": "response.output_item.done", "item": anonymous},
+        {"type": "response.output_item.done", "item": anonymous},
+        {"type": "response.completed", "response": {"status": "completed"}},
+    )
+    assert parse_all_ways(raw, "openai_responses") == []
+
+
 def test_responses_incomplete_failed_and_error() -> None:
     raw = responses(
         {"type": "response.output_item.added", "output_index": 0, "item": {"type": "function_call", "id": "fc", "call_id": "c", "name": "f"}},

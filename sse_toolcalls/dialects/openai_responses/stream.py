@@ -100,6 +100,12 @@ class ResponsesReassembler(Reassembler):
         item = payload["item"]
         if item.get("type") != _FUNCTION_CALL:
             return
+        call = self._open_item(item, payload.get("output_index"))
+        arguments = item.get("arguments")
+        if isinstance(arguments, str):
+            self.add_arguments(call, arguments)
+
+    def _open_item(self, item: dict[str, Any], output_index: Any) -> PendingCall:
         call = self.new_call(
             call_id=wire_string(item.get("call_id"), "call_id", self.dialect),
             name=wire_string(item.get("name"), "name", self.dialect) or "",
@@ -107,14 +113,28 @@ class ResponsesReassembler(Reassembler):
         call.item_id = wire_string(item.get("id"), "item id", self.dialect)
         if call.item_id is not None:
             self._by_item[call.item_id] = call
-        output_index = payload.get("output_index")
         if isinstance(output_index, int):
             self._by_output[output_index] = call
         self._open[call] = None
         self.announce(call)
-        arguments = item.get("arguments")
-        if isinstance(arguments, str):
-            self.add_arguments(call, arguments)
+        return call
+
+    def _unseen_item(self, item: dict[str, Any], output_index: Any) -> PendingCall | None:
+        """A call item that arrives whole, never announced by ``output_item.added`` (a
+        proxy that sends each item once done; a non-streamed answer re-wrapped as a stream,
+        whose ``response.completed`` alone lists it): opened now, or ``None`` when it was
+        seen before (a repeated done event must not make a second call) or carries neither
+        an item id nor an output index (a repeat of it could not be told apart)."""
+        item_id = item.get("id")
+        known_id = isinstance(item_id, str) and item_id in self._by_item
+        known_index = isinstance(output_index, int) and output_index in self._by_output
+        if (
+            known_id
+            or known_index
+            or (not isinstance(item_id, str) and not isinstance(output_index, int))
+        ):
+            return None
+        return self._open_item(item, output_index)
 
     def _find(self, payload: dict[str, Any]) -> PendingCall | None:
         item_id = payload.get("item_id")
@@ -171,7 +191,7 @@ class ResponsesReassembler(Reassembler):
             return
         if item.get("type") != _FUNCTION_CALL:
             return
-        call = self._find(payload)
+        call = self._find(payload) or self._unseen_item(item, payload.get("output_index"))
         if call is None:
             return
         self._fill_from_item(call, item)
@@ -225,6 +245,10 @@ class ResponsesReassembler(Reassembler):
             if isinstance(item, dict) and item.get("type") == _FUNCTION_CALL:
                 calls_before += 1
                 call = self._by_item.get(item.get("id"))  # type: ignore[arg-type]
+                if call is None:
+                    # Listed only here (no output_item events); its place in the output
+                    # is no output index of the stream's, so only its id can mark it.
+                    call = self._unseen_item(item, None)
                 if call is not None and call in self._open and call.key is None:
                     self._fill_from_item(call, item)
                     if self._whole(call, item):
