@@ -229,7 +229,56 @@ def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
         return {}, f"arguments are not valid JSON: {exc}"
     if not isinstance(value, dict):
         return {}, f"arguments must be a JSON object, got {_json_kind(value)}"
+    repeated = _repeated_key(text, value)
+    if repeated is not None:
+        # Parsers disagree on which of two values wins (orjson and the stdlib keep the
+        # last, others the first: CVE-2017-12635), so whatever logged or checked the text
+        # may have seen another call than the handler would run. The model is asked again.
+        return {}, f"arguments have a repeated key {repeated!r} in one object"
     return value, None
+
+
+def _repeated_key(text: str, value: dict[str, Any]) -> str | None:
+    """A key that occurs twice in one object of ``text`` (valid JSON, parsed as ``value``),
+    or ``None``.
+
+    Each key is followed by one colon, so when the parsed objects hold as many keys as the
+    text has colons no key was repeated (nearly every call: one ``str.count`` and a walk
+    that stops there); colons in strings (URLs, times) send the text to an exact reading.
+    """
+    colons = text.count(":")
+    if colons == 0:
+        return None
+    keys = 0
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            keys += len(item)
+            if keys >= colons:
+                return None
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    import json  # the rare exact path; kept out of the import of the core
+
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        if not found:
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    found.append(key)
+                    break
+                seen.add(key)
+        return dict(items)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):  # orjson read it; the stdlib should too
+        return None
+    return found[0] if found else None
 
 
 def _too_deep_arguments(exc: _TooDeepError) -> str:
