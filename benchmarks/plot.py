@@ -27,7 +27,7 @@ class NoMatplotlib(Exception):
 
 
 _OURS = ("#1f4e9c", "#5b8fd9", "#9ec1f0", "#0b2a5b")
-_PEERS = ("#d1495b", "#edae49", "#66a182", "#8d6a9f", "#e07a5f", "#3d405b", "#81b29a", "#b5838d")
+_PEERS = ("#d1495b", "#edae49", "#66a182", "#8d6a9f", "#e07a5f", "#8c564b", "#17becf", "#b5838d")
 _FLOOR = "#7f7f7f"
 
 
@@ -78,19 +78,28 @@ def _bars(
     colors: dict[str, str],
     group_label: Any = str,
 ) -> None:
-    """Grouped bars: one group per ``group_key`` value, one bar per implementation."""
+    """Grouped bars: one group per ``group_key`` value, one bar per implementation there.
+
+    Each group packs the implementations it has (a dialect without an SDK leaves no gap).
+    """
     groups = list(dict.fromkeys(r[group_key] for r in rows))
     names = _names(rows)
-    width = 0.8 / max(1, len(names))
-    for j, name in enumerate(names):
-        xs, ys = [], []
-        for i, g in enumerate(groups):
-            for r in rows:
-                if r[group_key] == g and r["impl"] == name:
-                    xs.append(i - 0.4 + width * (j + 0.5))
-                    ys.append(r[value_key])
-        if xs:
-            ax.bar(xs, ys, width, label=name, color=colors[name])
+    widest = max(sum(1 for r in rows if r[group_key] == g) for g in groups)
+    width = 0.8 / max(1, widest)
+    labelled: set[str] = set()
+    for i, g in enumerate(groups):
+        present = [n for n in names for r in rows if r[group_key] == g and r["impl"] == n]
+        values = {r["impl"]: r[value_key] for r in rows if r[group_key] == g}
+        start = i - width * len(present) / 2
+        for j, name in enumerate(present):
+            ax.bar(
+                start + width * (j + 0.5),
+                values[name],
+                width,
+                color=colors[name],
+                label=None if name in labelled else name,
+            )
+            labelled.add(name)
     ax.set_xticks(range(len(groups)), [group_label(g) for g in groups])
     ax.set_yscale("log")
     ax.grid(axis="y", which="both", alpha=0.3)
@@ -109,7 +118,7 @@ def _w1(plt: Any, rows: list[dict[str, Any]], colors: dict[str, str], path: Path
 
 def _w3(plt: Any, rows: list[dict[str, Any]], colors: dict[str, str], path: Path) -> None:
     plans = list(dict.fromkeys((r["mode"], r["dialect"], r["kind"]) for r in rows))
-    fig, axes = plt.subplots(len(plans), 2, figsize=(12, 3.6 * len(plans)), squeeze=False)
+    fig, axes = plt.subplots(len(plans), 2, figsize=(15, 3.6 * len(plans)), squeeze=False)
     for (mode, dialect, kind), (ax_t, ax_m) in zip(plans, axes, strict=True):
         group = [r for r in rows if (r["mode"], r["dialect"], r["kind"]) == (mode, dialect, kind)]
         for r in group:
@@ -135,7 +144,19 @@ def _w3(plt: Any, rows: list[dict[str, Any]], colors: dict[str, str], path: Path
             ax.set_xlabel("argument bytes")
             ax.set_ylabel(unit)
             ax.grid(which="both", alpha=0.3)
-        ax_t.legend(fontsize=7, title="k: growth exponent", title_fontsize=7)
+        if not ax_m.lines:
+            ax_m.text(0.5, 0.5, "not measured in this run", transform=ax_m.transAxes, ha="center")
+        # One legend per row, right of both panels: it hides no line.
+        handles, labels = ax_t.get_legend_handles_labels()
+        ax_m.legend(
+            handles,
+            labels,
+            fontsize=7,
+            title="k: growth exponent of time",
+            title_fontsize=7,
+            loc="center left",
+            bbox_to_anchor=(1.02, 0.5),
+        )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -173,8 +194,8 @@ def _w5(plt: Any, rows: list[dict[str, Any]], colors: dict[str, str], path: Path
     ax_s.set_yticks(range(len(shared)), labels, fontsize=7)
     ax_s.invert_yaxis()
     ax_s.set_xlabel("% of the client's profiled time")
-    ax_s.set_title("Where it goes (cProfile; parsing: ours, or the peer's reader)")
-    ax_s.legend(fontsize=8, loc="lower right")
+    ax_s.set_title("Where it goes (cProfile; parsing: ours, or the peer's reader)", pad=28)
+    ax_s.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.06), ncol=4)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
