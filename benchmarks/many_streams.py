@@ -84,8 +84,10 @@ class ClientImpl:
 
 def _limits(module: Any, streams: int) -> Any:
     # One connection per concurrent stream: a pool capped below that would queue streams
-    # and turn "concurrent" into "in batches".
-    return module.Limits(max_connections=streams + 8, max_keepalive_connections=streams + 8)
+    # and turn "concurrent" into "in batches". None kept alive: every stream pays its own
+    # connect, the same for every client, and no request races the server's closing of
+    # an idle kept-alive connection (uvicorn's 5 s; it gave one ReadError in 300).
+    return module.Limits(max_connections=streams + 8, max_keepalive_connections=0)
 
 
 def _ours(module_name: str) -> Callable[[str, int], Awaitable[tuple[Fetch, Any]]]:
