@@ -65,6 +65,10 @@ WARMUP_STREAMS = 4
 SEED_BASE = 10_000
 """The first timed stream's seed; stream ``i`` uses ``SEED_BASE + i`` (warm-up: below)."""
 
+TIMEOUT_S = 120.0
+"""Every client's timeout, connect included, the same for all: the SDKs' own connect
+timeout (5 s) failed the anthropic SDK's 200 concurrent connects on the loaded machine."""
+
 Fetch = Callable[[str, int], Awaitable[list[Call]]]
 
 
@@ -97,7 +101,7 @@ def _ours(module_name: str) -> Callable[[str, int], Awaitable[tuple[Fetch, Any]]
         from sse_toolcalls import aiter_tool_calls
 
         http = importlib.import_module(module_name)
-        client = http.AsyncClient(limits=_limits(http, streams), timeout=120.0)
+        client = http.AsyncClient(limits=_limits(http, streams), timeout=TIMEOUT_S)
 
         async def fetch(dialect: str, seed: int) -> list[Call]:
             headers = {SEED_HEADER: str(seed)}
@@ -118,7 +122,7 @@ async def _open_hand(base: str, streams: int) -> tuple[Fetch, Any]:
 
     httpx = require("httpx", "httpx")
     httpx_sse = require("httpx_sse", "httpx-sse")
-    client = httpx.AsyncClient(limits=_limits(httpx, streams), timeout=120.0)
+    client = httpx.AsyncClient(limits=_limits(httpx, streams), timeout=TIMEOUT_S)
 
     async def fetch(dialect: str, seed: int) -> list[Call]:
         loop = LOOPS[dialect]()
@@ -141,7 +145,11 @@ async def _open_openai(base: str, streams: int) -> tuple[Fetch, Any]:
     http = openai.DefaultAsyncHttpxClient(limits=_limits(require("httpx", "httpx"), streams))
     clients = {
         d: openai.AsyncOpenAI(
-            base_url=f"{base}/{d}/v1", api_key="x", max_retries=0, http_client=http
+            base_url=f"{base}/{d}/v1",
+            api_key="x",
+            max_retries=0,
+            timeout=TIMEOUT_S,
+            http_client=http,
         )
         for d in ("openai_chat", "openai_responses")
     }
@@ -180,7 +188,11 @@ async def _open_anthropic(base: str, streams: int) -> tuple[Fetch, Any]:
     anthropic = require("anthropic", "anthropic")
     http = anthropic.DefaultAsyncHttpxClient(limits=_limits(require("httpx", "httpx"), streams))
     client = anthropic.AsyncAnthropic(
-        base_url=f"{base}/anthropic", api_key="x", max_retries=0, http_client=http
+        base_url=f"{base}/anthropic",
+        api_key="x",
+        max_retries=0,
+        timeout=TIMEOUT_S,
+        http_client=http,
     )
     messages = [{"role": "user", "content": "go"}]
 

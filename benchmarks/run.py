@@ -416,13 +416,20 @@ def run_w5(settings: Settings, report: Report) -> None:
     rows, missing, failures = many_streams.run(plan, _log)
     report.missing += missing
     report.failures += failures
-    for dialect in plan.dialects:
+    report.w5 = _w5_rows(report.w5 + rows)
+
+
+def _w5_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """W5's rows by dialect, each with its ratios against the best peer of its dialect."""
+    out: list[dict[str, Any]] = []
+    for dialect in inputs.W2_DIALECTS:
         group = [r for r in rows if r["dialect"] == dialect]
         for r in group:
             r["role"] = "ours" if r["key"].startswith("ours") else "peer"
             r["streams_cpu_s"] = r["streams"] / r["cpu_s"] if r["cpu_s"] > 0 else 0.0
         _ratios(group, "streams_cpu_s")
-        report.w5 += group
+        out += group
+    return out
 
 
 def run_importtime(report: Report, repeat: int, modules: Sequence[str]) -> None:
@@ -647,6 +654,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--skip-peers", default="", help="comma-separated peer modules to leave out"
     )
+    parser.add_argument(
+        "--w5-impls",
+        default="",
+        help=f"W5's clients, comma-separated (default all: {','.join(many_streams.IMPLS)})",
+    )
     args = parser.parse_args(argv)
     # LiteLLM fetches its price map from GitHub unless told not to; nothing here may leave
     # the machine. Set for this process and every child it starts, before any import.
@@ -661,6 +673,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             _plot(report, args.plot)
         return 0
     settings = FAST if args.fast else FULL
+    if args.w5_impls:
+        keys = tuple(k.strip() for k in args.w5_impls.split(",") if k.strip())
+        unknown = sorted(set(keys) - set(many_streams.IMPLS))
+        if unknown:
+            parser.error(f"--w5-impls: unknown {', '.join(unknown)}")
+        settings = dataclasses.replace(settings, w5=dataclasses.replace(settings.w5, impls=keys))
     only = {w.strip().upper() for w in args.only.split(",") if w.strip()}
     report = Report(machine={**_machine(), "versions": _versions()})
     started = time.perf_counter()
@@ -750,7 +768,8 @@ def _load(paths: Sequence[Path]) -> tuple[Report, Settings]:
         for name in Report.__slots__:
             if name == "machine":
                 report.machine = report.machine or data.get("machine", {})
-            elif name in ("missing", "failures"):
+            elif name in ("missing", "failures", "w5"):
+                # W5's clients may come from several runs (--w5-impls): rows add up.
                 getattr(report, name).extend(data.get(name, []))
             elif not getattr(report, name):
                 setattr(report, name, data.get(name, []))
@@ -759,6 +778,7 @@ def _load(paths: Sequence[Path]) -> tuple[Report, Settings]:
             plan = many_streams.Plan(**_tuples(saved.pop("w5")))
             settings = Settings(**_tuples(saved), w5=plan)
     report.missing = list(dict.fromkeys(report.missing))
+    report.w5 = _w5_rows(report.w5)
     return report, settings or FULL
 
 

@@ -176,31 +176,37 @@ def test_saved_runs_merge_for_the_tables(
 ) -> None:
     from benchmarks import run
 
-    w5_row = {
-        "impl": "sse_toolcalls[c] httpx",
-        "key": "ours-httpx",
-        "dialect": "anthropic",
-        "role": "ours",
-        "streams": 300,
-        "cpu_s": 0.9,
-        "wall_s": 2.0,
-        "cpu_ms_stream": 3.0,
-        "rss_peak_mib": 50.0,
-        "rss_run_mib": 4.0,
-        "x_floor": None,
-        "x_best_peer": 1.5,
-        "shares": {"parsing": 0.25, "http": 0.5, "loop": 0.2, "other": 0.05},
-    }
+    def w5_row(key: str, impl: str, cpu_s: float) -> dict[str, Any]:
+        return {
+            "impl": impl,
+            "key": key,
+            "dialect": "anthropic",
+            "streams": 200,
+            "cpu_s": cpu_s,
+            "wall_s": 2.0,
+            "cpu_ms_stream": cpu_s / 200 * 1000,
+            "rss_peak_mib": 50.0,
+            "rss_run_mib": 4.0,
+            "wrong": 0,
+            "shares": {"parsing": 0.25, "http": 0.5, "loop": 0.2, "other": 0.05},
+        }
+
+    # Two W5 runs of different clients (--w5-impls): their rows add up, and the ratios are
+    # taken again over the merged rows.
     first, second, merged = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "m.json"
-    first.write_text(json.dumps({"machine": {"cpu": "X"}, "missing": ["litellm: gone"]}))
-    second.write_text(json.dumps({"w5": [w5_row], "missing": ["litellm: gone"]}))
+    ours = w5_row("ours-httpx", "sse_toolcalls[c] httpx", 0.6)
+    hand = w5_row("hand", "hand-written httpx-sse+json", 1.2)
+    first.write_text(json.dumps({"machine": {"cpu": "X"}, "missing": ["x: gone"], "w5": [ours]}))
+    second.write_text(json.dumps({"w5": [hand], "missing": ["x: gone"]}))
     assert run.main(["--from-json", str(first), str(second), "--json", str(merged)]) == 0
     text = capsys.readouterr().out
     assert "PEERS MISSING (1)" in text
-    assert "| anthropic | **sse_toolcalls[c] httpx** | 3.00 | 1.50 |" in text
+    assert "| anthropic | **sse_toolcalls[c] httpx** | 3.00 | 2.00 | 2.0 | 50 | 4.0 | 25% |" in text
+    assert "| anthropic | hand-written httpx-sse+json | 6.00 | 1.00 |" in text
     saved = json.loads(merged.read_text())
-    assert saved["w5"] == [w5_row]
+    assert [r["impl"] for r in saved["w5"]] == [ours["impl"], hand["impl"]]
     assert saved["machine"] == {"cpu": "X"}
+    assert saved["missing"] == ["x: gone"]
 
 
 @pytest.mark.parametrize("dialect", inputs.W2_DIALECTS)
