@@ -1,6 +1,6 @@
 """Run every benchmark side by side in one process and print the tables.
 
-    python -m benchmarks [--fast] [--only W1,W2,W3,W4,W5] [--json out.json] [--plot DIR]
+    python -m benchmarks [--fast] [--only W1,W2,W3,W4,W5,IMPORT] [--json out.json] [--plot DIR]
     python -m benchmarks --from-json out.json --plot benchmarks/plots   # no new run
 
 ``--fast`` is the CI smoke: tiny inputs, one repetition, every implementation's output
@@ -639,7 +639,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks (or load a saved run); returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--fast", action="store_true", help="tiny inputs, 1 repetition (CI)")
-    parser.add_argument("--only", default="W1,W2,W3,W4,W5", help="comma-separated workloads")
+    parser.add_argument(
+        "--only",
+        default="W1,W2,W3,W4,W5,IMPORT",
+        help="comma-separated workloads (IMPORT: the import times)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument(
         "--plot", type=Path, metavar="DIR", help="write PNG charts there (needs matplotlib)"
@@ -710,9 +714,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_w4(impls, settings, report)
     if "W5" in only:
         run_w5(settings, report)
-    if args.fast:
+    if "IMPORT" in only and args.fast:
         run_importtime(report, 1, ("sse_toolcalls",))
-    else:
+    elif "IMPORT" in only:
         run_importtime(report, 5, ("sse_toolcalls", "httpx_sse", "openai", "anthropic"))
 
     print(render(report, settings))
