@@ -659,6 +659,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--skip-peers", default="", help="comma-separated peer modules to leave out"
     )
     parser.add_argument(
+        "--w3-sizes",
+        default="",
+        help="W3's argument sizes in bytes, comma-separated (default 10 KB to 10 MB)",
+    )
+    parser.add_argument(
         "--w5-impls",
         default="",
         help=f"W5's clients, comma-separated (default all: {','.join(many_streams.IMPLS)})",
@@ -677,6 +682,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             _plot(report, args.plot)
         return 0
     settings = FAST if args.fast else FULL
+    if args.w3_sizes:
+        sizes = tuple(int(n) for n in args.w3_sizes.split(",") if n.strip())
+        settings = dataclasses.replace(settings, w3_sizes=sizes)
     if args.w5_impls:
         keys = tuple(k.strip() for k in args.w5_impls.split(",") if k.strip())
         unknown = sorted(set(keys) - set(many_streams.IMPLS))
