@@ -25,7 +25,9 @@ _PNG = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(420)  # the run itself is bounded at 360 s below
+# The run itself is bounded at 900 s below: about 70 s on a quiet machine, over 360 s on
+# the project's 2 cores under eight engineers' suites (load average 25).
+@pytest.mark.timeout(1000)
 def test_fast_mode_checks_everything_and_exits_zero(tmp_path: Path) -> None:
     # matplotlib comes with the bench extra, which CI installs before the slow tests
     # (.ci/run); --plot without it exits 2 and this test says so.
@@ -38,7 +40,7 @@ def test_fast_mode_checks_everything_and_exits_zero(tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=360,
+        timeout=900,
         check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
