@@ -508,7 +508,8 @@ def render(report: Report, settings: Settings) -> str:
                 f"{_f(r['x_floor'], '.2f')} | {_f(r['x_best_peer'], '.2f')} |"
             )
     if report.w3:
-        sizes = settings.w3_sizes
+        # The sizes measured (a saved run's settings may name sizes it never reached).
+        sizes = tuple(sorted({s for r in report.w3 for s in r["sizes"]})) or settings.w3_sizes
         head = " | ".join(_size(s) for s in sizes)
         lines += [
             "",
