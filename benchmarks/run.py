@@ -1,6 +1,7 @@
 """Run every benchmark side by side in one process and print the tables.
 
-    python -m benchmarks [--fast] [--only W1,W2,W3,W4] [--json out.json]
+    python -m benchmarks [--fast] [--only W1,W2,W3,W4,W5,IMPORT] [--json out.json] [--plot DIR]
+    python -m benchmarks --from-json out.json --plot benchmarks/plots   # no new run
 
 ``--fast`` is the CI smoke: tiny inputs, one repetition, every implementation's output
 checked; it exits non-zero when any implementation present gives a wrong answer or
@@ -10,8 +11,10 @@ when ours is missing. See ``benchmarks/README.md`` for the workloads.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
+import os
 import platform
 import re
 import statistics
@@ -28,7 +31,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     __package__ = "benchmarks"
 
-from benchmarks import floor, inputs, ours
+from benchmarks import floor, inputs, many_streams, ours
 from benchmarks.harness import Case, check, growth_exponent, measure, peak_memory
 from benchmarks.model import Impl, MissingPeer
 from benchmarks.peers import load as load_peers
@@ -53,6 +56,8 @@ class Settings:
     budget: float
     """Seconds one W3 run may take; larger sizes of that implementation are skipped."""
     memory: bool
+    w5: many_streams.Plan
+    """The many-streams workload."""
 
 
 FULL = Settings(
@@ -66,6 +71,17 @@ FULL = Settings(
     min_time=0.2,
     budget=8.0,
     memory=True,
+    w5=many_streams.Plan(
+        streams=200,
+        n_calls=2,
+        arg_bytes=300,
+        gap_ms=1.0,
+        impls=tuple(many_streams.IMPLS),
+        dialects=inputs.W2_DIALECTS,
+        profile=True,
+        one_process=False,
+        timeout_s=900,
+    ),
 )
 
 FAST = Settings(
@@ -79,6 +95,20 @@ FAST = Settings(
     min_time=0.0,
     budget=5.0,
     memory=False,
+    # Ours (both twins, httpx and httpx2) and the hand-written loop in every dialect, each
+    # stream's calls checked, one process per client. Not the SDKs: their imports alone
+    # took 70 s of a 225 s smoke on the loaded machine; the full run checks them.
+    w5=many_streams.Plan(
+        streams=12,
+        n_calls=2,
+        arg_bytes=300,
+        gap_ms=0.2,
+        impls=("ours-httpx", "ours-httpx2", "hand"),
+        dialects=inputs.W2_DIALECTS,
+        profile=True,
+        one_process=True,
+        timeout_s=240,
+    ),
 )
 
 
@@ -93,6 +123,7 @@ class Report:
     w2: list[dict[str, Any]] = field(default_factory=list)
     w3: list[dict[str, Any]] = field(default_factory=list)
     w4: list[dict[str, Any]] = field(default_factory=list)
+    w5: list[dict[str, Any]] = field(default_factory=list)
     importtime: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -112,8 +143,6 @@ def _machine() -> dict[str, Any]:
                 break
     except OSError:
         pass
-    import os
-
     return {
         "python": sys.version.split()[0],
         "implementation": platform.python_implementation(),
@@ -130,6 +159,7 @@ def _versions() -> dict[str, str]:
     for dist in (
         "orjson",
         "httpx",
+        "httpx2",
         "httpx-sse",
         "openai",
         "anthropic",
@@ -376,6 +406,32 @@ def _w3_times(
     return out
 
 
+def run_w5(settings: Settings, report: Report) -> None:
+    """W5: hundreds of concurrent streams over loopback HTTP; CPU per stream, shares."""
+    plan = settings.w5
+    _log(
+        f"W5: {plan.streams} concurrent streams per client, {plan.n_calls} calls of "
+        f"{plan.arg_bytes} B each, {plan.gap_ms} ms between the server's writes"
+    )
+    rows, missing, failures = many_streams.run(plan, _log)
+    report.missing += missing
+    report.failures += failures
+    report.w5 = _w5_rows(report.w5 + rows)
+
+
+def _w5_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """W5's rows by dialect, each with its ratios against the best peer of its dialect."""
+    out: list[dict[str, Any]] = []
+    for dialect in inputs.W2_DIALECTS:
+        group = [r for r in rows if r["dialect"] == dialect]
+        for r in group:
+            r["role"] = "ours" if r["key"].startswith("ours") else "peer"
+            r["streams_cpu_s"] = r["streams"] / r["cpu_s"] if r["cpu_s"] > 0 else 0.0
+        _ratios(group, "streams_cpu_s")
+        out += group
+    return out
+
+
 def run_importtime(report: Report, repeat: int, modules: Sequence[str]) -> None:
     """``python -X importtime -c "import X"``: cumulative microseconds, median of runs."""
     for module in modules:
@@ -420,6 +476,12 @@ def render(report: Report, settings: Settings) -> str:
         f"{m.get('implementation')} {m.get('python')}"
     )
     lines.append("Versions: " + ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
+    if report.missing:
+        lines += [
+            "",
+            f"**PEERS MISSING ({len(report.missing)})**: not run, so every `x best peer` "
+            "below is against the peers that ran only (list at the end).",
+        ]
     if report.w1:
         lines += ["", "### W1: framing only (Chat Completions events), MB/s, median", ""]
         lines += [
@@ -446,7 +508,8 @@ def render(report: Report, settings: Settings) -> str:
                 f"{_f(r['x_floor'], '.2f')} | {_f(r['x_best_peer'], '.2f')} |"
             )
     if report.w3:
-        sizes = settings.w3_sizes
+        # The sizes measured (a saved run's settings may name sizes it never reached).
+        sizes = tuple(sorted({s for r in report.w3 for s in r["sizes"]})) or settings.w3_sizes
         head = " | ".join(_size(s) for s in sizes)
         lines += [
             "",
@@ -487,6 +550,34 @@ def render(report: Report, settings: Settings) -> str:
                 f"| {r['dialect']} | {r['kind']} | {_label(r)} | {r['ns_feed']:.0f} | "
                 f"{_f(r['x_floor'], '.2f')} | {_f(r['x_best_peer'], '.2f')} |"
             )
+    if report.w5:
+        plan = settings.w5
+        lines += [
+            "",
+            f"### W5: {plan.streams} concurrent streams over loopback HTTP "
+            f"({plan.n_calls} calls of about {plan.arg_bytes} B each, one or two events "
+            f"per write, {plan.gap_ms:g} ms apart), client process only",
+            "",
+            "CPU: `time.process_time` of the client process over the streams, per stream; "
+            "`x best peer` in streams per CPU-second (higher is better). RSS: the client's "
+            "peak (`VmHWM`), and how much of it the run added. Shares: cProfile of the "
+            "same streams, C functions counted to their callers; parsing is our package "
+            "for ours, the peer's reader (httpx-sse, SDK, pydantic, json, the loop) for "
+            "peers.",
+            "",
+            "| dialect | implementation | CPU ms/stream | x best peer | wall s | peak RSS MiB "
+            "| run +MiB | parsing | HTTP client | event loop | other |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in report.w5:
+            sh = r.get("shares") or {}
+            lines.append(
+                f"| {r['dialect']} | {_label(r)} | {r['cpu_ms_stream']:.2f} | "
+                f"{_f(r['x_best_peer'], '.2f')} | {r['wall_s']:.1f} | "
+                f"{r['rss_peak_mib']:.0f} | {r['rss_run_mib']:.1f} | "
+                + " | ".join(_pct(sh.get(k)) for k in ("parsing", "http", "loop", "other"))
+                + " |"
+            )
     if report.importtime:
         lines += ["", "### Import time (`python -X importtime`, cumulative, median)", ""]
         lines += ["| module | ms |", "|---|---:|"]
@@ -508,6 +599,10 @@ def _label(row: dict[str, Any]) -> str:
     if row.get("kind") == "framer" and row.get("mode"):
         return f"{name} (framer)"
     return name
+
+
+def _pct(share: float | None) -> str:
+    return "-" if share is None else f"{share * 100:.0f}%"
 
 
 def _size(n: int) -> str:
@@ -542,16 +637,61 @@ def _peak(row: dict[str, Any], rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmarks; returns the exit status."""
+    """Run the benchmarks (or load a saved run); returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--fast", action="store_true", help="tiny inputs, 1 repetition (CI)")
-    parser.add_argument("--only", default="W1,W2,W3,W4", help="comma-separated workloads")
+    parser.add_argument(
+        "--only",
+        default="W1,W2,W3,W4,W5,IMPORT",
+        help="comma-separated workloads (IMPORT: the import times)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument(
+        "--plot", type=Path, metavar="DIR", help="write PNG charts there (needs matplotlib)"
+    )
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        nargs="+",
+        metavar="FILE",
+        help="run nothing: the tables (and --plot) of runs saved with --json, merged",
+    )
     parser.add_argument(
         "--skip-peers", default="", help="comma-separated peer modules to leave out"
     )
+    parser.add_argument(
+        "--w3-sizes",
+        default="",
+        help="W3's argument sizes in bytes, comma-separated (default 10 KB to 10 MB)",
+    )
+    parser.add_argument(
+        "--w5-impls",
+        default="",
+        help=f"W5's clients, comma-separated (default all: {','.join(many_streams.IMPLS)})",
+    )
     args = parser.parse_args(argv)
+    # LiteLLM fetches its price map from GitHub unless told not to; nothing here may leave
+    # the machine. Set for this process and every child it starts, before any import.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+    if args.from_json:
+        report, settings = _load(args.from_json)
+        if args.json:
+            args.json.write_text(json.dumps(_jsonable(report, settings, False), indent=2))
+        print(render(report, settings))
+        if args.plot:
+            _plot(report, args.plot)
+        return 0
     settings = FAST if args.fast else FULL
+    if args.w3_sizes:
+        sizes = tuple(int(n) for n in args.w3_sizes.split(",") if n.strip())
+        settings = dataclasses.replace(settings, w3_sizes=sizes)
+    if args.w5_impls:
+        keys = tuple(k.strip() for k in args.w5_impls.split(",") if k.strip())
+        unknown = sorted(set(keys) - set(many_streams.IMPLS))
+        if unknown:
+            parser.error(f"--w5-impls: unknown {', '.join(unknown)}")
+        settings = dataclasses.replace(settings, w5=dataclasses.replace(settings.w5, impls=keys))
     only = {w.strip().upper() for w in args.only.split(",") if w.strip()}
     report = Report(machine={**_machine(), "versions": _versions()})
     started = time.perf_counter()
@@ -562,11 +702,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MissingPeer, ImportError) as exc:
         report.missing.append(f"sse_toolcalls: {exc}")
     skip = frozenset(s.strip() for s in args.skip_peers.split(",") if s.strip())
-    peer_impls, missing = load_peers(skip)
-    impls += peer_impls
-    report.missing += missing
-    for line in missing:
-        _log(f"peer not run: {line}")
+    if only & {"W1", "W2", "W3", "W4"}:
+        # W5's clients import their peers in processes of their own.
+        peer_impls, missing = load_peers(skip)
+        impls += peer_impls
+        report.missing += missing
+        _warn_missing(missing)
     # The peers' imports leave millions of objects (litellm alone ~1 s per full collection);
     # freezing them keeps the gc.collect() between samples cheap and out of the numbers.
     gc.collect()
@@ -580,21 +721,83 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_w3(impls, settings, report)
     if "W4" in only:
         run_w4(impls, settings, report)
-    if args.fast:
+    if "W5" in only:
+        run_w5(settings, report)
+    if "IMPORT" in only and args.fast:
         run_importtime(report, 1, ("sse_toolcalls",))
-    else:
+    elif "IMPORT" in only:
         run_importtime(report, 5, ("sse_toolcalls", "httpx_sse", "openai", "anthropic"))
 
     print(render(report, settings))
     print(f"\n(total {time.perf_counter() - started:.0f} s)")
     if args.json:
-        args.json.write_text(json.dumps(_jsonable(report), indent=2))
+        args.json.write_text(json.dumps(_jsonable(report, settings, args.fast), indent=2))
+    if args.plot:
+        _plot(report, args.plot)
+    _warn_missing(report.missing)
     ours_missing = any(m.startswith("sse_toolcalls") for m in report.missing)
     return 1 if report.failures or ours_missing else 0
 
 
-def _jsonable(report: Report) -> dict[str, Any]:
-    return {name: getattr(report, name) for name in Report.__slots__}
+def _warn_missing(missing: Sequence[str]) -> None:
+    # Said on stderr at the start and again at the end, and in the tables: a run without a
+    # peer names a wrong "best peer", and a results table from it must not pass unnoticed.
+    if missing:
+        _log(
+            f"PEERS MISSING ({len(missing)}): not run, so every 'x best peer' leaves them "
+            "out; pip install -e '.[bench]'"
+        )
+        for line in missing:
+            _log(f"  peer not run: {line}")
+
+
+def _plot(report: Report, directory: Path) -> None:
+    from benchmarks import plot
+
+    try:
+        written = plot.write_all(_jsonable(report, None, False), directory)
+    except plot.NoMatplotlib as exc:
+        _log(f"--plot: {exc}")
+        raise SystemExit(2) from exc
+    for path in written:
+        _log(f"wrote {path}")
+
+
+def _jsonable(report: Report, settings: Settings | None, fast: bool) -> dict[str, Any]:
+    out = {name: getattr(report, name) for name in Report.__slots__}
+    if settings is not None:
+        out["settings"] = dataclasses.asdict(settings)
+        out["fast"] = fast
+    return out
+
+
+def _load(paths: Sequence[Path]) -> tuple[Report, Settings]:
+    """Runs saved by ``--json``, merged (each workload's rows from the files that have
+    them, machine and settings from the first), and the settings they ran with."""
+    report = Report()
+    settings: Settings | None = None
+    for path in paths:
+        data = json.loads(path.read_text())
+        for name in Report.__slots__:
+            if name == "machine":
+                report.machine = report.machine or data.get("machine", {})
+            elif name in ("missing", "failures", "w5"):
+                # W5's clients may come from several runs (--w5-impls): rows add up.
+                getattr(report, name).extend(data.get(name, []))
+            elif not getattr(report, name):
+                setattr(report, name, data.get(name, []))
+        saved = data.get("settings")
+        if settings is None and saved is not None:
+            plan = many_streams.Plan(**_tuples(saved.pop("w5")))
+            settings = Settings(**_tuples(saved), w5=plan)
+    report.missing = list(dict.fromkeys(report.missing))
+    report.w5 = _w5_rows(report.w5)
+    return report, settings or FULL
+
+
+def _tuples(fields: dict[str, Any]) -> Any:
+    # JSON has no tuples; the settings' sequences are tuples.
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 This is what most agent code does when it skips the SDK helpers: the shape found in
 tutorials and in the research notes' peer survey. It is fed exactly as httpx feeds
-httpx-sse (see :mod:`.httpx_sse_peer`).
+httpx-sse (see :mod:`.httpx_sse_peer`). The loop body is one small class per dialect, fed
+``(event, data)`` per event, so the in-memory workloads and the many-streams workload
+(httpx-sse's ``aconnect_sse`` over a socket) run the same code.
 """
 
 from __future__ import annotations
@@ -14,80 +16,111 @@ from typing import Any
 from ..model import Call, Impl
 from .httpx_sse_peer import iter_sse
 
-__all__ = ["impls"]
+__all__ = ["LOOPS", "impls"]
 
 
-def _chat(chunks: Sequence[bytes]) -> list[Call]:
-    calls: dict[int, dict[str, Any]] = {}
-    for sse in iter_sse(chunks):
-        if sse.data == "[DONE]":
-            break
-        chunk = json.loads(sse.data)
+class _Chat:
+    def __init__(self) -> None:
+        self.slots: dict[int, dict[str, Any]] = {}
+
+    def on(self, event: str, data: str) -> bool:
+        """Take one event; ``False`` once the stream is over."""
+        if data == "[DONE]":
+            return False
+        chunk = json.loads(data)
         for choice in chunk["choices"]:
             for tc in choice["delta"].get("tool_calls") or []:
-                slot = calls.setdefault(tc["index"], {"id": None, "name": "", "arguments": ""})
+                slot = self.slots.setdefault(tc["index"], {"id": None, "name": "", "arguments": ""})
                 if tc.get("id"):
                     slot["id"] = tc["id"]
                 fn = tc.get("function") or {}
                 if fn.get("name"):
                     slot["name"] = fn["name"]
                 slot["arguments"] += fn.get("arguments") or ""
-    return [(s["id"], s["name"], json.loads(s["arguments"])) for _, s in sorted(calls.items())]
+        return True
+
+    def calls(self) -> list[Call]:
+        return [
+            (s["id"], s["name"], json.loads(s["arguments"])) for _, s in sorted(self.slots.items())
+        ]
 
 
-def _responses(chunks: Sequence[bytes]) -> list[Call]:
-    calls: dict[str, dict[str, Any]] = {}
-    done: list[Call] = []
-    for sse in iter_sse(chunks):
-        event = json.loads(sse.data)
-        kind = event["type"]
-        if kind == "response.output_item.added" and event["item"]["type"] == "function_call":
-            item = event["item"]
-            calls[item["id"]] = {"id": item["call_id"], "name": item["name"], "arguments": ""}
+class _Responses:
+    def __init__(self) -> None:
+        self.slots: dict[str, dict[str, Any]] = {}
+        self.done: list[Call] = []
+
+    def on(self, event: str, data: str) -> bool:
+        """Take one event; ``False`` once the stream is over."""
+        body = json.loads(data)
+        kind = body["type"]
+        if kind == "response.output_item.added" and body["item"]["type"] == "function_call":
+            item = body["item"]
+            self.slots[item["id"]] = {
+                "id": item["call_id"],
+                "name": item["name"],
+                "arguments": "",
+            }
         elif kind == "response.function_call_arguments.delta":
-            calls[event["item_id"]]["arguments"] += event["delta"]
-        elif kind == "response.output_item.done" and event["item"]["type"] == "function_call":
-            slot = calls.pop(event["item"]["id"])
-            done.append((slot["id"], slot["name"], json.loads(slot["arguments"])))
-    return done
+            self.slots[body["item_id"]]["arguments"] += body["delta"]
+        elif kind == "response.output_item.done" and body["item"]["type"] == "function_call":
+            slot = self.slots.pop(body["item"]["id"])
+            self.done.append((slot["id"], slot["name"], json.loads(slot["arguments"])))
+        return True
+
+    def calls(self) -> list[Call]:
+        return self.done
 
 
-def _anthropic(chunks: Sequence[bytes]) -> list[Call]:
-    blocks: dict[int, dict[str, Any]] = {}
-    done: list[Call] = []
-    for sse in iter_sse(chunks):
-        if sse.event == "ping":
-            continue
-        event = json.loads(sse.data)
-        kind = event["type"]
-        if kind == "content_block_start" and event["content_block"]["type"] == "tool_use":
-            block = event["content_block"]
-            blocks[event["index"]] = {"id": block["id"], "name": block["name"], "json": ""}
-        elif kind == "content_block_delta" and event["delta"]["type"] == "input_json_delta":
-            blocks[event["index"]]["json"] += event["delta"]["partial_json"]
-        elif kind == "content_block_stop" and event["index"] in blocks:
-            slot = blocks.pop(event["index"])
-            done.append((slot["id"], slot["name"], json.loads(slot["json"] or "{}")))
-    return done
+class _Anthropic:
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.done: list[Call] = []
+
+    def on(self, event: str, data: str) -> bool:
+        """Take one event; ``False`` once the stream is over."""
+        if event == "ping":
+            return True
+        body = json.loads(data)
+        kind = body["type"]
+        if kind == "content_block_start" and body["content_block"]["type"] == "tool_use":
+            block = body["content_block"]
+            self.blocks[body["index"]] = {"id": block["id"], "name": block["name"], "json": ""}
+        elif kind == "content_block_delta" and body["delta"]["type"] == "input_json_delta":
+            self.blocks[body["index"]]["json"] += body["delta"]["partial_json"]
+        elif kind == "content_block_stop" and body["index"] in self.blocks:
+            slot = self.blocks.pop(body["index"])
+            self.done.append((slot["id"], slot["name"], json.loads(slot["json"] or "{}")))
+        return True
+
+    def calls(self) -> list[Call]:
+        return self.done
 
 
-def _gemini(chunks: Sequence[bytes]) -> list[Call]:
-    done: list[Call] = []
-    for sse in iter_sse(chunks):
-        for candidate in json.loads(sse.data)["candidates"]:
+class _Gemini:
+    def __init__(self) -> None:
+        self.done: list[Call] = []
+
+    def on(self, event: str, data: str) -> bool:
+        """Take one event; ``False`` once the stream is over."""
+        for candidate in json.loads(data)["candidates"]:
             for part in candidate["content"]["parts"]:
                 if "functionCall" in part:
                     fc = part["functionCall"]
-                    done.append((fc.get("id"), fc["name"], fc.get("args", {})))
-    return done
+                    self.done.append((fc.get("id"), fc["name"], fc.get("args", {})))
+        return True
+
+    def calls(self) -> list[Call]:
+        return self.done
 
 
-_BY_DIALECT = {
-    "openai_chat": _chat,
-    "openai_responses": _responses,
-    "anthropic": _anthropic,
-    "gemini": _gemini,
+LOOPS: dict[str, type[_Chat | _Responses | _Anthropic | _Gemini]] = {
+    "openai_chat": _Chat,
+    "openai_responses": _Responses,
+    "anthropic": _Anthropic,
+    "gemini": _Gemini,
 }
+"""The loop body per dialect: ``on(event, data)`` per event, then ``calls()``."""
 
 
 def impls() -> list[Impl]:
@@ -95,7 +128,11 @@ def impls() -> list[Impl]:
     list(iter_sse(()))  # raises MissingPeer now, rather than mid-run, when httpx-sse is absent
 
     def run(dialect: str, chunks: Sequence[bytes]) -> list[Call]:
-        return _BY_DIALECT[dialect](chunks)
+        loop = LOOPS[dialect]()
+        for sse in iter_sse(chunks):
+            if not loop.on(sse.event, sse.data):
+                break
+        return loop.calls()
 
     def normalize(calls: list[Call]) -> list[Call]:
         return calls
@@ -105,7 +142,7 @@ def impls() -> list[Impl]:
             name="hand-written httpx-sse+json",
             kind="calls",
             role="peer",
-            dialects=tuple(_BY_DIALECT),
+            dialects=tuple(LOOPS),
             run=run,
             normalize=normalize,
         )
