@@ -445,7 +445,13 @@ class Dispatcher:
         diagnostics = [problem] if problem is not None else []
         self._settle(circuit, blamed)
         try:
-            await self.ledger.record(key, result.content, is_error=result.is_error)
+            if outcome == "retry":
+                # ToolRetry is the tool saying it refused and did nothing: recording it
+                # would answer the corrected call (same arguments, once the model did
+                # what the tool asked) with this refusal, and the write would be lost.
+                await self.ledger.forget(key)
+            else:
+                await self.ledger.record(key, result.content, is_error=result.is_error)
         except LedgerError as exc:
             diagnostics.append(
                 _note(
