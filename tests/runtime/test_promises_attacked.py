@@ -6,9 +6,10 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from sse_toolcalls.calls import ToolCall
-from sse_toolcalls.errors import ToolRetry
+from sse_toolcalls.calls import StreamFinished, ToolCall
+from sse_toolcalls.errors import ToolRetry, UsageError
 from sse_toolcalls.runtime.agent import Agent
+from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny, approval_ids
 from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.ledger import InMemoryLedger
 from sse_toolcalls.tools import ToolRegistry
@@ -88,3 +89,81 @@ async def test_a_refused_write_leaves_nothing_in_flight_for_a_racing_twin() -> N
     with anyio.fail_after(5):
         third = await dispatcher.dispatch([call], request_id="r")
     assert third[0].outcome == "replayed" and sent == [("eve", 5)]
+
+
+# --------------------------------------------------------------------------------------
+# Approvals: a person's answer applies to the call they were shown, and to no other.
+
+
+def payments(paid: list[tuple[str, int]]) -> ToolRegistry:
+    registry = ToolRegistry()
+
+    def pay(to: str, amount: int) -> str:
+        """Pay someone."""
+        paid.append((to, amount))
+        return "paid"
+
+    registry.register(pay, effect="write", needs_approval=True)
+    return registry
+
+
+def same_id_turn() -> StreamFinished:
+    # An OpenAI-compatible proxy that reuses one id for parallel calls (OpenRouter's
+    # "same index and same id", hass_local_openai_llm#92): only the order tells them apart.
+    return StreamFinished(
+        stop_reason="tool_use",
+        calls=tuple(
+            ToolCall(name="pay", args=args, provider="anthropic", call_id="dup", index=i)
+            for i, args in enumerate(({"to": "bob", "amount": 10}, {"to": "eve", "amount": 999}))
+        ),
+    )
+
+
+async def test_approving_a_shared_call_id_approves_no_call_the_person_did_not_name() -> None:
+    """Two pending calls with one call id: approving "dup" (the payment to Bob the person
+    was shown) also paid Eve 999 (fixed: ids shared within a turn are told apart by
+    position, ``dup#0`` and ``dup#1``, and the bare shared id is refused)."""
+    paid: list[tuple[str, int]] = []
+    agent = Agent(FakeClient([same_id_turn(), answer("done")]), payments(paid))
+    paused = await agent.run("pay bob 10")
+    assert paused.state is not None
+    with pytest.raises(UsageError, match=r"dup#0, dup#1"):
+        await agent.resume(paused.state, approve=["dup"])
+    assert paid == []
+    ids = approval_ids(paused.state.calls)
+    assert ids == ["dup#0", "dup#1"]
+    reply = await agent.resume(paused.state, approve=[ids[0]], deny=[ids[1]])
+    assert paid == [("bob", 10)]
+    assert [r.outcome for r in reply.reports] == ["ok", "declined"]
+
+
+async def test_a_policy_denial_of_one_of_two_calls_sharing_an_id_stays_with_that_call() -> None:
+    """The policy denies Eve's payment and asks about Bob's; both share an id. The
+    denial, keyed by the shared id, was applied to Bob's approved call too."""
+    paid: list[tuple[str, int]] = []
+
+    def policy(context: ApprovalContext, call: ToolCall) -> Decision:
+        return Deny(reason="no payments to eve") if call.args["to"] == "eve" else "ask"
+
+    agent = Agent(FakeClient([same_id_turn(), answer("done")]), payments(paid), policy=policy)
+    paused = await agent.run("pay bob 10")
+    assert paused.state is not None
+    assert [c.args["to"] for c in paused.pending_approvals] == ["bob"]
+    reply = await agent.resume(paused.state, approve=["dup#0"])
+    assert paid == [("bob", 10)]
+    assert [r.outcome for r in reply.reports] == ["ok", "declined"]
+
+
+def test_approval_ids_are_unique_in_every_turn() -> None:
+    """Whatever ids a provider sends (shared, empty, absent, spelled like our own
+    ``#n`` and ``id#n`` names), each call of a turn gets its own approval id, and a
+    call whose id is its own keeps it."""
+    spellings = ["a", "a", "", None, "#3", "a#1", "b", "#2"]
+    calls = [
+        ToolCall(name="t", args={}, provider="gemini", call_id=cid, index=i)
+        for i, cid in enumerate(spellings)
+    ]
+    ids = approval_ids(calls)
+    assert len(set(ids)) == len(ids)
+    assert approval_ids([calls[6]]) == ["b"]
+    assert approval_ids(calls[:2]) == ["a#0", "a#1"]
