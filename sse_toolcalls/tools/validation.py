@@ -646,7 +646,8 @@ def _exact_integers(cls: Any) -> Any:
             return bool(plain.is_type(instance, "integer"))
 
         checker = plain.redefine("integer", is_integer)
-        exact = _EXACT_CLASSES[cls] = validators.extend(cls, type_checker=checker)
+        extend: Callable[..., Any] = validators.extend  # jsonschema leaves it unannotated
+        exact = _EXACT_CLASSES[cls] = extend(cls, type_checker=checker)
     return exact
 
 
