@@ -892,8 +892,9 @@ class _Run:
         last: StreamFinished | None = None
         timeout = agent.request_timeout
         previews = _Previews(_dialect(agent.client))
+        deadline = anyio.CancelScope()  # replaced by the request's own deadline below
         try:
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(timeout) as deadline:
                 events = agent.client.stream_events(self.messages, tools, **agent.options)
                 try:
                     async for event in events:
@@ -912,9 +913,14 @@ class _Run:
                         with anyio.CancelScope(shield=True):
                             await closer()
         except TimeoutError as exc:
-            raise StreamTimeoutError(
-                f"the request took longer than {timeout:g} s", provider=_dialect(agent.client)
-            ) from exc
+            # Ours only when our deadline fired; else the client's own I/O timed out
+            # (there may be no request_timeout at all): a timeout all the same.
+            detail = (
+                f"the request took longer than {timeout:g} s"
+                if timeout is not None and deadline.cancelled_caught
+                else f"the client timed out: {safe_str(exc) or type(exc).__name__}"
+            )
+            raise StreamTimeoutError(detail, provider=_dialect(agent.client)) from exc
         if last is None:
             # Our clients end every good stream with StreamFinished or raise; a client
             # that simply stops has been cut off, as far as anyone can tell.

@@ -3,17 +3,21 @@ suite's kind of test): each test here failed before the fix its docstring names.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
 import anyio
 import pytest
 
-from sse_toolcalls.calls import StreamFinished, ToolCall
+from sse_toolcalls.calls import StreamEvent, StreamFinished, ToolCall, ToolSpec
+from sse_toolcalls.conversation import Conversation
 from sse_toolcalls.errors import ToolRetry, UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny, approval_ids
 from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.ledger import InMemoryLedger
 from sse_toolcalls.tools import ToolRegistry
-from tests.runtime.test_agent import FakeClient, answer, calling
+from tests.runtime.test_agent import FakeClient, answer, calling, no_wait
 
 pytestmark = pytest.mark.anyio
 
@@ -167,3 +171,54 @@ def test_approval_ids_are_unique_in_every_turn() -> None:
     assert len(set(ids)) == len(ids)
     assert approval_ids([calls[6]]) == ["b"]
     assert approval_ids(calls[:2]) == ["a#0", "a#1"]
+
+
+# --------------------------------------------------------------------------------------
+# Agent.run ends with a reply whatever the provider does.
+
+
+class TimingOutClient(FakeClient):
+    """A client whose own I/O timed out (anyio.fail_after inside it, say): the stdlib's
+    TimeoutError, the first time it is asked."""
+
+    def __init__(self, steps: list[StreamFinished]) -> None:
+        super().__init__(steps)
+        self.asked = 0
+
+    async def stream_events(
+        self, conversation: Conversation, tools: Sequence[ToolSpec] = (), **options: Any
+    ) -> AsyncIterator[StreamEvent]:
+        self.asked += 1
+        if self.asked == 1:
+            raise TimeoutError("the client's own read timed out")
+        async for event in super().stream_events(conversation, tools, **options):
+            yield event
+
+
+@pytest.mark.parametrize("request_timeout", [None, 30.0])
+async def test_a_clients_own_timeout_is_a_retried_timeout_not_an_internal_error(
+    request_timeout: float | None,
+) -> None:
+    """The agent read every TimeoutError in the request as its own ``request_timeout``
+    and formatted that with ``:g``: without a request timeout, a client's TimeoutError
+    became a TypeError and the ``internal_error`` fallback (fixed: a timeout that is not
+    the agent's deadline is the client's, a retryable ``timeout`` all the same)."""
+    client = TimingOutClient([answer("done")])
+    agent = Agent(client, ToolRegistry(), retry=no_wait(), request_timeout=request_timeout)
+    reply = await agent.run("hi")
+    assert reply.text == "done" and not reply.is_fallback
+    assert client.asked == 2
+    kinds = [d.kind for d in reply.diagnostics]
+    assert "internal_error" not in kinds
+    timeouts = [d for d in reply.diagnostics if d.code == "timeout"]
+    assert timeouts and "took longer than" not in timeouts[0].message
+
+
+async def test_the_agents_own_deadline_still_says_how_long_it_waited() -> None:
+    client = FakeClient([5.0, answer("done")])
+    agent = Agent(client, ToolRegistry(), retry=no_wait(), request_timeout=0.05)
+    reply = await agent.run("hi")
+    assert reply.text == "done"
+    assert [d.message for d in reply.diagnostics if d.code == "timeout"] == [
+        "the request took longer than 0.05 s"
+    ]
