@@ -76,7 +76,10 @@ async def run_local(validated: ValidatedCall, /) -> Any:
         What the handler returned.
 
     Raises:
-        ToolExecutionError: the handler raised (the original exception is its cause).
+        ToolExecutionError: the handler raised (the original exception is its cause),
+            also a ``BaseException`` that is no cancellation, exit or interrupt of the
+            event loop's thread (in a worker thread, every one).
+        Whatever cancels the caller (never swallowed).
     """
     handler = validated.tool.handler
     kwargs = validated.kwargs
@@ -93,17 +96,53 @@ async def run_local(validated: ValidatedCall, /) -> Any:
                 # takes it for an async function passed by mistake), so a sync handler
                 # returning one (a decorator hiding an async function) failed on trio
                 # and ran on asyncio.
-                return (handler(**kwargs),)
+                try:
+                    return (handler(**kwargs),)
+                except Exception:
+                    raise
+                except BaseException as exc:
+                    # Nothing outside cancels a worker thread, so anything else that
+                    # ends the handler there (SystemExit, which Python's own threads
+                    # ignore; a library's BaseException) is the handler's failure. Let
+                    # out of the thread, it left anyio's asyncio worker without an
+                    # answer (the dispatch hung) and burst out of the task group on trio.
+                    raise _Aborted(exc) from exc
 
             (value,) = await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
             if inspect.isawaitable(value):
                 value = await value
+    except _Aborted as aborted:
+        raise _failed(validated, aborted.exc) from aborted.exc
     except Exception as exc:
-        raise ToolExecutionError(
-            f"{validated.tool.name} raised {type(exc).__name__}: {safe_str(exc)}",
-            call=validated.call,
-        ) from exc
+        raise _failed(validated, exc) from exc
+    except BaseException as exc:
+        if _is_control_flow(exc):
+            raise
+        raise _failed(validated, exc) from exc
     return value
+
+
+class _Aborted(Exception):
+    """Carries a handler's BaseException out of its worker thread as an Exception."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(exc)
+        self.exc = exc
+
+
+def _is_control_flow(exc: BaseException) -> bool:
+    """Exceptions that are not a handler's to fail with: cancellation (ours or an outer
+    scope's), Ctrl-C and exit on the event loop's thread, a generator closing, and any
+    group (which may hold one of those)."""
+    control = (KeyboardInterrupt, SystemExit, GeneratorExit, BaseExceptionGroup)
+    return isinstance(exc, (*control, anyio.get_cancelled_exc_class()))
+
+
+def _failed(validated: ValidatedCall, exc: BaseException) -> ToolExecutionError:
+    return ToolExecutionError(
+        f"{validated.tool.name} raised {type(exc).__name__}: {safe_str(exc)}",
+        call=validated.call,
+    )
 
 
 async def run_sandboxed(validated: ValidatedCall, /, *, pool: WarmPool | None = None) -> Any:

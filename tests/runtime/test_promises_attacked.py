@@ -222,3 +222,57 @@ async def test_the_agents_own_deadline_still_says_how_long_it_waited() -> None:
     assert [d.message for d in reply.diagnostics if d.code == "timeout"] == [
         "the request took longer than 0.05 s"
     ]
+
+
+# --------------------------------------------------------------------------------------
+# Agent.run ends with a reply whatever the tools do.
+
+
+class Abort(BaseException):
+    """What some libraries raise past ``except Exception`` (pytest's outcomes, gevent's
+    GreenletExit, a framework's own abort)."""
+
+
+def aborting(kind: str) -> ToolRegistry:
+    registry = ToolRegistry()
+
+    def sync_abort(x: int) -> str:
+        """Abort, in a worker thread."""
+        raise Abort("stop here")
+
+    async def async_abort(x: int) -> str:
+        """Abort, on the event loop."""
+        raise Abort("stop here")
+
+    def sync_exit(x: int) -> str:
+        """Exit, in a worker thread (where Python's own threads ignore SystemExit)."""
+        raise SystemExit(3)
+
+    handler = {"sync": sync_abort, "async": async_abort, "exit": sync_exit}[kind]
+    registry.register(handler, name="abort")
+
+    def fine(x: int) -> str:
+        """A sibling that works."""
+        return f"fine {x}"
+
+    registry.register(fine)
+    return registry
+
+
+@pytest.mark.parametrize("kind", ["sync", "async", "exit"])
+async def test_a_handler_raising_past_exception_fails_its_call_and_the_run_replies(
+    kind: str,
+) -> None:
+    """A handler raising a BaseException that is not a cancellation hung the dispatch on
+    asyncio (a sync handler: anyio's worker never answered) and otherwise burst out of
+    ``Agent.run`` as a BaseExceptionGroup (fixed: it is the call's failure, the sibling's
+    result comes home, and the model gets the generic tool_failed text)."""
+    client = FakeClient([calling(("abort", {"x": 1}), ("fine", {"x": 2})), answer("done")])
+    with anyio.fail_after(10):
+        reply = await Agent(client, aborting(kind)).run("hi")
+    assert reply.text == "done" and not reply.is_fallback
+    assert [r.outcome for r in reply.reports] == ["failed", "ok"]
+    failed = reply.reports[0]
+    assert failed.result.is_error and failed.result.call.call_id == "toolu_0_0"
+    assert reply.reports[1].result.content == "fine 2"
+    assert any(d.kind == "tool_failed" for d in failed.diagnostics)
