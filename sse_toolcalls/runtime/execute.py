@@ -116,10 +116,28 @@ async def run_local(validated: ValidatedCall, /) -> Any:
     except Exception as exc:
         raise _failed(validated, exc) from exc
     except BaseException as exc:
-        if _is_control_flow(exc):
+        if _is_control_flow(exc) and not _stray_cancellation(exc):
             raise
         raise _failed(validated, exc) from exc
     return value
+
+
+def _stray_cancellation(exc: BaseException) -> bool:
+    """An asyncio ``CancelledError`` while the handler's task has no cancellation
+    pending: the handler awaited a future or task someone else cancelled. Taken for
+    ours, it ended the dispatch's task silently and the call lost its report. Under
+    anyio's asyncio backend every cancel scope cancels by ``Task.cancel``, so a real
+    cancellation always shows in ``Task.cancelling()``; trio's ``Cancelled`` is only
+    ever raised by trio itself."""
+    import asyncio
+
+    if not isinstance(exc, asyncio.CancelledError):
+        return False
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # not on an asyncio loop (trio)
+        return False
+    return task is not None and task.cancelling() == 0
 
 
 class _Aborted(Exception):

@@ -276,3 +276,48 @@ async def test_a_handler_raising_past_exception_fails_its_call_and_the_run_repli
     assert failed.result.is_error and failed.result.call.call_id == "toolu_0_0"
     assert reply.reports[1].result.content == "fine 2"
     assert any(d.kind == "tool_failed" for d in failed.diagnostics)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_awaiting_a_future_someone_else_cancelled_fails_the_call_not_the_run() -> None:
+    """On asyncio, awaiting a task that another task cancelled raises CancelledError in
+    a handler that nobody cancelled. The dispatch took it for its own cancellation: the
+    call was left without a report and ``Agent.run`` raised UsageError (fixed: a
+    CancelledError while the handler's task has no cancellation pending is the
+    handler's failure)."""
+    import asyncio
+
+    registry = ToolRegistry()
+
+    async def fetch_shared(x: int) -> str:
+        """Wait on a shared background job."""
+        job = asyncio.get_running_loop().create_future()
+        job.cancel()  # its owner shut it down
+        return str(await job)
+
+    registry.register(fetch_shared)
+    client = FakeClient([calling(("fetch_shared", {"x": 1})), answer("done")])
+    with anyio.fail_after(10):
+        reply = await Agent(client, registry).run("hi")
+    assert reply.text == "done" and not reply.is_fallback
+    assert [r.outcome for r in reply.reports] == ["failed"]
+
+
+async def test_a_tool_timeout_and_an_outer_cancel_still_cancel() -> None:
+    """The other side of the rule above: a real cancellation is never a tool failure."""
+    registry = ToolRegistry()
+
+    async def slow(x: int) -> str:
+        """Sleep."""
+        await anyio.sleep(30)
+        return "late"
+
+    registry.register(slow, timeout=0.05)
+    registry.register(slow, name="slower", timeout=20)
+    call = ToolCall(name="slow", args={"x": 1}, provider="anthropic", call_id="a", index=0)
+    [report] = await Dispatcher(registry).dispatch([call])
+    assert report.outcome == "timeout"
+    slower = ToolCall(name="slower", args={"x": 1}, provider="anthropic", call_id="b", index=0)
+    with anyio.move_on_after(0.05) as scope:
+        await Dispatcher(registry).dispatch([slower])
+    assert scope.cancelled_caught
