@@ -1,0 +1,114 @@
+"""Promises of the core attacked from an attacker's seat: "never a guessed call".
+
+Each test failed on the code before its fix; one whose fix belongs to a file another
+engineer owns right now is marked ``xfail(strict=True)`` with the reason (it turns into
+a failure the day the fix lands, so the mark comes off with it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sse_toolcalls import Dialect, ToolCall, ToolCallParser
+from sse_toolcalls.dialects._common import parse_arguments
+
+# An attacker's classic (JSON interoperability, CVE-2017-12635 in CouchDB): the same key
+# twice. orjson and the stdlib keep the last value, other parsers the first; a proxy or
+# an audit log that read the first saw "1" where the handler would pay 1000.
+DUPLICATED = '{"to": "bob", "amount": 1, "amount": 1000}'
+NESTED = '{"order": {"sku": "a", "sku": "b"}}'
+
+
+def chat_stream(arguments: str) -> bytes:
+    chunks: list[dict[str, Any]] = [
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "c1",
+                                "function": {"name": "pay", "arguments": arguments},
+                            }
+                        ]
+                    },
+                    "finish_reason": None,
+                }
+            ]
+        },
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + (
+        b"data: [DONE]\n\n"
+    )
+
+
+def anthropic_stream(partial_json: str) -> bytes:
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"id": "m", "content": [], "usage": {}}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "t1", "name": "pay", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": partial_json},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {}},
+        {"type": "message_stop"},
+    ]
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def released(dialect: Dialect, raw: bytes) -> list[ToolCall]:
+    parser = ToolCallParser(dialect)
+    return [*parser.feed(raw), *parser.finish()]
+
+
+DUPLICATE_KEYS = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "h29 owns dialects/_common.py: parse_arguments must refuse an object with a "
+        "repeated key (orjson keeps the last value silently)"
+    ),
+)
+
+
+@DUPLICATE_KEYS
+@pytest.mark.parametrize("text", [DUPLICATED, NESTED])
+def test_arguments_with_a_repeated_key_are_invalid_not_the_last_value(text: str) -> None:
+    args, error = parse_arguments(text)
+    assert args == {}
+    assert error is not None and "repeated key" in error
+
+
+@DUPLICATE_KEYS
+@pytest.mark.parametrize(
+    ("dialect", "raw"),
+    [("openai_chat", chat_stream(DUPLICATED)), ("anthropic", anthropic_stream(DUPLICATED))],
+)
+def test_a_streamed_call_with_a_repeated_key_does_not_run(dialect: Dialect, raw: bytes) -> None:
+    [call] = released(dialect, raw)
+    assert call.name == "pay" and call.args == {}
+    assert call.arguments_error is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "b": {"a": 2}}',  # one name in two objects is no repetition
+        '{"a": "\\"a\\": 1", "b": ["a", "a"]}',  # nor inside strings and arrays
+        '{"k": 1, "K": 2, "\\u006b2": 3}',
+    ],
+)
+def test_the_same_name_in_different_places_is_not_a_repeated_key(text: str) -> None:
+    args, error = parse_arguments(text)
+    assert error is None and args == json.loads(text)
