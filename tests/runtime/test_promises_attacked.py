@@ -14,9 +14,10 @@ from sse_toolcalls.conversation import Conversation
 from sse_toolcalls.errors import ToolRetry, UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny, approval_ids
+from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.ledger import InMemoryLedger
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.tools import Effect, ToolRegistry
 from tests.runtime.test_agent import FakeClient, answer, calling, no_wait
 
 pytestmark = pytest.mark.anyio
@@ -321,3 +322,46 @@ async def test_a_tool_timeout_and_an_outer_cancel_still_cancel() -> None:
     with anyio.move_on_after(0.05) as scope:
         await Dispatcher(registry).dispatch([slower])
     assert scope.cancelled_caught
+
+
+# --------------------------------------------------------------------------------------
+# The breaker: refused for the cool-down, then one trial call, whatever became of it.
+
+
+@pytest.mark.parametrize("effect", ["read", "write"])
+async def test_a_cancelled_trial_call_gives_its_probe_slot_back(effect: Effect) -> None:
+    """The half-open circuit's one trial call was cancelled (the user left, an outer
+    deadline): its probe slot was never given back, so the circuit stayed half-open
+    with its slot taken and refused the tool for the rest of the process (fixed: a
+    cancelled trial says nothing about the tool and frees the slot)."""
+    now = [0.0]
+    breaker = CircuitBreaker(threshold=1, cooldown=10, clock=lambda: now[0])
+    registry = ToolRegistry()
+    mode = ["down"]
+
+    async def lookup(x: int) -> str:
+        """Look something up."""
+        if mode[0] == "down":
+            raise OSError("the service is down")
+        if mode[0] == "slow":
+            await anyio.sleep(30)
+        return "found"
+
+    registry.register(lookup, effect=effect)
+    dispatcher = Dispatcher(registry, breaker=breaker, read_retries=0)
+
+    def call(x: int) -> ToolCall:
+        return ToolCall(
+            name="lookup", args={"x": x}, provider="anthropic", call_id=f"c{x}", index=0
+        )
+
+    assert [r.outcome for r in await dispatcher.dispatch([call(1)])] == ["failed"]
+    assert breaker.status("lookup").state == "open"
+    now[0] = 20.0  # past the cool-down: one trial call may run
+    mode[0] = "slow"
+    with anyio.move_on_after(0.05) as scope:
+        await dispatcher.dispatch([call(2)])
+    assert scope.cancelled_caught
+    mode[0] = "up"
+    assert [r.outcome for r in await dispatcher.dispatch([call(3)])] == ["ok"]
+    assert breaker.status("lookup").state == "closed"
