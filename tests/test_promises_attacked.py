@@ -112,3 +112,56 @@ def test_a_streamed_call_with_a_repeated_key_does_not_run(dialect: Dialect, raw:
 def test_the_same_name_in_different_places_is_not_a_repeated_key(text: str) -> None:
     args, error = parse_arguments(text)
     assert error is None and args == json.loads(text)
+
+
+# --------------------------------------------------------------------------------------
+# Never a lost call: a call the stream delivers whole is released, not dropped in silence.
+
+
+def responses_stream(*events: dict[str, Any]) -> bytes:
+    created = {"type": "response.created", "response": {"id": "r", "status": "in_progress"}}
+    return b"".join(
+        f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in (created, *events)
+    )
+
+
+WHOLE_ITEM = {
+    "id": "fc_0",
+    "type": "function_call",
+    "status": "completed",
+    "arguments": '{"city": "Oslo"}',
+    "call_id": "call_0",
+    "name": "get_weather",
+}
+COMPLETED = {"type": "response.completed", "response": {"id": "r", "status": "completed"}}
+LOST_CALLS = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "h29 owns dialects/openai_responses/stream.py: _item_done drops a function_call "
+        "item it never saw added, and response.completed's output is read for reasoning "
+        "items only"
+    ),
+)
+
+
+@LOST_CALLS
+def test_a_responses_call_item_that_arrives_whole_is_released() -> None:
+    """A proxy that sends each item only when done (no ``output_item.added``, no
+    deltas): the call vanished and the turn looked like an answer without calls."""
+    raw = responses_stream(
+        {"type": "response.output_item.done", "output_index": 0, "item": WHOLE_ITEM}, COMPLETED
+    )
+    [call] = released("openai_responses", raw)
+    assert (call.name, call.args, call.call_id) == ("get_weather", {"city": "Oslo"}, "call_0")
+
+
+@LOST_CALLS
+def test_a_responses_call_only_in_the_completed_output_is_released() -> None:
+    """A non-streaming answer re-wrapped as a stream: ``response.completed`` alone, its
+    ``output`` holding the call."""
+    completed = {
+        "type": "response.completed",
+        "response": {"id": "r", "status": "completed", "output": [WHOLE_ITEM]},
+    }
+    [call] = released("openai_responses", responses_stream(completed))
+    assert (call.name, call.args, call.call_id) == ("get_weather", {"city": "Oslo"}, "call_0")
