@@ -165,3 +165,35 @@ def test_a_responses_call_only_in_the_completed_output_is_released() -> None:
     }
     [call] = released("openai_responses", responses_stream(completed))
     assert (call.name, call.args, call.call_id) == ("get_weather", {"city": "Oslo"}, "call_0")
+
+
+def gemini_chunk(call: dict[str, Any], finish: str | None) -> bytes:
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"functionCall": call}]}}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return b"data: " + json.dumps({"candidates": [candidate]}).encode() + b"\r\n\r\n"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "h29 owns dialects/gemini/stream.py: the first finishReason ends the turn and "
+        "every later part is ignored; a Gemini turn ends at EOF, so the finish should "
+        "be held until finish()"
+    ),
+)
+def test_gemini_finish_reason_on_every_chunk_loses_no_parallel_call() -> None:
+    """A proxy that stamps ``finishReason: STOP`` on every chunk (one-api#1408,
+    kelivo#1003), with Gemini's parallel calls each in its own chunk
+    (hermes-agent#57939): the second call was dropped in silence."""
+    raw = gemini_chunk({"name": "get_weather", "args": {"city": "Oslo"}}, "STOP")
+    raw += gemini_chunk({"name": "get_weather", "args": {"city": "Lima"}}, "STOP")
+    calls = released("gemini", raw)
+    assert [c.args["city"] for c in calls] == ["Oslo", "Lima"]
+    assert [c.index for c in calls] == [0, 1]
+
+
+def test_gemini_one_finish_reason_at_the_end_releases_every_call() -> None:
+    raw = gemini_chunk({"name": "get_weather", "args": {"city": "Oslo"}}, None)
+    raw += gemini_chunk({"name": "get_weather", "args": {"city": "Lima"}}, "STOP")
+    assert [c.args["city"] for c in released("gemini", raw)] == ["Oslo", "Lima"]
