@@ -247,13 +247,20 @@ async def run_once(
     if validated.tool.sandbox is not None:
         return await run_sandboxed(validated, pool=pool)
     timeout = validated.tool.timeout
+    deadline = anyio.CancelScope()  # replaced by the tool's own deadline below
     try:
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(timeout) as deadline:
             return await executor(validated)
     except TimeoutError as exc:
-        raise ToolTimeoutError(
-            f"{validated.tool.name} did not finish within {timeout:g} s", call=validated.call
-        ) from exc
+        # Ours only when our deadline fired; else the executor's own wait timed out
+        # (there may be no tool timeout at all): the call timed out all the same.
+        name = validated.tool.name
+        detail = (
+            f"{name} did not finish within {timeout:g} s"
+            if timeout is not None and deadline.cancelled_caught
+            else f"{name} timed out in its executor: {safe_str(exc) or type(exc).__name__}"
+        )
+        raise ToolTimeoutError(detail, call=validated.call) from exc
 
 
 def is_async(handler: Callable[..., Any]) -> bool:

@@ -17,7 +17,7 @@ from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny, appr
 from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.ledger import InMemoryLedger
-from sse_toolcalls.tools import Effect, ToolRegistry
+from sse_toolcalls.tools import Effect, ToolRegistry, ValidatedCall
 from tests.runtime.test_agent import FakeClient, answer, calling, no_wait
 
 pytestmark = pytest.mark.anyio
@@ -365,3 +365,27 @@ async def test_a_cancelled_trial_call_gives_its_probe_slot_back(effect: Effect) 
     mode[0] = "up"
     assert [r.outcome for r in await dispatcher.dispatch([call(3)])] == ["ok"]
     assert breaker.status("lookup").state == "closed"
+
+
+@pytest.mark.parametrize("tool_timeout", [None, 30.0])
+async def test_an_executors_own_timeout_is_the_calls_timeout(tool_timeout: float | None) -> None:
+    """An executor (a remote runner, say) that lets its own TimeoutError out: with no
+    tool timeout, run_once formatted ``None`` with ``:g`` and the TypeError burst out
+    of the dispatch; with one, the message claimed the tool's deadline had passed."""
+    registry = ToolRegistry()
+
+    def remote(x: int) -> str:
+        """Runs elsewhere."""
+        return "never here"
+
+    registry.register(remote, timeout=tool_timeout)
+
+    async def executor(validated: ValidatedCall) -> Any:
+        raise TimeoutError("the runner did not answer")
+
+    call = ToolCall(name="remote", args={"x": 1}, provider="anthropic", call_id="a", index=0)
+    [report] = await Dispatcher(registry, executor=executor, read_retries=0).dispatch([call])
+    assert report.outcome == "timeout" and report.result.call.call_id == "a"
+    [problem] = report.diagnostics
+    assert "the runner did not answer" in problem.message
+    assert "did not finish within" not in problem.message
