@@ -82,7 +82,10 @@ async def run_local(validated: ValidatedCall, /) -> Any:
         Whatever cancels the caller (never swallowed).
     """
     handler = validated.tool.handler
-    kwargs = validated.kwargs
+    # The handler's own lists and dicts: else a handler emptying its queue argument
+    # rewrote the model's call (the assistant turn sent back, the reports, the stored
+    # conversation) and the arguments a read's retry runs with.
+    kwargs = {name: _own(value) for name, value in validated.kwargs.items()}
     slot = validated.tool.context_parameter
     if slot is not None:
         kwargs = {**kwargs, slot: validated.context}
@@ -138,6 +141,17 @@ def _stray_cancellation(exc: BaseException) -> bool:
     except RuntimeError:  # not on an asyncio loop (trio)
         return False
     return task is not None and task.cancelling() == 0
+
+
+def _own(value: Any) -> Any:
+    """``value`` with each JSON list and dict copied, at every depth (arguments are at
+    most ``MAX_VALIDATED_ARGUMENTS_DEPTH`` deep); anything else, decoded objects
+    included, as it is."""
+    if type(value) is dict:
+        return {key: _own(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_own(item) for item in value]
+    return value
 
 
 class _Aborted(Exception):

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from sse_toolcalls.calls import StreamEvent, StreamFinished, ToolCall, ToolSpec
-from sse_toolcalls.conversation import Conversation
+from sse_toolcalls.conversation import AssistantMessage, Conversation
 from sse_toolcalls.errors import ToolRetry, UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny, approval_ids
@@ -389,3 +389,63 @@ async def test_an_executors_own_timeout_is_the_calls_timeout(tool_timeout: float
     [problem] = report.diagnostics
     assert "the runner did not answer" in problem.message
     assert "did not finish within" not in problem.message
+
+
+# --------------------------------------------------------------------------------------
+# What the model said stays what it said: a handler cannot rewrite the history.
+
+
+def mutating() -> ToolRegistry:
+    registry = ToolRegistry()
+
+    def drain(queue: list[str], options: dict[str, Any], extra: Any = None) -> str:
+        """Consume a queue (and scribble on what it was given)."""
+        out = ",".join(queue)
+        queue.clear()
+        options["seen"] = True
+        if isinstance(extra, dict):
+            extra.clear()
+        return out
+
+    def drain_raw(queue: list[str], options: dict[str, Any]) -> str:
+        queue.clear()
+        options["seen"] = True
+        return "drained"
+
+    registry.register(drain)
+    registry.add_schema_tool(
+        "drain_raw",
+        {
+            "type": "object",
+            "properties": {"queue": {"type": "array"}, "options": {"type": "object"}},
+            "required": ["queue", "options"],
+        },
+        drain_raw,
+        description="Consume a queue.",
+    )
+    return registry
+
+
+@pytest.mark.parametrize("pydantic", ["on", "off"])
+async def test_a_handler_mutating_its_arguments_leaves_the_models_call_alone(
+    pydantic: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A handler got the very lists and dicts of the model's call: clearing its queue
+    rewrote the assistant turn sent back to the provider (the model was told it had
+    asked for ``[]``), the reports and the conversation stored (fixed: the executor
+    hands each handler its own copy of the JSON containers)."""
+    if pydantic == "off":
+        monkeypatch.setenv("SSE_TOOLCALLS_NO_PYDANTIC", "1")
+    asked = {"queue": ["a", "b"], "options": {"fast": True}}
+    client = FakeClient(
+        [
+            calling(("drain", {**asked, "extra": {"k": 1}}), ("drain_raw", asked)),
+            answer("done"),
+        ]
+    )
+    reply = await Agent(client, mutating()).run("drain both")
+    assert [r.outcome for r in reply.reports] == ["ok", "ok"]
+    [turn] = [m for m in client.seen[-1] if isinstance(m, AssistantMessage)]
+    assert [c.args for c in turn.calls] == [{**asked, "extra": {"k": 1}}, asked]
+    assert [r.call.args for r in reply.reports] == [{**asked, "extra": {"k": 1}}, asked]
+    assert asked == {"queue": ["a", "b"], "options": {"fast": True}}
