@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import Dialect, ToolCall, ToolCallParser
+from sse_toolcalls import Dialect, Image, ToolCall, ToolCallParser, ToolResult, build_request
+from sse_toolcalls.conversation import (
+    AssistantMessage,
+    Message,
+    ToolResultsMessage,
+    UserMessage,
+)
 from sse_toolcalls.dialects._common import parse_arguments
 
 # An attacker's classic (JSON interoperability, CVE-2017-12635 in CouchDB): the same key
@@ -197,3 +203,65 @@ def test_gemini_one_finish_reason_at_the_end_releases_every_call() -> None:
     raw = gemini_chunk({"name": "get_weather", "args": {"city": "Oslo"}}, None)
     raw += gemini_chunk({"name": "get_weather", "args": {"city": "Lima"}}, "STOP")
     assert [c.args["city"] for c in released("gemini", raw)] == ["Oslo", "Lima"]
+
+
+# --------------------------------------------------------------------------------------
+# Results go home together: peers' users hit OpenAI's 400 "tool_call_ids did not have
+# response messages" (pydantic-ai#2360: user content inserted between parallel results)
+# and Gemini's "number of function response parts should be equal to number of function
+# call parts" (pydantic-ai#580, semantic-kernel#10597: one Content per response).
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c63f8cfc0500f0004850180848a8c21"
+    "0000000049454e44ae426082"
+)
+
+
+@pytest.mark.parametrize("dialect", ["openai_chat", "openai_responses", "anthropic", "gemini"])
+def test_parallel_results_one_with_media_come_back_together_in_call_order(
+    dialect: Dialect,
+) -> None:
+    calls = tuple(
+        ToolCall(
+            name="look",
+            args={"i": i},
+            provider=dialect,
+            call_id=None if dialect == "gemini" else f"id{i}",
+            index=i,
+        )
+        for i in range(3)
+    )
+    results = (
+        ToolResult(call=calls[0], content="zero"),
+        ToolResult(call=calls[1], content="one", media=(Image(data=PNG),)),
+        ToolResult(call=calls[2], content="two", is_error=True),
+    )
+    conversation: list[Message] = [
+        UserMessage(text="look thrice"),
+        AssistantMessage(calls=calls),
+        ToolResultsMessage(results=results),
+    ]
+    body = build_request(dialect, conversation, model="m")
+    if dialect == "openai_chat":
+        after = body["messages"][2:]
+        assert [(m["role"], m["tool_call_id"]) for m in after] == [
+            ("tool", "id0"),
+            ("tool", "id1"),
+            ("tool", "id2"),
+        ]
+    elif dialect == "openai_responses":
+        after = body["input"][4:]
+        assert [(i["type"], i["call_id"]) for i in after] == [
+            ("function_call_output", f"id{n}") for n in range(3)
+        ]
+    elif dialect == "anthropic":
+        [answer] = body["messages"][2:]
+        assert answer["role"] == "user"
+        assert [b["tool_use_id"] for b in answer["content"]] == ["id0", "id1", "id2"]
+        assert [b["type"] for b in answer["content"]] == ["tool_result"] * 3
+    else:
+        [answer] = body["contents"][2:]
+        parts = answer["parts"]
+        assert [list(p) for p in parts] == [["functionResponse"]] * 3
+        assert len(parts) == len(body["contents"][1]["parts"])
