@@ -7,16 +7,18 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from sse_toolcalls.calls import StreamEvent, StreamFinished, ToolCall, ToolSpec
 from sse_toolcalls.conversation import AssistantMessage, Conversation
-from sse_toolcalls.errors import ToolRetry, UsageError
+from sse_toolcalls.errors import ProviderError, ToolRetry, UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny, approval_ids
 from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.ledger import InMemoryLedger
+from sse_toolcalls.runtime.retry import RetryPolicy
 from sse_toolcalls.tools import Effect, ToolRegistry, ValidatedCall
 from tests.runtime.test_agent import FakeClient, answer, calling, no_wait
 
@@ -449,3 +451,32 @@ async def test_a_handler_mutating_its_arguments_leaves_the_models_call_alone(
     assert [c.args for c in turn.calls] == [{**asked, "extra": {"k": 1}}, asked]
     assert [r.call.args for r in reply.reports] == [{**asked, "extra": {"k": 1}}, asked]
     assert asked == {"queue": ["a", "b"], "options": {"fast": True}}
+
+
+# --------------------------------------------------------------------------------------
+# Provider retries: each wait is the latest answer's Retry-After (litellm#20722 retried on
+# a stale exception's hint: 9 s where the provider asked for 107 s).
+
+
+async def test_an_escalating_retry_after_is_honoured_at_each_retry() -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        await anyio.lowlevel.checkpoint()
+
+    def limited(after: float) -> ProviderError:
+        return ProviderError(
+            "rate limited",
+            provider="anthropic",
+            code="rate_limit_error",
+            status=429,
+            retryable=True,
+            retry_after=after,
+        )
+
+    client = FakeClient([limited(3.0), limited(41.0), answer("done")])
+    policy = RetryPolicy(attempts=3, jitter=False, sleep=sleep)
+    reply = await Agent(client, ToolRegistry(), retry=policy).run("hi")
+    assert reply.text == "done"
+    assert waits == [3.0, 41.0]
