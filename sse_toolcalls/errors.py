@@ -287,7 +287,9 @@ class ToolRetry(Exception):
     ``raise ToolRetry("the date must be in the past")`` sends that text to the model as
     an error result under the call's id (``{"error": "tool_retry", "message": ...}``),
     so it can correct itself. It is the tool's verdict on its input: it never counts
-    against the circuit breaker and a read is not re-run for it. Each tool allows the
+    against the circuit breaker and a read is not re-run for it. It says the tool did
+    nothing, so a write's ledger forgets the call's key: the corrected call runs, even
+    with the same arguments (after the model did what the tool asked). Each tool allows the
     model ``Tool.retries`` such answers per run (``register(..., retries=...)``); past
     that, the agent answers with the ``tool_arguments`` fallback. Any other exception
     from a handler keeps the generic ``tool_failed`` text, its detail in diagnostics.

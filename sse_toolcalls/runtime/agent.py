@@ -82,7 +82,8 @@ from .approval import (
     ApprovalState,
     Decision,
     Deny,
-    approval_id,
+    approval_ids,
+    pending_ids,
 )
 from .breaker import CircuitBreaker
 from .diagnostics import MAX_BODY_CHARS, Diagnostic, from_exception, logger, report
@@ -452,7 +453,8 @@ class Agent:
         """Go on with a paused run: run the approved calls, decline the denied ones.
 
         Every pending call must be named once, in ``approve`` or in ``deny``, by its
-        :func:`~.approval.approval_id` (its ``call_id``). The paused turn then runs as
+        :func:`~.approval.approval_id` (its ``call_id``; :func:`~.approval.pending_ids`
+        lists them, telling apart calls that share an id). The paused turn then runs as
         one dispatch (in call order, under the same write keys as any run of that
         turn), a denied call answered with "the user declined"; the loop goes on and
         may pause again. The turn keeps its request's id, so an approved write has the
@@ -466,7 +468,7 @@ class Agent:
             UsageError: on entering: ``state`` was already resumed by this agent, or the
                 ids do not name each pending call exactly once.
         """
-        pending = {approval_id(call) for call in state.pending}
+        pending = set(pending_ids(state))
         named = [*approve, *deny]
         if len(set(named)) != len(named) or set(named) != pending:
             raise UsageError(
@@ -493,10 +495,10 @@ class Agent:
         run.started -= state.elapsed
         declined = dict(state.denied)
         decisions: list[Decision] = [
-            Deny(reason=declined[approval_id(call)])
-            if approval_id(call) in declined
-            else ("allow" if approval_id(call) not in deny else "ask")
-            for call in state.calls
+            Deny(reason=declined[name])
+            if name in declined
+            else ("allow" if name not in deny else "ask")
+            for name in approval_ids(state.calls)
         ]
         resumed = (state, decisions)
         go = functools.partial(run.go, resumed=resumed)
@@ -798,8 +800,8 @@ class _Run:
             messages=tuple(self.messages),
             calls=finished.calls,
             denied=tuple(
-                (approval_id(call), d.reason)
-                for call, d in zip(finished.calls, decisions, strict=True)
+                (name, d.reason)
+                for name, d in zip(approval_ids(finished.calls), decisions, strict=True)
                 if isinstance(d, Deny)
             ),
             pending=pending,
@@ -890,8 +892,9 @@ class _Run:
         last: StreamFinished | None = None
         timeout = agent.request_timeout
         previews = _Previews(_dialect(agent.client))
+        deadline = anyio.CancelScope()  # replaced by the request's own deadline below
         try:
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(timeout) as deadline:
                 events = agent.client.stream_events(self.messages, tools, **agent.options)
                 try:
                     async for event in events:
@@ -910,9 +913,14 @@ class _Run:
                         with anyio.CancelScope(shield=True):
                             await closer()
         except TimeoutError as exc:
-            raise StreamTimeoutError(
-                f"the request took longer than {timeout:g} s", provider=_dialect(agent.client)
-            ) from exc
+            # Ours only when our deadline fired; else the client's own I/O timed out
+            # (there may be no request_timeout at all): a timeout all the same.
+            detail = (
+                f"the request took longer than {timeout:g} s"
+                if timeout is not None and deadline.cancelled_caught
+                else f"the client timed out: {safe_str(exc) or type(exc).__name__}"
+            )
+            raise StreamTimeoutError(detail, provider=_dialect(agent.client)) from exc
         if last is None:
             # Our clients end every good stream with StreamFinished or raise; a client
             # that simply stops has been cut off, as far as anyone can tell.

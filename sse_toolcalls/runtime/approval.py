@@ -19,7 +19,8 @@ streaming loop can hand the same object out as its approval event.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -39,13 +40,34 @@ __all__ = [
     "Decision",
     "Deny",
     "approval_id",
+    "approval_ids",
+    "pending_ids",
 ]
 
 
 def approval_id(call: ToolCall) -> str:
     """How :meth:`~.agent.Agent.resume` names a pending call: its ``call_id``, or
-    ``"#<index>"`` for a provider that sent none."""
+    ``"#<index>"`` for a provider that sent none. Where two calls of one turn share
+    it, each is named by :func:`approval_ids` instead."""
     return call.call_id if call.call_id else f"#{call.index}"
+
+
+def approval_ids(calls: Sequence[ToolCall]) -> list[str]:
+    """The approval id of each call of one turn, unique within the turn.
+
+    A call keeps :func:`approval_id` when no other call of the turn has it. Calls that
+    share one (a proxy that reuses an id for parallel calls) are named
+    ``"<approval_id>#<position in the turn>"``: a person's answer about one of them
+    must never reach the other, so the bare shared id names neither. Should that
+    spelling meet another call's own id, every call is named with its position.
+    """
+    bases = [approval_id(call) for call in calls]
+    counts = Counter(bases)
+    ids = [base if counts[base] == 1 else f"{base}#{n}" for n, base in enumerate(bases)]
+    if len(set(ids)) != len(ids):
+        # Each id now ends in "#" and its own position, which holds no "#": all differ.
+        ids = [f"{base}#{n}" for n, base in enumerate(bases)]
+    return ids
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,7 +124,8 @@ class ApprovalState:
     calls: tuple[ToolCall, ...]
     """Every call of the paused turn, in call order."""
     denied: tuple[tuple[str, str], ...]
-    """``(approval_id, reason)`` of the calls the policy denied."""
+    """``(approval id, reason)`` of the calls the policy denied (ids of
+    :func:`approval_ids`)."""
     pending: tuple[ToolCall, ...]
     """The calls waiting for a person's answer."""
     reports: tuple[CallReport, ...]
@@ -127,3 +150,19 @@ class ApprovalState:
     """Requests re-sent after a failure so far."""
     elapsed: float = 0.0
     """Seconds the run took before it paused (the person's time is not counted)."""
+
+
+def pending_ids(state: ApprovalState) -> list[str]:
+    """The approval ids of ``state.pending``, in order: the names
+    :meth:`~.agent.Agent.resume` takes (each call's :func:`approval_id` unless two calls
+    of the paused turn share it; see :func:`approval_ids`)."""
+    ids = approval_ids(state.calls)
+    out: list[str] = []
+    waiting = iter(state.pending)
+    current = next(waiting, None)
+    for call, name in zip(state.calls, ids, strict=True):
+        # The pending calls are the turn's calls in order, less the allowed and denied.
+        if current is not None and call == current:
+            out.append(name)
+            current = next(waiting, None)
+    return out

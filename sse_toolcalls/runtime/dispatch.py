@@ -408,7 +408,7 @@ class Dispatcher:
                     break  # keep the last failure: it says more than "unavailable"
                 return self._unavailable(validated, circuit)
             runs += 1
-            result, outcome, problem, blamed = await self._attempt(validated)
+            result, outcome, problem, blamed = await self._attempt_in(circuit, validated)
             self._settle(circuit, blamed)
             if problem is None:
                 break
@@ -441,11 +441,17 @@ class Dispatcher:
             return self._ledger_refusal(validated, key, exc)
         # The reservation is on record: from here on, a crash or a cancellation leaves
         # the key in flight, and the write is never silently run again.
-        result, outcome, problem, blamed = await self._attempt(validated, write=True)
+        result, outcome, problem, blamed = await self._attempt_in(circuit, validated, write=True)
         diagnostics = [problem] if problem is not None else []
         self._settle(circuit, blamed)
         try:
-            await self.ledger.record(key, result.content, is_error=result.is_error)
+            if outcome == "retry":
+                # ToolRetry is the tool saying it refused and did nothing: recording it
+                # would answer the corrected call (same arguments, once the model did
+                # what the tool asked) with this refusal, and the write would be lost.
+                await self.ledger.forget(key)
+            else:
+                await self.ledger.record(key, result.content, is_error=result.is_error)
         except LedgerError as exc:
             diagnostics.append(
                 _note(
@@ -465,6 +471,18 @@ class Dispatcher:
             key=key,
             diagnostics=tuple(diagnostics),
         )
+
+    async def _attempt_in(
+        self, circuit: str, validated: ValidatedCall, *, write: bool = False
+    ) -> tuple[ToolResult, CallOutcome, Diagnostic | None, Blame | None]:
+        """:meth:`_attempt` on a circuit that allowed it. Cancelled meanwhile, the run
+        says nothing about the tool: a half-open circuit's probe slot is given back, or
+        the circuit would refuse the tool for good."""
+        try:
+            return await self._attempt(validated, write=write)
+        except BaseException:
+            self.breaker.release(circuit)
+            raise
 
     async def _attempt(
         self, validated: ValidatedCall, *, write: bool = False

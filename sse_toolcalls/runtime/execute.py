@@ -76,10 +76,16 @@ async def run_local(validated: ValidatedCall, /) -> Any:
         What the handler returned.
 
     Raises:
-        ToolExecutionError: the handler raised (the original exception is its cause).
+        ToolExecutionError: the handler raised (the original exception is its cause),
+            also a ``BaseException`` that is no cancellation, exit or interrupt of the
+            event loop's thread (in a worker thread, every one).
+        Whatever cancels the caller (never swallowed).
     """
     handler = validated.tool.handler
-    kwargs = validated.kwargs
+    # The handler's own lists and dicts: else a handler emptying its queue argument
+    # rewrote the model's call (the assistant turn sent back, the reports, the stored
+    # conversation) and the arguments a read's retry runs with.
+    kwargs = {name: _own(value) for name, value in validated.kwargs.items()}
     slot = validated.tool.context_parameter
     if slot is not None:
         kwargs = {**kwargs, slot: validated.context}
@@ -93,17 +99,82 @@ async def run_local(validated: ValidatedCall, /) -> Any:
                 # takes it for an async function passed by mistake), so a sync handler
                 # returning one (a decorator hiding an async function) failed on trio
                 # and ran on asyncio.
-                return (handler(**kwargs),)
+                try:
+                    return (handler(**kwargs),)
+                except Exception:
+                    raise
+                except BaseException as exc:
+                    # Nothing outside cancels a worker thread, so anything else that
+                    # ends the handler there (SystemExit, which Python's own threads
+                    # ignore; a library's BaseException) is the handler's failure. Let
+                    # out of the thread, it left anyio's asyncio worker without an
+                    # answer (the dispatch hung) and burst out of the task group on trio.
+                    raise _Aborted(exc) from exc
 
             (value,) = await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
             if inspect.isawaitable(value):
                 value = await value
+    except _Aborted as aborted:
+        raise _failed(validated, aborted.exc) from aborted.exc
     except Exception as exc:
-        raise ToolExecutionError(
-            f"{validated.tool.name} raised {type(exc).__name__}: {safe_str(exc)}",
-            call=validated.call,
-        ) from exc
+        raise _failed(validated, exc) from exc
+    except BaseException as exc:
+        if _is_control_flow(exc) and not _stray_cancellation(exc):
+            raise
+        raise _failed(validated, exc) from exc
     return value
+
+
+def _stray_cancellation(exc: BaseException) -> bool:
+    """An asyncio ``CancelledError`` while the handler's task has no cancellation
+    pending: the handler awaited a future or task someone else cancelled. Taken for
+    ours, it ended the dispatch's task silently and the call lost its report. Under
+    anyio's asyncio backend every cancel scope cancels by ``Task.cancel``, so a real
+    cancellation always shows in ``Task.cancelling()``; trio's ``Cancelled`` is only
+    ever raised by trio itself."""
+    import asyncio
+
+    if not isinstance(exc, asyncio.CancelledError):
+        return False
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # not on an asyncio loop (trio)
+        return False
+    return task is not None and task.cancelling() == 0
+
+
+def _own(value: Any) -> Any:
+    """``value`` with each JSON list and dict copied, at every depth (arguments are at
+    most ``MAX_VALIDATED_ARGUMENTS_DEPTH`` deep); anything else, decoded objects
+    included, as it is."""
+    if type(value) is dict:
+        return {key: _own(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_own(item) for item in value]
+    return value
+
+
+class _Aborted(Exception):
+    """Carries a handler's BaseException out of its worker thread as an Exception."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(exc)
+        self.exc = exc
+
+
+def _is_control_flow(exc: BaseException) -> bool:
+    """Exceptions that are not a handler's to fail with: cancellation (ours or an outer
+    scope's), Ctrl-C and exit on the event loop's thread, a generator closing, and any
+    group (which may hold one of those)."""
+    control = (KeyboardInterrupt, SystemExit, GeneratorExit, BaseExceptionGroup)
+    return isinstance(exc, (*control, anyio.get_cancelled_exc_class()))
+
+
+def _failed(validated: ValidatedCall, exc: BaseException) -> ToolExecutionError:
+    return ToolExecutionError(
+        f"{validated.tool.name} raised {type(exc).__name__}: {safe_str(exc)}",
+        call=validated.call,
+    )
 
 
 async def run_sandboxed(validated: ValidatedCall, /, *, pool: WarmPool | None = None) -> Any:
@@ -190,13 +261,20 @@ async def run_once(
     if validated.tool.sandbox is not None:
         return await run_sandboxed(validated, pool=pool)
     timeout = validated.tool.timeout
+    deadline = anyio.CancelScope()  # replaced by the tool's own deadline below
     try:
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(timeout) as deadline:
             return await executor(validated)
     except TimeoutError as exc:
-        raise ToolTimeoutError(
-            f"{validated.tool.name} did not finish within {timeout:g} s", call=validated.call
-        ) from exc
+        # Ours only when our deadline fired; else the executor's own wait timed out
+        # (there may be no tool timeout at all): the call timed out all the same.
+        name = validated.tool.name
+        detail = (
+            f"{name} did not finish within {timeout:g} s"
+            if timeout is not None and deadline.cancelled_caught
+            else f"{name} timed out in its executor: {safe_str(exc) or type(exc).__name__}"
+        )
+        raise ToolTimeoutError(detail, call=validated.call) from exc
 
 
 def is_async(handler: Callable[..., Any]) -> bool:

@@ -19,6 +19,7 @@ alternatives such as ``integer | None``). A value that is already valid is never
 | ``integer`` | ``"05"``, ``"+5"``, ``" 5"``, ``"5.0"``, ``"1e3"``, ``"1_000"``, ``"0x10"`` | refused | not canonical JSON integer text (leading zero: a code, not a count?) |
 | ``integer`` | ``2.7`` | refused | rounding would invent a value |
 | ``integer`` | ``5.0`` | accepted as is | JSON Schema (Draft 6 on) already counts ``5.0`` as an integer; a function tool with an ``int`` hint receives ``5`` |
+| ``integer`` | ``1e300``, ``9007199254740993.0`` (a float of 2**53 or more) | refused | the float is not the integer written (``...993.0`` parses as ``...992``); the digits alone are exact |
 | ``integer``, ``number`` | ``true`` / ``false`` | refused | a boolean is not a count |
 | ``number`` | ``"2.5"``, ``"-0.5"``, ``"5"``, ``"1e3"`` | ``2.5``, ``-0.5``, ``5``, ``1000.0`` | the JSON spelling of one number |
 | ``number`` | ``"nan"``, ``"inf"``, ``"1e999"``, ``".5"``, ``"5."``, ``"2,5"`` | refused | not JSON, or not finite |

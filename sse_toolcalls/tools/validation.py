@@ -374,6 +374,11 @@ def _wrong_type(error: ValidationError, parts: list[str | int], path: str) -> li
         return [_constraint(error, path)]
     value = error.instance
     hint = _json_container_hint(value, wanted)
+    if "integer" in wanted and isinstance(value, float) and value.is_integer():
+        hint = (
+            ", which a float cannot hold exactly; send the integer's digits, with no"
+            " decimal point or exponent"
+        )
     return [
         Problem(
             path=path,
@@ -564,7 +569,7 @@ class ArgumentValidator:
             raise UsageError(f"invalid JSON Schema at {path}: {exc.message}") from exc
         self.schema = schema
         """The schema, as given."""
-        self._validator: Validator = cls(schema, format_checker=format_checker())
+        self._validator: Validator = _exact_integers(cls)(schema, format_checker=format_checker())
 
     def validate(
         self, args: dict[str, Any]
@@ -616,6 +621,34 @@ class ArgumentValidator:
                 )
                 return fixed, coercions, ()
         return args, (), _collect(errors)
+
+
+EXACT_FLOAT_INTEGERS = 2**53
+"""Below this magnitude every integral float is one integer exactly; past it a float
+stands for several (``9007199254740993.0`` parses as ``2**53``), so an ``integer``
+parameter refuses it rather than hand the tool an integer the model did not write."""
+
+_EXACT_CLASSES: dict[type, type] = {}
+
+
+def _exact_integers(cls: Any) -> Any:
+    """``cls`` with an ``integer`` type check that refuses floats past
+    :data:`EXACT_FLOAT_INTEGERS` (one subclass per draft, made once)."""
+    exact = _EXACT_CLASSES.get(cls)
+    if exact is None:
+        from jsonschema import validators
+
+        plain = cls.TYPE_CHECKER
+
+        def is_integer(checker: Any, instance: Any) -> bool:
+            if isinstance(instance, float) and not abs(instance) < EXACT_FLOAT_INTEGERS:
+                return False
+            return bool(plain.is_type(instance, "integer"))
+
+        checker = plain.redefine("integer", is_integer)
+        extend: Callable[..., Any] = validators.extend  # jsonschema leaves it unannotated
+        exact = _EXACT_CLASSES[cls] = extend(cls, type_checker=checker)
+    return exact
 
 
 def _collect(errors: Iterable[ValidationError]) -> tuple[Problem, ...]:
