@@ -222,14 +222,25 @@ if not TYPE_CHECKING:
 
 def _no_such_name(name: str) -> str:
     message = f"module {__name__!r} has no attribute {name!r}"
-    if name.startswith("_"):
-        # The import system asks for every submodule ("from . import _sse_c") before it
-        # loads it, and copy, pickle and doctest probe dunders: no user misspelt those.
+    if name.startswith("_") or _is_submodule(name):
+        # The import system asks for every submodule ("from sse_toolcalls import sse",
+        # "from . import _sse_c") before it loads it, and copy, pickle and doctest probe
+        # dunders: no user misspelt those, and difflib would load for nothing.
         return message
     import difflib  # only on this error path
 
     close = difflib.get_close_matches(name, _HOME, n=1)
     return f"{message}. Did you mean: {close[0]!r}?" if close else message
+
+
+def _is_submodule(name: str) -> bool:
+    import os  # loaded with the interpreter already
+
+    return any(
+        os.path.exists(os.path.join(folder, name + ending))
+        for folder in __path__
+        for ending in ("", ".py")
+    )
 
 
 def __dir__() -> list[str]:

@@ -100,6 +100,14 @@ def test_a_misspelt_name_is_an_attribute_error_with_a_hint() -> None:
     )
 
 
+def test_a_submodule_asked_of_the_root_computes_no_hint() -> None:
+    # "from sse_toolcalls import sse" asks the root's __getattr__ first: difflib, which
+    # only the hint needs, stays out.
+    loaded = _loaded_by("from sse_toolcalls import sse, _json")
+    assert "difflib" not in loaded
+    assert "sse_toolcalls.sse" in loaded
+
+
 def test_a_builder_loads_its_dialect_on_first_call() -> None:
     loaded = _loaded_by(
         "import sse_toolcalls\n"
