@@ -173,7 +173,9 @@ def table(rows: Sequence[Row]) -> list[str]:
         cells = [tree, f"`{statement}`"]
         for mode in modes:
             row = by_mode.get(mode)
-            if row is None or row.ms is None or row.cpu_ms is None:
+            if row is None:
+                cells.append("-")  # not run in this mode (the peers have no twins)
+            elif row.ms is None or row.cpu_ms is None:
                 cells.append("failed")
             else:
                 shown = f"{row.ms:.1f} / {row.cpu_ms:.1f}"
