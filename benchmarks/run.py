@@ -16,13 +16,10 @@ import gc
 import json
 import os
 import platform
-import re
-import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +28,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     __package__ = "benchmarks"
 
-from benchmarks import floor, inputs, many_streams, ours
+from benchmarks import floor, imports, inputs, many_streams, ours
 from benchmarks.harness import Case, check, growth_exponent, measure, peak_memory
 from benchmarks.model import Impl, MissingPeer
 from benchmarks.peers import load as load_peers
@@ -432,31 +429,13 @@ def _w5_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def run_importtime(report: Report, repeat: int, modules: Sequence[str]) -> None:
-    """``python -X importtime -c "import X"``: cumulative microseconds, median of runs."""
-    for module in modules:
-        values = []
-        for _ in range(repeat):
-            proc = subprocess.run(
-                [sys.executable, "-X", "importtime", "-c", f"import {module}"],
-                capture_output=True,
-                text=True,
-                cwd=ROOT,
-                env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-                check=False,
-            )
-            match = re.search(
-                rf"^import time:\s+\d+ \|\s+(\d+) \| {re.escape(module)}$",
-                proc.stderr,
-                re.MULTILINE,
-            )
-            if proc.returncode != 0 or match is None:
-                break
-            values.append(int(match.group(1)))
-        if values:
-            report.importtime.append({"module": module, "ms": statistics.median(values) / 1000})
-        else:
-            report.importtime.append({"module": module, "ms": None})
+def run_importtime(report: Report, runs: int, *, peers: bool) -> None:
+    """The statements of :mod:`benchmarks.imports` (``import sse_toolcalls``, the framer,
+    the parser, the Agent; both twins), median wall and CPU time of clean subprocesses."""
+    rows = imports.measure({"ours": ROOT}, runs=runs)
+    if peers:
+        rows += imports.measure({"peers": ROOT}, imports.PEERS, runs=runs, modes=("compiled",))
+    report.importtime = [asdict(row) for row in rows]
 
 
 # --------------------------------------------------------------------------------------
@@ -579,10 +558,8 @@ def render(report: Report, settings: Settings) -> str:
                 + " |"
             )
     if report.importtime:
-        lines += ["", "### Import time (`python -X importtime`, cumulative, median)", ""]
-        lines += ["| module | ms |", "|---|---:|"]
-        for r in report.importtime:
-            lines.append(f"| {r['module']} | {_f(r['ms'])} |")
+        lines += ["", "### Import time (the statement alone, clean subprocesses, median)", ""]
+        lines += imports.table([imports.Row(**r) for r in report.importtime])
     if report.missing:
         lines += ["", "Not run (package missing):"] + [f"- {m}" for m in report.missing]
     if report.failures:
@@ -723,10 +700,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_w4(impls, settings, report)
     if "W5" in only:
         run_w5(settings, report)
-    if "IMPORT" in only and args.fast:
-        run_importtime(report, 1, ("sse_toolcalls",))
-    elif "IMPORT" in only:
-        run_importtime(report, 5, ("sse_toolcalls", "httpx_sse", "openai", "anthropic"))
+    if "IMPORT" in only:
+        run_importtime(report, 1 if args.fast else 21, peers=not args.fast)
 
     print(render(report, settings))
     print(f"\n(total {time.perf_counter() - started:.0f} s)")

@@ -1,8 +1,9 @@
 """sse_toolcalls: streamed LLM tool calls, reassembled exactly, run safely.
 
-The sans-I/O core (framer, parser, dialects) is loaded with the package; result
-formatting, the tools layer (jsonschema), the async edge (httpx, anyio) and the simulator
-(uvicorn) are loaded on first use, so ``import sse_toolcalls`` stays fast and light.
+``import sse_toolcalls`` loads no submodule: each public name is looked up on first use
+(PEP 562), so a program pays for the framer, the parser, the tools layer (jsonschema), the
+async edge (httpx, anyio) or the simulator (uvicorn) only when it uses them, and
+``from sse_toolcalls import SSEFramer`` loads the framer and its errors and nothing else.
 
 ``_EXPORTS`` below is the one list of public names: ``__all__``, ``__dir__`` and the lazy
 lookup are derived from it. Type checkers cannot run it, so the ``TYPE_CHECKING`` block
@@ -10,9 +11,12 @@ repeats it as imports (``X as X`` marks a re-export under mypy's and pyright's s
 rules); ``tests/test_public_api.py`` holds the two equal, name for name.
 """
 
-import inspect as _inspect
-import typing as _typing
-from importlib import import_module as _import_module
+import sys as _sys
+
+# Not typing.TYPE_CHECKING: typing (with re, enum, functools, contextlib) is 41 M of the
+# interpreter's instructions to import (callgrind, issue 16), more than the whole of the
+# package's own import; mypy and pyright read any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 # Each public name once, under the module that defines it; only these modules may hold
 # classes whose ``__module__`` says "sse_toolcalls".
@@ -154,13 +158,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-# The sans-I/O core: stdlib only, wanted by every user, so loaded with the package.
-_EAGER = ("calls", "errors", "parser", "sse")
-
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
 """Each public name's defining module, for the lookup on first use."""
 
-if not _typing.TYPE_CHECKING:
+if not TYPE_CHECKING:
     # Hidden from type checkers: mypy gives "from sse_toolcalls import *" nothing for an
     # __all__ it cannot read, and without one it takes the "X as X" names, the same list.
     __all__ = sorted(_HOME)  # noqa: PLE0605
@@ -171,11 +172,13 @@ def _adopt(module: str) -> None:
     each of its public classes the import path users write, so that reprs, tracebacks and
     pickles say ``sse_toolcalls.ToolCall``.
 
-    Called here for the core and on first use of a lazy name, and by each lazy module
-    itself when it finishes loading, so the path does not depend on what was imported
-    first.
+    Called on first use of a name, and by each defining module itself as its last line,
+    so the path does not depend on what was imported first.
     """
-    source = _import_module(module)
+    # __import__ and sys.modules, not importlib.import_module: importlib (with warnings) was
+    # 1.6 M instructions of the 2.6 M that "import sse_toolcalls" took (callgrind).
+    __import__(module)
+    source = _sys.modules[module]
     namespace = globals()
     for name in _EXPORTS[module.removeprefix(f"{__name__}.")]:
         value = getattr(source, name)
@@ -191,24 +194,53 @@ def _resolve_annotations(cls: type) -> None:
     # so they are evaluated here, in the defining module, before __module__ changes.
     # A name only imported under TYPE_CHECKING cannot be evaluated: such a class keeps its
     # strings (tests/test_public_api.py checks that no public class is left so).
-    own = _inspect.get_annotations(cls)
-    if own:
+    # The class's own dict, not inspect.get_annotations: inspect (with ast, dis and
+    # tokenize) is 66 M instructions to import (callgrind, issue 16), for a dict lookup.
+    own = vars(cls).get("__annotations__")
+    if own and any(isinstance(value, str) for value in own.values()):
+        import typing  # every module with string annotations has imported it already
+
         try:
-            hints = _typing.get_type_hints(cls, include_extras=True)
+            hints = typing.get_type_hints(cls, include_extras=True)
         except NameError:
             return
         cls.__annotations__ = {name: hints[name] for name in own}
 
 
-if not _typing.TYPE_CHECKING:
+if not TYPE_CHECKING:
     # Hidden from type checkers, which see the names in the TYPE_CHECKING block below: a
     # visible module __getattr__ would make them accept any misspelt name.
     def __getattr__(name: str) -> object:
         module = _HOME.get(name)
         if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+            # name= without obj=: the interpreter then adds no suggestion of its own
+            # (3.11 prints one only at the top level, never in traceback.format_*).
+            raise AttributeError(_no_such_name(name), name=name)
         _adopt(f"{__name__}.{module}")
         return globals()[name]
+
+
+def _no_such_name(name: str) -> str:
+    message = f"module {__name__!r} has no attribute {name!r}"
+    if name.startswith("_") or _is_submodule(name):
+        # The import system asks for every submodule ("from sse_toolcalls import sse",
+        # "from . import _sse_c") before it loads it, and copy, pickle and doctest probe
+        # dunders: no user misspelt those, and difflib would load for nothing.
+        return message
+    import difflib  # only on this error path
+
+    close = difflib.get_close_matches(name, _HOME, n=1)
+    return f"{message}. Did you mean: {close[0]!r}?" if close else message
+
+
+def _is_submodule(name: str) -> bool:
+    import os  # loaded with the interpreter already
+
+    return any(
+        os.path.exists(os.path.join(folder, name + ending))
+        for folder in __path__
+        for ending in ("", ".py")
+    )
 
 
 def __dir__() -> list[str]:
@@ -216,11 +248,7 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_HOME})
 
 
-for _module in _EAGER:
-    _adopt(f"{__name__}.{_module}")
-del _module
-
-if _typing.TYPE_CHECKING:
+if TYPE_CHECKING:
     from .calls import DIALECTS as DIALECTS
     from .calls import Dialect as Dialect
     from .calls import Document as Document
@@ -351,3 +379,5 @@ if _typing.TYPE_CHECKING:
     from .tools import ToolContext as ToolContext
     from .tools import ToolRegistry as ToolRegistry
     from .tools import ValidatedCall as ValidatedCall
+
+del TYPE_CHECKING  # not a public name of the package

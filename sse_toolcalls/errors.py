@@ -11,7 +11,7 @@ import copyreg
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .calls import DIALECTS
+from . import _adopt
 
 if TYPE_CHECKING:
     from .calls import PartialToolCall, ToolCall
@@ -40,6 +40,10 @@ class UnknownDialectError(UsageError):
     """A dialect name that is not one of the known ones (``sse_toolcalls.DIALECTS``)."""
 
     def __init__(self, dialect: object, *, expected: Sequence[str] | None = None) -> None:
+        # Imported here: calls.py and its dataclasses are not needed by the framer, whose
+        # errors these are too (issue 16: import time).
+        from .calls import DIALECTS
+
         self.dialect = dialect
         """The name given."""
         self.expected: tuple[str, ...] = DIALECTS if expected is None else tuple(expected)
@@ -320,3 +324,7 @@ class ToolErrorReply(Exception):
         super().__init__(content)
         self.content = content
         """What the tool answered: a text, or JSON parts (``[{"type": "text", ...}]``)."""
+
+
+# Last, once the classes exist: they take the path users import them from (see the root).
+_adopt(__name__)

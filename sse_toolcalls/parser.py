@@ -7,6 +7,7 @@ calls, the finish); :class:`ToolCallParser` yields only the complete calls.
 
 from __future__ import annotations
 
+from . import _adopt
 from .calls import Dialect, StreamEvent, ToolCall, ToolCallCompleted
 from .dialects import accepts_unterminated, detect_dialect, reassembler_for
 from .dialects._common import Reassembler
@@ -189,3 +190,7 @@ class ToolCallParser:
     def finish(self) -> list[ToolCall]:
         """End of stream: the remaining calls (see :meth:`StreamParser.finish`)."""
         return [e.call for e in self._stream.finish() if isinstance(e, ToolCallCompleted)]
+
+
+# Last, once the classes exist: they take the path users import them from (see the root).
+_adopt(__name__)

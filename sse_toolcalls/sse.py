@@ -5,12 +5,15 @@ The spec is "9.2.6 Interpreting an event stream" of the HTML Living Standard; th
 that implement a rule quote it. No I/O, no clocks: the caller owns the socket.
 """
 
-from __future__ import annotations
-
+# No "from __future__ import annotations": typing.NamedTuple turns string annotations into
+# ForwardRefs, each compile()d, and the process's first compile() builds every class of
+# the ast module: 10 M of the framer's 59 M instructions to import (callgrind, issue 16).
+# An annotation here must name something already defined (or be quoted).
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from . import _adopt
 from .errors import (
     EventTooLargeError,
     FramingError,
@@ -488,3 +491,6 @@ if not TYPE_CHECKING and _CSSEFramer is not None:
     if os.environ.get("SSE_TOOLCALLS_PURE_PYTHON", "") in ("", "0"):
         SSEFramer = _CSSEFramer
         IMPLEMENTATION = "c"
+
+# Last, once the classes exist: they take the path users import them from (see the root).
+_adopt(__name__)

@@ -60,7 +60,7 @@ def _type_checking_imports() -> dict[str, str]:
     blocks = [
         node
         for node in tree.body
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "_typing.TYPE_CHECKING"
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
     ]
     assert len(blocks) == 1, "the root has one TYPE_CHECKING block"
     seen: dict[str, str] = {}
