@@ -23,6 +23,12 @@ The rule (docs/design.md, "Conversations across providers"):
   and Gemini thought signatures are valid only for the provider that made them (and a
   Responses ``fc_`` item id only for Responses). Reasoning blocks of the target dialect
   stay, so a conversation that comes back home keeps its own.
+- **Carried to Gemini, each turn's first call gets the documented bypass signature**
+  (:data:`GEMINI_CARRIED_SIGNATURE`): Gemini 3 refuses the current turn's function calls
+  without a ``thoughtSignature`` on the first call of each step, and Google's guide says
+  to fill the field with a dummy string for a trace transferred from another model.
+  Earlier turns are not validated; they carry it too, so a turn stays the same whether
+  or not it is the current one.
 """
 
 from __future__ import annotations
@@ -36,7 +42,12 @@ from .calls import DIALECTS, Dialect, ToolCall, ToolResult
 from .conversation import AssistantMessage, Conversation, Message, ToolResultsMessage
 from .errors import UnknownDialectError
 
-__all__ = ["carry_over", "portable_call_id"]
+__all__ = ["GEMINI_CARRIED_SIGNATURE", "carry_over", "portable_call_id"]
+
+GEMINI_CARRIED_SIGNATURE = "skip_thought_signature_validator"
+"""The ``thoughtSignature`` of a call carried to Gemini: one of the two dummy strings the
+thought signatures guide documents for a trace from another model ("populate the field
+with these specific dummy strings": this one, or ``context_engineering_is_the_way_to_go``)."""
 
 _PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 """An id every dialect takes as it is (Anthropic ``^[a-zA-Z0-9_-]+$``; Chat at most 40
@@ -57,18 +68,21 @@ def _key(call: ToolCall) -> tuple[str, str | None, int, str]:
     return (call.provider, call.call_id, call.index, call.name)
 
 
-def _carried(call: ToolCall, dialect: Dialect, turn: int) -> ToolCall:
+def _carried(call: ToolCall, dialect: Dialect, turn: int, *, first: bool = False) -> ToolCall:
+    signature = None
     if dialect == "gemini":
         # Gemini pairs responses with calls by order and name, and some of its endpoints
         # refuse an id they did not send (dialects/gemini/messages.py).
         call_id = None
+        if first:
+            signature = GEMINI_CARRIED_SIGNATURE
     else:
         call_id = portable_call_id(call.call_id, turn=turn, index=call.index)
     return dataclasses.replace(
         call,
         provider=dialect,
         call_id=call_id,
-        thought_signature=None,
+        thought_signature=signature,
         item_id=None,
     )
 
@@ -98,11 +112,13 @@ def carry_over(conversation: Conversation, dialect: str) -> list[Message]:
                 out.append(message)
                 continue
             calls = []
+            # The first call of the turn (the one a signature rides on), by place.
+            first = min(message.calls, key=lambda c: c.index, default=None)
             for call in message.calls:
                 if call.provider == target:
                     calls.append(call)
                     continue
-                new = _carried(call, target, turn)
+                new = _carried(call, target, turn, first=call is first)
                 moved[_key(call)] = new
                 calls.append(new)
             out.append(AssistantMessage(text=message.text, calls=tuple(calls), reasoning=reasoning))

@@ -7,10 +7,14 @@ calls, the finish); :class:`ToolCallParser` yields only the complete calls.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from . import _adopt
 from .calls import Dialect, StreamEvent, ToolCall, ToolCallCompleted
 from .dialects import accepts_unterminated, detect_dialect, reassembler_for
 from .dialects._common import Reassembler
+from .dialects._parsed import parsed_event
 from .errors import MalformedStreamError, SSEToolCallsError, TruncatedStreamError, UsageError
 from .sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent, SSEFramer
 
@@ -82,6 +86,33 @@ class StreamParser:
         except Exception as exc:
             raise self._unexpected(exc) from exc
         return out
+
+    def feed_event(self, payload: Mapping[str, Any], event: str | None = None) -> list[StreamEvent]:
+        """Take the next event as its parsed JSON object (an SDK's event dumped, a dict);
+        return the stream events it completes. Beside :meth:`feed`, for a caller whose
+        events are already parsed: the object is checked against the limits its text would
+        have met and read as it is, never written back as text (``dialects._parsed``).
+
+        ``event`` is the SSE event name; ``None`` takes the payload's ``"type"`` when it is a
+        string, else ``"message"``. One parser takes bytes or parsed events, not both.
+
+        Raises:
+            UsageError: ``payload`` is not a JSON object of dicts, lists and scalars (a set,
+                bytes, a non-string key...), or the parser already finished or failed.
+            EventTooLargeError: its JSON is larger than ``max_event_bytes``.
+            ProviderError, TruncatedStreamError, MalformedStreamError: as for :meth:`feed`.
+        """
+        self._check_open()
+        try:
+            sse = parsed_event(
+                payload, event, max_event_bytes=self._framer.max_event_bytes, dialect=self.dialect
+            )
+            return self._route(sse)
+        except SSEToolCallsError:
+            self._state = "failed"
+            raise
+        except Exception as exc:
+            raise self._unexpected(exc) from exc
 
     def finish(self) -> list[StreamEvent]:
         """Declare the end of the stream; return the remaining events.
@@ -183,6 +214,14 @@ class ToolCallParser:
         """Take the next bytes; return the calls they completed (see :meth:`StreamParser.feed`)."""
         events = self._stream.feed(data)
         # Most reads complete no call: no comprehension (and no new list) for them.
+        if not events:
+            return []
+        return [e.call for e in events if isinstance(e, ToolCallCompleted)]
+
+    def feed_event(self, payload: Mapping[str, Any], event: str | None = None) -> list[ToolCall]:
+        """Take the next event as its parsed JSON object; return the calls it completed
+        (see :meth:`StreamParser.feed_event`)."""
+        events = self._stream.feed_event(payload, event)
         if not events:
             return []
         return [e.call for e in events if isinstance(e, ToolCallCompleted)]

@@ -278,3 +278,11 @@ def test_the_partial_arguments_benchmark_checks_its_outputs() -> None:
         assert bench.timed(bench.preview, text, 1) > 0  # raises on a wrong preview
         assert bench.reparse(text) == bench.preview(text)
     assert bench.exponent([(10, 1.0), (100, 10.0), (1000, 100.0)]) == pytest.approx(1.0)
+
+
+def test_the_parsed_events_benchmark_checks_its_outputs(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import bench_parsed as bench
+
+    bench.main(["--fast"])  # asserts both ways give the same calls in every dialect
+    out = capsys.readouterr().out
+    assert all(dialect in out for dialect in bench.STREAMS)

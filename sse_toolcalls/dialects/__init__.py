@@ -3,7 +3,7 @@ dialect from its stream."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from .. import _json
 from ..calls import DIALECTS, Dialect
@@ -11,6 +11,7 @@ from ..errors import UnknownDialectError
 from ..sse import ServerSentEvent
 from . import anthropic, gemini, openai_chat, openai_responses
 from ._common import Reassembler
+from ._parsed import PARSED_DATA, ParsedEvent
 from ._spec import DialectSpec
 
 __all__ = ["DIALECTS", "DialectSpec", "detect_dialect", "reassembler_for", "spec_for"]
@@ -78,12 +79,16 @@ def detect_dialect(event: ServerSentEvent) -> Dialect | None:
     if name in _ANTHROPIC_TYPES:
         return "anthropic"
     data = event.data
-    if not data or data.isspace() or data == "[DONE]":
+    payload: Any
+    if data is PARSED_DATA:
+        payload = cast(ParsedEvent, event).payload
+    elif not data or data.isspace() or data == "[DONE]":
         return None
-    try:
-        payload: Any = _json.loads(data)
-    except ValueError:
-        return None
+    else:
+        try:
+            payload = _json.loads(data)
+        except ValueError:
+            return None
     if not isinstance(payload, dict):
         return None
     kind = payload.get("type")

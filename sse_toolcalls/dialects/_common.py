@@ -8,7 +8,7 @@ Protocol knowledge does not live here; each wire format's rules are in its own p
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from .. import _json
 from ..calls import (
@@ -32,6 +32,7 @@ from ..errors import (
     TruncatedStreamError,
 )
 from ..sse import ServerSentEvent
+from ._parsed import PARSED_DATA, ParsedEvent, text_of
 
 MAX_PARSED_ARGUMENTS_DEPTH = 100
 """Bound on the nesting of a call's arguments, in levels of arrays and objects (the
@@ -154,6 +155,9 @@ def load_json(
     arguments), and bounds the event's nesting to ``depth`` levels
     (:class:`LimitExceededError`). Blank data is ``None``.
     """
+    if event.data is PARSED_DATA:
+        # Already parsed, exact and within every depth bound (dialects._parsed).
+        return cast(ParsedEvent, event).payload
     try:
         return loads_strict(event.data, depth=depth) if exact else _json.loads(event.data)
     except _TooDeepError as exc:
@@ -178,6 +182,9 @@ def event_object(
         MalformedStreamError: the data is not JSON, or not a JSON object.
     """
     data = event.data
+    if data is PARSED_DATA:
+        # An SDK's event, checked by dialects._parsed: no text to read.
+        return cast(ParsedEvent, event).payload
     if not data:
         return None
     try:
@@ -464,7 +471,7 @@ class Reassembler:
             raise MalformedStreamError(
                 f"{self.dialect}: event has an unexpected shape ({type(exc).__name__}: {exc})",
                 provider=self.dialect,
-                data=event.data if event is not None else "",
+                data=text_of(event) if event is not None else "",
             ) from exc
         out, self.out = self.out, []
         return out

@@ -84,6 +84,7 @@ from .ledger import (
     idempotency_key,
     key_arguments,
 )
+from .recorded import recorded_content, replayed_parts
 
 if TYPE_CHECKING:
     from ..sandbox import WarmPool
@@ -451,7 +452,9 @@ class Dispatcher:
                 # what the tool asked) with this refusal, and the write would be lost.
                 await self.ledger.forget(key)
             else:
-                await self.ledger.record(key, result.content, is_error=result.is_error)
+                # With its media, in the one record format (runtime/recorded.py).
+                recorded = recorded_content(result.content, result.media)
+                await self.ledger.record(key, recorded, is_error=result.is_error)
         except LedgerError as exc:
             diagnostics.append(
                 _note(
@@ -584,9 +587,16 @@ class Dispatcher:
     def _from_ledger(validated: ValidatedCall, key: str, entry: LedgerEntry) -> CallReport:
         call, name = validated.call, validated.tool.name
         if entry.state == "done" and entry.content is not None:
+            content, media, not_kept = replayed_parts(entry.content)
             result = results.replayed_result(
-                call, entry.content, is_error=entry.is_error, ran_at=entry.finished_at
+                call, content, is_error=entry.is_error, ran_at=entry.finished_at
             )
+            if media or not_kept:
+                wrapped = result.content
+                if not_kept and isinstance(wrapped, dict):
+                    # The documented text fallback for media over the bound.
+                    wrapped["media_not_kept"] = not_kept
+                result = dataclasses.replace(result, media=media)
             problem = _note(
                 "write_replayed",
                 f"{name} already ran for this key; its recorded result is returned",

@@ -31,6 +31,7 @@ import anyio
 from .. import _json
 from ..calls import Dialect, StreamEvent, ToolCall
 from ..dialects import detect_dialect
+from ..dialects._parsed import PARSED_DATA, ParsedEvent, parsed_event, text_of
 from ..errors import (
     MalformedStreamError,
     ProviderError,
@@ -39,7 +40,7 @@ from ..errors import (
     UsageError,
 )
 from ..parser import StreamParser, ToolCallParser
-from ..sse import ServerSentEvent, SSEFramer
+from ..sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent, SSEFramer
 from .http_errors import MAX_ERROR_BODY_BYTES, header, provider_error_from_http
 from .transport import classify
 
@@ -79,6 +80,8 @@ class SyncByteResponse(Protocol):
 
 class _Parser(Protocol):
     def feed(self, data: bytes) -> list[Any]: ...
+
+    def feed_event(self, payload: Mapping[str, Any], event: str | None = None) -> list[Any]: ...
 
     def finish(self) -> list[Any]: ...
 
@@ -183,10 +186,14 @@ def _is_error_event(event: ServerSentEvent) -> bool:
     # shape is still an error of this stream, reported as such by its dialect.
     if event.event == "error":
         return True
-    try:
-        payload: Any = _json.loads(event.data)
-    except ValueError:
-        return False
+    payload: Any
+    if event.data is PARSED_DATA:
+        payload = cast(ParsedEvent, event).payload
+    else:
+        try:
+            payload = _json.loads(event.data)
+        except ValueError:
+            return False
     return isinstance(payload, dict) and ("error" in payload or payload.get("type") == "error")
 
 
@@ -204,7 +211,7 @@ def _check_dialect(event: ServerSentEvent, dialect: str | None) -> bool:
             f"expected a stream of dialect {dialect}, but this looks like {found}: pass "
             f"dialect={found!r}, or None to recognise it from the stream",
             provider=dialect,
-            data=event.data[:200],
+            data=text_of(event)[:200],
         )
     return True
 
@@ -292,29 +299,97 @@ def _dropped(parser: _Parser, provider: Dialect | None, exc: Exception) -> list[
         raise error from exc
 
 
+class _Bounded:
+    """A body collected for an error report, up to ``MAX_ERROR_BODY_BYTES``."""
+
+    def __init__(self, first: bytes = b"") -> None:
+        self.pieces = [first] if first else []
+        self.size = len(first)
+
+    def add(self, chunk: bytes) -> bool:
+        """Keep a chunk; whether the bound is reached (read no more)."""
+        self.pieces.append(chunk)
+        self.size += len(chunk)
+        return self.size >= MAX_ERROR_BODY_BYTES
+
+    def body(self) -> bytes:
+        return b"".join(self.pieces)[:MAX_ERROR_BODY_BYTES]
+
+
+class _BodyStep:
+    """What reading one response means, apart from the reading: the one owner of the
+    rules both pumps (sync and async) follow, so a fix cannot land in one and miss the
+    other. The pumps only move chunks and close what they opened."""
+
+    def __init__(
+        self,
+        response: object,
+        parser: _Parser,
+        provider: Dialect | None,
+        idle_timeout: float | None,
+    ) -> None:
+        self.parser = parser
+        self.provider = provider
+        self.idle_timeout = idle_timeout
+        self.status, self.headers = _status_and_headers(response)
+        self.head = _Head(provider)
+
+    def needs_error_body(self) -> bool:
+        """The status or the content type is an error: read the body (bounded) and raise
+        :meth:`status_error` instead of parsing."""
+        return bool(_needs_error(self.status, self.headers))
+
+    def status_error(self, body: bytes) -> ProviderError:
+        return _status_error(
+            self.status, self.headers, body, self.provider, _bad_content_type(self.headers)
+        )
+
+    def chunk(self, chunk: bytes) -> list[Any] | None:
+        """The items a chunk completes; ``None`` when the body is no event stream after
+        all (read the rest bounded, from ``_Bounded(chunk)``, and raise
+        :meth:`not_sse_error`).
+
+        Raises:
+            SSEToolCallsError: from the parser, or another dialect's stream.
+        """
+        head = self.head
+        if not head.done:
+            head.look(chunk)
+            if head.not_sse:
+                return None
+        return self.parser.feed(chunk)
+
+    def not_sse_error(self, body: bytes) -> ProviderError:
+        return _status_error(self.status, self.headers, body, self.provider, None)
+
+    def end(self) -> list[Any]:
+        """The body ended: the remaining items (or the parser's truncation error)."""
+        return self.parser.finish()
+
+    def failed(self, exc: Exception) -> list[Any]:
+        """Reading the next chunk raised ``exc``: our own errors go on as they are, a
+        timeout becomes :class:`StreamTimeoutError`, any other failure is a dropped
+        connection, where what arrived decides (:func:`_dropped`)."""
+        if isinstance(exc, SSEToolCallsError):
+            raise exc
+        if _is_timeout(exc):
+            raise _timeout_error(self.provider, exc, self.idle_timeout) from exc
+        return _dropped(self.parser, self.provider, exc)
+
+
 # --------------------------------------------------------------------------------------
 # Async.
 
 
 async def _read_bounded(response: AsyncByteResponse) -> bytes:
-    pieces: list[bytes] = []
-    size = 0
     chunks = response.aiter_bytes()
     try:
-        async for chunk in chunks:
-            pieces.append(chunk)
-            size += len(chunk)
-            if size >= MAX_ERROR_BODY_BYTES:
-                break
-    except Exception:
-        # The error status is what matters; a body we cannot read adds nothing.
-        pass
+        return await _read_bounded_from(chunks, _Bounded())
     finally:
         closer = getattr(chunks, "aclose", None)
         if closer is not None:
             with anyio.CancelScope(shield=True):
                 await closer()
-    return b"".join(pieces)[:MAX_ERROR_BODY_BYTES]
 
 
 async def _aclose_all(
@@ -347,14 +422,11 @@ async def _apump(
     chunks: AsyncIterator[bytes] | None = None
     primary: BaseException | None = None
     try:
-        status, headers = _status_and_headers(response)
-        if _needs_error(status, headers):
-            body = await _read_bounded(response)
-            raise _status_error(status, headers, body, provider, _bad_content_type(headers))
+        step = _BodyStep(response, parser, provider, idle_timeout)
+        if step.needs_error_body():
+            raise step.status_error(await _read_bounded(response))
         chunks = response.aiter_bytes()
-        head = _Head(provider)
-        tail: list[Any] | None = None
-        while tail is None:
+        while True:
             try:
                 if idle_timeout is None:
                     chunk = await chunks.__anext__()
@@ -362,23 +434,18 @@ async def _apump(
                     with anyio.fail_after(idle_timeout):
                         chunk = await chunks.__anext__()
             except StopAsyncIteration:
-                tail = parser.finish()
+                items = step.end()
                 break
-            except SSEToolCallsError:
-                raise
             except Exception as exc:
-                if _is_timeout(exc):
-                    raise _timeout_error(provider, exc, idle_timeout) from exc
-                tail = _dropped(parser, provider, exc)
+                items = step.failed(exc)
                 break
-            if not head.done:
-                head.look(chunk)
-                if head.not_sse:
-                    body = chunk + await _read_bounded_from(chunks, len(chunk))
-                    raise _status_error(status, headers, body, provider, None)
-            for item in parser.feed(chunk):
+            got = step.chunk(chunk)
+            if got is None:
+                body = await _read_bounded_from(chunks, _Bounded(chunk))
+                raise step.not_sse_error(body)
+            for item in got:
                 yield item
-        for item in tail:
+        for item in items:
             yield item
     except BaseException as exc:
         primary = exc
@@ -389,18 +456,16 @@ async def _apump(
             await _aclose_all(chunks, response, primary)
 
 
-async def _read_bounded_from(chunks: AsyncIterator[bytes], size: int) -> bytes:
-    # The rest of a body that is not an event stream, for its report (bounded).
-    pieces: list[bytes] = []
+async def _read_bounded_from(chunks: AsyncIterator[bytes], bounded: _Bounded) -> bytes:
+    # The rest of an error body, for its report (bounded): the error status or the
+    # first bytes are what matter, so a body that fails to read adds nothing.
     try:
         async for chunk in chunks:
-            pieces.append(chunk)
-            size += len(chunk)
-            if size >= MAX_ERROR_BODY_BYTES:
+            if bounded.add(chunk):
                 break
     except Exception:
         pass
-    return b"".join(pieces)
+    return bounded.body()
 
 
 def _has(obj: object, name: str) -> bool:
@@ -550,22 +615,13 @@ def aiter_events(
 
 
 def _read_bounded_sync(response: SyncByteResponse) -> bytes:
-    pieces: list[bytes] = []
-    size = 0
     chunks = response.iter_bytes()
     try:
-        for chunk in chunks:
-            pieces.append(chunk)
-            size += len(chunk)
-            if size >= MAX_ERROR_BODY_BYTES:
-                break
-    except Exception:
-        pass
+        return _read_bounded_rest(chunks, _Bounded())
     finally:
         closer = getattr(chunks, "close", None)
         if closer is not None:
             closer()
-    return b"".join(pieces)[:MAX_ERROR_BODY_BYTES]
 
 
 def _close_all(
@@ -587,36 +643,28 @@ def _close_all(
 
 
 def _pump(response: SyncByteResponse, parser: _Parser, provider: Dialect | None) -> Iterator[Any]:
+    """Sync :func:`_apump` (the read timeout is the HTTP client's)."""
     chunks: Iterator[bytes] | None = None
     primary: BaseException | None = None
     try:
-        status, headers = _status_and_headers(response)
-        if _needs_error(status, headers):
-            body = _read_bounded_sync(response)
-            raise _status_error(status, headers, body, provider, _bad_content_type(headers))
+        step = _BodyStep(response, parser, provider, None)
+        if step.needs_error_body():
+            raise step.status_error(_read_bounded_sync(response))
         chunks = response.iter_bytes()
-        head = _Head(provider)
-        tail: list[Any] | None = None
-        while tail is None:
+        while True:
             try:
                 chunk = next(chunks)
             except StopIteration:
-                tail = parser.finish()
+                items = step.end()
                 break
-            except SSEToolCallsError:
-                raise
             except Exception as exc:
-                if _is_timeout(exc):
-                    raise _timeout_error(provider, exc, None) from exc
-                tail = _dropped(parser, provider, exc)
+                items = step.failed(exc)
                 break
-            if not head.done:
-                head.look(chunk)
-                if head.not_sse:
-                    body = chunk + _read_bounded_rest(chunks, len(chunk))
-                    raise _status_error(status, headers, body, provider, None)
-            yield from parser.feed(chunk)
-        yield from tail
+            got = step.chunk(chunk)
+            if got is None:
+                raise step.not_sse_error(_read_bounded_rest(chunks, _Bounded(chunk)))
+            yield from got
+        yield from items
     except BaseException as exc:
         primary = exc
         raise
@@ -624,17 +672,15 @@ def _pump(response: SyncByteResponse, parser: _Parser, provider: Dialect | None)
         _close_all(chunks, response, primary)
 
 
-def _read_bounded_rest(chunks: Iterator[bytes], size: int) -> bytes:
-    pieces: list[bytes] = []
+def _read_bounded_rest(chunks: Iterator[bytes], bounded: _Bounded) -> bytes:
+    """Sync :func:`_read_bounded_from`."""
     try:
         for chunk in chunks:
-            pieces.append(chunk)
-            size += len(chunk)
-            if size >= MAX_ERROR_BODY_BYTES:
+            if bounded.add(chunk):
                 break
     except Exception:
         pass
-    return b"".join(pieces)
+    return bounded.body()
 
 
 def iter_tool_calls(
@@ -672,16 +718,47 @@ def _reframe(event: SSELike) -> bytes:
     return ("\n".join(lines) + "\n\n").encode()
 
 
+class _EventStep:
+    """The sans-I/O part of reading events another library framed or parsed, shared by
+    the sync and async pumps: the dialect check on the first events, then the parser."""
+
+    def __init__(self, parser: _Parser, provider: Dialect | None) -> None:
+        self.parser = parser
+        self.provider = provider
+        self.told = provider is None
+
+    def framed(self, event: SSELike) -> list[Any]:
+        """The items a framed event completes."""
+        if not self.told:
+            self.told = _check_dialect(_as_sse(event), self.provider)
+        return self.parser.feed(_reframe(event))
+
+    def parsed(self, event: SDKEvent) -> list[Any]:
+        """The items a parsed event (an SDK's model, a dict) completes.
+
+        Raises:
+            UsageError: not a parsed event, or not JSON (``StreamParser.feed_event``).
+        """
+        payload = _payload(event)
+        if not self.told:
+            # The first events once more through the check the parser's feed_event makes
+            # (a walk of one event): the dialect check reads a checked event only.
+            probe = parsed_event(payload, max_event_bytes=DEFAULT_MAX_EVENT_BYTES)
+            self.told = _check_dialect(probe, self.provider)
+        return self.parser.feed_event(payload)
+
+    def end(self) -> list[Any]:
+        return self.parser.finish()
+
+
 async def _apump_events(
     events: AsyncIterable[SSELike], parser: _Parser, provider: Dialect | None
 ) -> AsyncIterator[Any]:
-    told = provider is None
+    step = _EventStep(parser, provider)
     async for event in events:
-        if not told:
-            told = _check_dialect(_as_sse(event), provider)
-        for item in parser.feed(_reframe(event)):
+        for item in step.framed(event):
             yield item
-    for item in parser.finish():
+    for item in step.end():
         yield item
 
 
@@ -730,46 +807,23 @@ def _payload(event: SDKEvent) -> Any:
     )
 
 
-def _sse_of(event: SDKEvent) -> ServerSentEvent:
-    """The event as the framer would have given it.
-
-    The dialects read an event's JSON text (the JSON reader is theirs, with its depth and
-    exact-integer rules), so a parsed event is written back once with orjson, about 1 us
-    per event; the event type, where the payload names one (Anthropic, Responses), is
-    the SSE event name those streams carry.
-    """
-    payload = _payload(event)
-    try:
-        data = _json.dumps(payload).decode()
-    except TypeError as exc:
-        raise UsageError(f"the event cannot be read as JSON: {exc}") from exc
-    kind = payload.get("type") if isinstance(payload, Mapping) else None
-    return ServerSentEvent(kind if isinstance(kind, str) else "message", data, "", None)
-
-
 def _pump_parsed(
     events: Iterable[SDKEvent], parser: _Parser, provider: Dialect | None
 ) -> Iterator[Any]:
-    told = provider is None
+    step = _EventStep(parser, provider)
     for event in events:
-        sse = _sse_of(event)
-        if not told:
-            told = _check_dialect(sse, provider)
-        yield from parser.feed(_reframe(sse))
-    yield from parser.finish()
+        yield from step.parsed(event)
+    yield from step.end()
 
 
 async def _apump_parsed(
     events: AsyncIterable[SDKEvent], parser: _Parser, provider: Dialect | None
 ) -> AsyncIterator[Any]:
-    told = provider is None
+    step = _EventStep(parser, provider)
     async for event in events:
-        sse = _sse_of(event)
-        if not told:
-            told = _check_dialect(sse, provider)
-        for item in parser.feed(_reframe(sse)):
+        for item in step.parsed(event):
             yield item
-    for item in parser.finish():
+    for item in step.end():
         yield item
 
 

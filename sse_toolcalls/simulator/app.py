@@ -25,7 +25,14 @@ from ..errors import UsageError
 from . import media as _media
 from .encoders import encode_cut_in_arguments, encode_error_event, encode_turn, error_body
 from .pairing import last_turn, pairing_problems
-from .reasoning import IssuedBlock, asks_encrypted, check_request, issued_blocks
+from .reasoning import (
+    IssuedBlock,
+    asks_encrypted,
+    check_request,
+    gemini_3_problems,
+    issued_blocks,
+    step_signature,
+)
 from .script import (
     CutInArguments,
     ErrorEvent,
@@ -260,6 +267,8 @@ class SimulatorApp:
         self._issued_dialect: str | None = None
         self._cross = False
         self._all_ids: set[str] = set()
+        self._signed: set[str] = set()
+        """Every Gemini thought signature streamed (Gemini 3 takes back only its own)."""
 
     # -- state shared with the test's thread ---------------------------------------
 
@@ -276,6 +285,7 @@ class SimulatorApp:
             self._issued_dialect = None
             if not keep_ids:
                 self._all_ids.clear()
+                self._signed.clear()
 
     @property
     def requests(self) -> tuple[RecordedRequest, ...]:
@@ -438,6 +448,11 @@ class SimulatorApp:
         self._issued_reasoning = issued_blocks(
             dialect, turn, turn_number=turn_number, encrypted=encrypted
         )
+        if dialect == "gemini":
+            # The one signature rule the encoder streams (simulator/reasoning.py).
+            signed = step_signature(self._script.model, turn, turn_number)
+            if signed is not None:
+                self._signed.add(signed)
         self._issued_dialect = dialect
         self._issued = []
         for i, call in enumerate(turn.calls):
@@ -488,6 +503,8 @@ class SimulatorApp:
             self._issued_reasoning if own else [],
             [c.call_id for c in self._issued] if own else [],
         )
+        if dialect == "gemini":
+            problems += gemini_3_problems(self._script.model, body, self._signed)
         problems += self._check_expectations(turn, results)
         return problems
 

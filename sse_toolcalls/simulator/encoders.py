@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from ..errors import UnknownDialectError, UsageError
-from .reasoning import IssuedBlock, issued_blocks
+from .reasoning import IssuedBlock, issued_blocks, step_signature
 from .script import ErrorEvent, Turn, resolved_call_id
 
 _CREATED = 1_700_000_000
@@ -391,7 +391,7 @@ def _gemini(turn: Turn, *, model: str, turn_number: int, encrypted: bool = True)
         ({"text": block.text, "thought": True}, None) for block in blocks
     ]
     parts += [({"text": f}, None) for f in _fragments(turn.text, turn.fragment_size)]
-    signature = blocks[0].signature if blocks else None
+    signature = step_signature(model, turn, turn_number)
     for i, call in enumerate(turn.calls):
         function_call: dict[str, Any] = {"name": call.name, "args": call.args}
         call_id = resolved_call_id(call, dialect="gemini", turn_number=turn_number, position=i)

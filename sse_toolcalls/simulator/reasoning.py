@@ -52,6 +52,30 @@ def thought_signature(turn_number: int) -> str:
     return "CsimThought" + _digest("gemini", str(turn_number))[:40]
 
 
+GEMINI_BYPASS_SIGNATURES = frozenset(
+    {"context_engineering_is_the_way_to_go", "skip_thought_signature_validator"}
+)
+"""The dummy signatures Google documents for function calls Gemini 3 did not make (a
+trace transferred from another model, an injected call): "populate the field with these
+specific dummy strings" (thought signatures guide, FAQ)."""
+
+
+def is_gemini_3(model: str) -> bool:
+    """Whether ``model`` names a Gemini 3 model, which signs every step with calls and
+    refuses the current turn's calls without their signatures."""
+    return model.removeprefix("models/").startswith("gemini-3")
+
+
+def step_signature(model: str, turn: Turn, turn_number: int) -> str | None:
+    """The ``thoughtSignature`` on the first call of ``turn``: a thinking turn's always;
+    on Gemini 3 every step with calls has one, thinking shown or not."""
+    if turn.thinking or any(call.thinking for call in turn.calls):
+        return thought_signature(turn_number)
+    if turn.calls and is_gemini_3(model):
+        return thought_signature(turn_number)
+    return None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IssuedBlock:
     """One reasoning block as the simulator streamed it."""
@@ -265,6 +289,46 @@ def _gemini(
     return []
 
 
+def gemini_3_problems(model: str, body: dict[str, Any], signed: set[str]) -> list[str]:
+    """What Gemini 3 refuses about the current turn's calls: the steps since the last
+    user content that is not only function responses, each ``model`` content with calls
+    needing a signature on its first ``functionCall`` part, one the model issued
+    (``signed``) or a documented bypass (:data:`GEMINI_BYPASS_SIGNATURES`). Earlier
+    turns are not checked, as the API does not check them."""
+    contents = body.get("contents")
+    if not is_gemini_3(model) or not isinstance(contents, list):
+        return []
+    start = 0
+    for n, content in enumerate(contents):
+        parts = content.get("parts") if isinstance(content, dict) else None
+        if content.get("role", "user") == "user" and any(
+            isinstance(part, dict) and "functionResponse" not in part
+            for part in (parts if isinstance(parts, list) else ())
+        ):
+            start = n + 1
+    problems = []
+    for n in range(start, len(contents)):
+        content = contents[n]
+        parts = content.get("parts") if isinstance(content, dict) else None
+        if not isinstance(parts, list) or content.get("role") != "model":
+            continue
+        calls = [(k, p) for k, p in enumerate(parts) if isinstance(p, dict) and "functionCall" in p]
+        if not calls:
+            continue
+        k, first = calls[0]
+        sent = first.get("thoughtSignature")
+        if sent is None:
+            function = first["functionCall"]
+            name = function.get("name") if isinstance(function, dict) else None
+            problems.append(
+                f"Function call `{name}` in the {n + 1}. content block is missing a "
+                "`thought_signature`."
+            )
+        elif sent not in signed and sent not in GEMINI_BYPASS_SIGNATURES:
+            problems.append(f"contents[{n}].parts[{k}]: Thought signature is not valid.")
+    return problems
+
+
 def check_request(
     dialect: str, body: dict[str, Any], blocks: list[IssuedBlock], call_ids: list[str | None]
 ) -> list[str]:
@@ -279,4 +343,14 @@ def check_request(
     return []
 
 
-__all__ = ["IssuedBlock", "asks_encrypted", "check_request", "issued_blocks", "signature"]
+__all__ = [
+    "GEMINI_BYPASS_SIGNATURES",
+    "IssuedBlock",
+    "asks_encrypted",
+    "check_request",
+    "gemini_3_problems",
+    "is_gemini_3",
+    "issued_blocks",
+    "signature",
+    "step_signature",
+]

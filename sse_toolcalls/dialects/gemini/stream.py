@@ -40,6 +40,7 @@ from .._common import (
     event_object,
     wire_string,
 )
+from .._parsed import text_of
 
 # finishReason values after which the turn is whole. Anything else is a refusal or a
 # failure of generation, reported as a ProviderError with the reason as its code.
@@ -98,7 +99,7 @@ class GeminiReassembler(Reassembler):
         if payload is None:
             return
         if payload.get("error"):
-            raise error_from_payload(self.dialect, payload, data)
+            raise error_from_payload(self.dialect, payload, text_of(event))
         feedback = payload.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason"):
             reason = str(feedback["blockReason"])

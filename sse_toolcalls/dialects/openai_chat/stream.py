@@ -51,6 +51,7 @@ from .._common import (
     parse_arguments,
     wire_string,
 )
+from .._parsed import text_of
 
 _DONE = "[DONE]"
 
@@ -109,7 +110,7 @@ class ChatReassembler(Reassembler):
                 payload: Any = load_json(event, self.dialect)
             except MalformedStreamError:
                 payload = None
-            raise error_from_payload(self.dialect, payload, data)
+            raise error_from_payload(self.dialect, payload, text_of(event))
         if data == _DONE:
             # Exact match only: "[DONE]" inside an argument string is data (litellm#31562).
             self._end_of_turn()
@@ -120,7 +121,7 @@ class ChatReassembler(Reassembler):
         if payload is None:
             return
         if payload.get("error"):
-            raise error_from_payload(self.dialect, payload, data)
+            raise error_from_payload(self.dialect, payload, text_of(event))
         self._event = event
         self._payload = payload
         usage = payload.get("usage")

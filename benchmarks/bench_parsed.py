@@ -1,0 +1,116 @@
+"""Events an SDK already parsed: nanoseconds per event, read as objects against written back.
+
+``python -m benchmarks.bench_parsed`` takes the recorded tool-calling streams
+(``recorded_streams/``, one per dialect), parses each event's JSON once as an SDK does
+(the stdlib's ``json.loads``), and times feeding the dicts to a parser two ways, in one
+run so the ratio holds on a loaded machine:
+
+- ``objects``: ``ToolCallParser.feed_event`` (the object is checked, then read as it is);
+- ``text``: the way ``parse_events`` worked before, each dict written back with orjson as
+  an SSE block and fed as bytes (``feed``), framed and parsed again.
+
+Every run checks that both ways give the same calls. ``--fast`` times fewer repetitions
+(the CI smoke in ``tests/test_benchmarks_smoke.py``).
+
+Figures (issue 12, the shared loaded machine, one run; ns per event, objects / text):
+Chat 16,159 / 10,604 (0.66x), Responses 8,503 / 5,997 (0.71x), Anthropic 7,902 / 5,531
+(0.70x), Gemini 24,022 / 13,492 (0.56x). Callgrind, Chat, one parser per stream of 8
+events: 730,843 instructions with objects against 487,324 written back (1.50x). The
+object path is *slower*: its pure-Python walk (``dialects/_parsed._measure``, about
+47,000 instructions for one Chat chunk) costs more than orjson's dumps (5,800), the
+framer (2,800) and orjson's loads (13,900) together. It is kept for what the round trip
+got wrong (an SDK integer past 64 bits was a ``UsageError``, NaN became ``null``, depth
+and size unbounded by name); a compiled walk would be the way to make it faster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sse_toolcalls import SSEFramer, ToolCall, ToolCallParser
+from sse_toolcalls.calls import Dialect
+
+ROOT = Path(__file__).resolve().parent.parent
+STREAMS: dict[Dialect, str] = {
+    "openai_chat": "openai_chat/two_calls_height_weight.sse",
+    "openai_responses": "openai_responses/two_calls_height_weight.sse",
+    "anthropic": "anthropic/two_calls_height_weight.sse",
+    "gemini": "gemini/vertex_partial_args_height_weight.sse",
+}
+
+
+def parsed_events(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The stream's events as (event name, parsed JSON object), JSON-less events left out."""
+    framer = SSEFramer()
+    out = []
+    for event in framer.feed(path.read_bytes()) + framer.finish():
+        try:
+            payload = json.loads(event.data)
+        except ValueError:
+            continue
+        if isinstance(payload, dict):
+            out.append((event.event, payload))
+    return out
+
+
+def via_objects(dialect: Dialect, events: list[tuple[str, dict[str, Any]]]) -> list[ToolCall]:
+    parser = ToolCallParser(dialect)
+    calls: list[ToolCall] = []
+    for name, payload in events:
+        calls += parser.feed_event(payload, name)
+    return calls + parser.finish()
+
+
+def via_text(dialect: Dialect, events: list[tuple[str, dict[str, Any]]]) -> list[ToolCall]:
+    parser = ToolCallParser(dialect)
+    calls: list[ToolCall] = []
+    for name, payload in events:
+        head = b"" if name == "message" else b"event: " + name.encode() + b"\n"
+        calls += parser.feed(head + b"data: " + orjson.dumps(payload) + b"\n\n")
+    if dialect == "openai_chat":
+        calls += parser.feed(b"data: [DONE]\n\n")
+    return calls + parser.finish()
+
+
+def per_event(
+    run: Callable[[Dialect, list[tuple[str, dict[str, Any]]]], list[ToolCall]],
+    dialect: Dialect,
+    events: list[tuple[str, dict[str, Any]]],
+    repeat: int,
+) -> float:
+    """The best of five timings, in nanoseconds per event (CPU time)."""
+    best = float("inf")
+    for _ in range(5):
+        start = time.process_time_ns()
+        for _ in range(repeat):
+            run(dialect, events)
+        best = min(best, (time.process_time_ns() - start) / (repeat * len(events)))
+    return best
+
+
+def main(argv: list[str] | None = None) -> None:
+    options = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    options.add_argument("--fast", action="store_true", help="fewer repetitions (smoke)")
+    args = options.parse_args(argv)
+    repeat = 20 if args.fast else 400
+    print(f"{'dialect':<18}{'events':>7}{'objects ns':>12}{'text ns':>10}{'ratio':>8}")
+    for dialect, file in STREAMS.items():
+        events = parsed_events(ROOT / "recorded_streams" / file)
+        objects, text = via_objects(dialect, events), via_text(dialect, events)
+        assert [(c.name, c.args, c.call_id) for c in objects] == [
+            (c.name, c.args, c.call_id) for c in text
+        ], dialect
+        fast = per_event(via_objects, dialect, events, repeat)
+        slow = per_event(via_text, dialect, events, repeat)
+        print(f"{dialect:<18}{len(events):>7}{fast:>12.0f}{slow:>10.0f}{slow / fast:>7.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+"""Events whose JSON is already parsed (an SDK's events, plain dicts), read without text.
+
+A caller who iterates the openai or anthropic SDK's own stream holds each event as
+objects the SDK parsed from the wire. Writing them back as JSON text for the dialects to
+parse again cost a serialisation, the SSE framing and a second parse per event; instead
+:func:`parsed_event` checks the object once against the limits its text would have met
+and hands the dict itself to the dialect (``StreamParser.feed_event``).
+
+The limits are the text path's (``_common.loads_strict``, the framer):
+
+- only JSON values: dicts with string keys, lists, strings, ints, finite floats, bools
+  and ``None``. A value no JSON text can carry (a set, bytes, a non-string key, any other
+  object) is the caller's, a :class:`UsageError`; a value JSON text can carry but the
+  text path refuses (NaN or Infinity, which the stdlib's parser accepts; an integer that
+  overflows a double; a lone surrogate) is a :class:`MalformedStreamError`, as for text.
+- ``max_event_bytes`` bounds the event's JSON size (counted as a lower bound: the UTF-8
+  bytes of its strings and keys with their quotes, one byte per other value and per
+  separator): :class:`EventTooLargeError`, as from the framer.
+- nesting: an event nested past ``MAX_EVENT_DEPTH`` (no provider's is; the limit exists
+  for arguments sent as objects) is written out once as text and read by the text path,
+  so that the dialect's own depth rule decides exactly as it does for text. Every other
+  event goes to the dialect as it is: its integers are already exact (the stdlib's, or
+  pydantic's) and its depth within every dialect's bound.
+
+Outside arguments a number past 64 bits stays an int here, where the text path's orjson
+makes it a float; arguments are exact either way (issue 9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import EventTooLargeError, MalformedStreamError, UsageError
+from ..sse import ServerSentEvent
+
+PARSED_DATA = "\x00(parsed)"
+"""The ``data`` of a :class:`ParsedEvent`: no text, a marker the readers test by identity
+(``data is PARSED_DATA``); a framed event with the same characters is another object.
+It answers the dialects' per-event text tests as an ordinary event would: not empty,
+not ``[DONE]``, short, no long run of digits."""
+
+# Past 2**1023 an integer may round to infinity as a double, which the text path's
+# orjson refuses ("number is infinity when parsed as double"); float() tells exactly.
+_DOUBLE_SAFE = 2**1023
+
+
+class ParsedEvent(ServerSentEvent):
+    """An event whose JSON object is already parsed: ``payload`` is read, ``data`` is
+    :data:`PARSED_DATA`. Built by :func:`parsed_event` only (it checked ``payload``)."""
+
+    payload: dict[str, Any]
+    """The event's JSON object."""
+
+
+def text_of(event: ServerSentEvent) -> str:
+    """The event's data as text: a parsed event's JSON written out (for error reports:
+    the rare paths that carry the text along)."""
+    data = event.data
+    if data is not PARSED_DATA:
+        return data
+    return _common.dumps(getattr(event, "payload", None))
+
+
+def parsed_event(
+    payload: Mapping[str, Any],
+    event: str | None = None,
+    *,
+    max_event_bytes: int,
+    dialect: str | None = None,
+) -> ServerSentEvent:
+    """The event a parsed JSON object stands for, checked as its text would have been.
+
+    ``event`` is the SSE event name; ``None`` takes the payload's ``"type"`` when it is a
+    string (Anthropic, Responses), else ``"message"``. A :class:`ParsedEvent` for nearly
+    every object; a text event for one nested past ``MAX_EVENT_DEPTH`` (module docstring).
+
+    Raises:
+        UsageError: ``payload`` is not a mapping, or holds a value no JSON can carry.
+        MalformedStreamError: it holds JSON the text path refuses (NaN, Infinity, an
+            integer that overflows a double, a lone surrogate).
+        EventTooLargeError: its JSON is larger than ``max_event_bytes``.
+    """
+    if type(payload) is not dict:
+        if not isinstance(payload, Mapping):
+            raise UsageError(
+                f"expected a parsed event (a JSON object as a dict), got {type(payload).__name__}"
+            )
+        payload = dict(payload)
+    if event is None:
+        kind = payload.get("type")
+        event = kind if type(kind) is str and kind else "message"
+    depth, size = _measure(payload, dialect)
+    if size > max_event_bytes:
+        raise EventTooLargeError(
+            f"a parsed event's JSON holds at least {size} bytes, over "
+            f"max_event_bytes={max_event_bytes}",
+            limit=max_event_bytes,
+            size=size,
+        )
+    if depth > _common.MAX_EVENT_DEPTH:
+        return ServerSentEvent(event, _deep_text(payload), "", None)
+    parsed = ParsedEvent(event, PARSED_DATA, "", None)
+    parsed.payload = payload
+    return parsed
+
+
+def _measure(payload: dict[str, Any], dialect: str | None) -> tuple[int, int]:
+    """The nesting depth of a JSON object and a lower bound of its JSON size, in bytes;
+    refuses what is not JSON (see :func:`parsed_event`). One walk, level by level,
+    without recursion."""
+    # Level by level, so no (node, level) pair is built per container; keys are checked
+    # and measured by one join per object, strings by one join per event (a TypeError
+    # from the join is a key that is not a string).
+    strings: list[str] = []
+    keep = strings.append
+    size = 0
+    depth = 0
+    level: list[Any] = [payload]
+    while level:
+        depth += 1
+        below: list[Any] = []
+        push = below.append
+        for node in level:
+            if type(node) is dict:
+                try:
+                    keep("".join(node))
+                except TypeError:
+                    key = next(k for k in node if type(k) is not str)
+                    raise _not_json(key, "an object key", dialect) from None
+                # Braces, and per member its key's quotes, a colon and a comma.
+                size += 2 + 4 * len(node)
+                values: Any = node.values()
+            else:
+                size += 2 + len(node)
+                values = node
+            for value in values:
+                kind = type(value)
+                if kind is str:
+                    keep(value)
+                    size += 2
+                elif value is None or kind is bool:
+                    size += 1
+                elif kind is int:
+                    size += 1
+                    if not -_DOUBLE_SAFE < value < _DOUBLE_SAFE:
+                        _check_double(value, dialect)
+                elif kind is dict or kind is list:
+                    push(value)
+                elif kind is float:
+                    size += 1
+                    if value - value != 0.0:
+                        # Only NaN and the infinities give anything but 0.0.
+                        raise MalformedStreamError(
+                            f"{dialect or 'parsed event'}: {value!r} is not a JSON number",
+                            provider=dialect,
+                        )
+                else:
+                    raise _not_json(value, "a value", dialect)
+        level = below
+    text = "".join(strings)
+    size += len(text) if text.isascii() else _utf8(text, dialect)
+    return depth, size
+
+
+def _utf8(text: str, dialect: str | None) -> int:
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise MalformedStreamError(
+            f"{dialect or 'parsed event'}: a string holds a lone surrogate ({exc.reason})",
+            provider=dialect,
+        ) from exc
+
+
+def _check_double(value: int, dialect: str | None) -> None:
+    try:
+        float(value)
+    except OverflowError as exc:
+        raise MalformedStreamError(
+            f"{dialect or 'parsed event'}: an integer of {len(str(value))} digits is "
+            "infinity when parsed as double",
+            provider=dialect,
+        ) from exc
+
+
+def _not_json(value: object, what: str, dialect: str | None) -> UsageError:
+    return UsageError(
+        f"{dialect or 'parsed event'}: {what} of type {type(value).__name__} is not JSON "
+        "(a parsed event holds only dicts with str keys, lists, str, int, finite float, "
+        "bool and None)"
+    )
+
+
+def _deep_text(payload: dict[str, Any]) -> str:
+    """Compact JSON text of a checked object nested deeper than the serialisers recurse
+    (orjson stops at 255 levels, the stdlib near 1,000): written without recursion."""
+    import json
+
+    parts: list[str] = []
+    # Each entry is a value to write, or a closing bracket / separator already as text.
+    todo: list[Any] = [payload]
+    while todo:
+        item = todo.pop()
+        if type(item) is _Raw:
+            parts.append(item.text)
+        elif type(item) is dict:
+            parts.append("{")
+            pending: list[Any] = [_Raw("}")]
+            for position, (key, value) in enumerate(reversed(item.items())):
+                pending.append(value)
+                sep = "," if position < len(item) - 1 else ""
+                pending.append(_Raw(sep + json.dumps(key, ensure_ascii=False) + ":"))
+            todo.extend(pending)
+        elif type(item) is list:
+            parts.append("[")
+            pending = [_Raw("]")]
+            for position, value in enumerate(reversed(item)):
+                pending.append(value)
+                if position < len(item) - 1:
+                    pending.append(_Raw(","))
+            todo.extend(pending)
+        else:
+            parts.append(json.dumps(item, ensure_ascii=False))
+    return "".join(parts)
+
+
+class _Raw:
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+# Last, not first: _common imports this module, so whichever of the two is imported
+# first, this name binds once both exist; it is read at call time only.
+from . import _common  # noqa: E402
