@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
@@ -37,6 +38,8 @@ from .._common import (
     Reassembler,
     dumps,
     event_object,
+    event_object_bounded,
+    loads_strict,
     wire_string,
 )
 
@@ -79,6 +82,10 @@ class GeminiReassembler(Reassembler):
         self._continuing: dict[str, list[str]] = {}
         """JSON paths whose string value continues in the next partial argument, with
         the pieces so far (joined once, when the string ends)."""
+        self._data = ""
+        """The event being read (whole calls' raw text is made from it when asked)."""
+        self._bound = 0
+        """A bound on its nesting (``loads_bounded``)."""
 
     def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
@@ -86,7 +93,11 @@ class GeminiReassembler(Reassembler):
             return
         # Only functionCall parts carry arguments as objects, whose big integers must stay
         # exact; other events skip that check.
-        payload = event_object(event, self.dialect, exact="functionCall" in data)
+        if "functionCall" in data:
+            payload, self._bound = event_object_bounded(event, self.dialect)
+            self._data = data
+        else:
+            payload = event_object(event, self.dialect)
         if payload is None:
             return
         if payload.get("error"):
@@ -100,11 +111,11 @@ class GeminiReassembler(Reassembler):
         usage = payload.get("usageMetadata")
         if isinstance(usage, dict):
             self.usage = usage
-        for candidate in payload.get("candidates") or ():
+        for where, candidate in enumerate(payload.get("candidates") or ()):
             if candidate.get("index", 0) == 0:
-                self._candidate(candidate)
+                self._candidate(candidate, where)
 
-    def _candidate(self, candidate: dict[str, Any]) -> None:
+    def _candidate(self, candidate: dict[str, Any], where: int = 0) -> None:
         content = candidate.get("content")
         reason = candidate.get("finishReason")
         cut: list[PendingCall] = []
@@ -113,14 +124,19 @@ class GeminiReassembler(Reassembler):
             last = len(parts) - 1
             limited = reason in _TRUNCATING
             for position, part in enumerate(parts):
-                call = self._part(part, release=not (limited and position == last))
+                call = self._part(
+                    part, release=not (limited and position == last), where=(where, position)
+                )
                 if call is not None:
                     cut.append(call)
         if isinstance(reason, str) and reason:
             self._finish(reason, candidate, cut)
 
-    def _part(self, part: dict[str, Any], *, release: bool = True) -> PendingCall | None:
-        """Handle one part; with ``release=False`` a whole call is returned, not released."""
+    def _part(
+        self, part: dict[str, Any], *, release: bool = True, where: tuple[int, int] = (0, 0)
+    ) -> PendingCall | None:
+        """Handle one part (``where``: its candidate's and its own position in the
+        event); with ``release=False`` a whole call is returned, not released."""
         function_call = part.get("functionCall")
         if function_call is None:
             text = part.get("text")
@@ -168,7 +184,10 @@ class GeminiReassembler(Reassembler):
         if not release:
             call.fragments = [dumps(call.value)]
             return call
-        self.complete(call)
+        if type(call.value) is dict:
+            self.complete_object(call, call.value, self._bound, _raw_maker(self._data, where))
+        else:
+            self.complete(call)
         return None
 
     def _partial_args(self, partial_args: Any) -> None:
@@ -238,6 +257,19 @@ class GeminiReassembler(Reassembler):
             raise self.truncated("eof", "the stream ended without a finishReason", pending)
         out, self.out = self.out, []
         return out
+
+
+def _raw_maker(data: str, where: tuple[int, int]) -> Callable[[], str]:
+    """What makes a whole call's raw text when it is read: the encoding of its args as
+    they arrived, read again from the event (``where``: the positions of its candidate
+    and part), so a caller's changes to ``ToolCall.args`` never show in it."""
+
+    def make() -> str:
+        candidate = loads_strict(data)["candidates"][where[0]]
+        args = candidate["content"]["parts"][where[1]]["functionCall"].get("args")
+        return dumps({} if args is None else args)
+
+    return make
 
 
 def _limit(name: str, limit: int, size: int, unit: str, path: str) -> LimitExceededError:
