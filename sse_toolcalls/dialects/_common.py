@@ -7,6 +7,7 @@ Protocol knowledge does not live here; each wire format's rules are in its own p
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, ClassVar
@@ -134,20 +135,53 @@ def loads_bounded(text: str, *, depth: int = MAX_EVENT_DEPTH) -> tuple[Any, int]
     # orjson first, also on the exact path: the stdlib alone took 1e400 as inf and
     # "\ud800" as a lone surrogate, and would recurse past its limit near 1,000 levels.
     value = _json.loads(text)
-    scan = text.encode("utf-8", "surrogatepass").translate(_SCAN_MAP)
-    # Valid JSON deeper than ``depth`` needs 2 * depth characters and more than ``depth``
-    # opening brackets: two cheap tests that skip the measurement for nearly every text
-    # (which, the text being valid JSON, is linear in it).
-    bound = scan.count(b"[")
-    if len(scan) > 2 * depth and bound > depth:
-        bound = json_depth(text)
+    if _c_json_scan is not None:
+        # The compiled twin: the exact depth and the digit run in one pass.
+        bound, long_run = _c_json_scan(text)
         if bound > depth:
             raise _TooDeepError(bound, depth)
-    if _LONG_RUN not in scan:
-        return value, bound
+        if not long_run:
+            return value, bound
+    else:
+        scan = text.encode("utf-8", "surrogatepass").translate(_SCAN_MAP)
+        # Valid JSON deeper than ``depth`` needs 2 * depth characters and more than
+        # ``depth`` opening brackets: two cheap tests that skip the measurement for nearly
+        # every text (which, the text being valid JSON, is linear in it).
+        bound = scan.count(b"[")
+        if len(scan) > 2 * depth and bound > depth:
+            bound = json_depth(text)
+            if bound > depth:
+                raise _TooDeepError(bound, depth)
+        if _LONG_RUN not in scan:
+            return value, bound
     import json  # the rare exact path; kept out of the import of the core
 
     return json.loads(text), bound
+
+
+def json_scan_py(text: str) -> tuple[int, bool]:
+    """The pure twin of the compiled ``json_scan``: the nesting depth of valid JSON
+    text, and whether it holds 19 ASCII digits in a row (the reference the compiled one
+    is held to; :func:`loads_bounded` takes cheaper bounds when it runs pure)."""
+    scan = text.encode("utf-8", "surrogatepass").translate(_SCAN_MAP)
+    return json_depth(text), _LONG_RUN in scan
+
+
+def _load_c_json_scan() -> Callable[[str], tuple[int, bool]] | None:
+    try:
+        from .._sse_c import json_scan
+    except ImportError:
+        return None  # not built: the pure twin, as the install said
+    return json_scan
+
+
+C_JSON_SCAN = _load_c_json_scan()
+"""The compiled twin of :func:`json_scan_py`, or ``None`` where it was not built (the
+tests compare the two)."""
+
+# The one in use: the compiled twin unless the pure one is forced, by the framer's
+# switch (sse.py).
+_c_json_scan = C_JSON_SCAN if os.environ.get("SSE_TOOLCALLS_PURE_PYTHON", "") in ("", "0") else None
 
 
 def is_whole_json(data: str) -> bool:
