@@ -201,6 +201,50 @@ decode(const char *s, Py_ssize_t n)
     return PyUnicode_DecodeUTF8(s, n, "replace");
 }
 
+/* Lines up to this many bytes keep their UTF-8 with their text (decode_data). */
+#define KEEP_UTF8_MAX_BYTES (64 * 1024)
+
+/* A data line's value, which a dialect will parse as JSON: orjson.loads(str) asks for
+ * the str's UTF-8 (PyUnicode_AsUTF8AndSize), which CPython makes by encoding the text
+ * again and keeps in the str. These bytes are that UTF-8 when they decode without
+ * replacement (strict UTF-8 is one-to-one), so they are kept there now: a copy instead
+ * of an encode, the memory orjson would have taken anyway. The encode was 198,000 of a
+ * Gemini W4 run's 1,920,000 instructions (callgrind), on every non-ASCII event of
+ * every dialect. Past KEEP_UTF8_MAX_BYTES a framer-only caller's memory matters more
+ * (W3's peak), and the text stays as decode() makes it. */
+static PyObject *
+decode_data(const char *s, Py_ssize_t n)
+{
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+    if (n > 0 && n <= KEEP_UTF8_MAX_BYTES) {
+        PyObject *v = PyUnicode_DecodeUTF8(s, n, NULL);
+        if (v == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                return NULL;
+            }
+            PyErr_Clear();
+            return decode(s, n);
+        }
+        /* An ASCII str's UTF-8 is its own data; a fresh str has no UTF-8 yet. */
+        PyCompactUnicodeObject *c = (PyCompactUnicodeObject *)v;
+        if (!PyUnicode_IS_ASCII(v) && c->utf8 == NULL) {
+            char *utf8 = PyObject_Malloc((size_t)n + 1);
+            if (utf8 == NULL) {
+                Py_DECREF(v);
+                return PyErr_NoMemory();
+            }
+            memcpy(utf8, s, (size_t)n);
+            utf8[n] = '\0';
+            /* Freed by the str's dealloc with PyObject_Free, as CPython's own copy is. */
+            c->utf8 = utf8;
+            c->utf8_length = n;
+        }
+        return v;
+    }
+#endif
+    return decode(s, n);
+}
+
 /* "If the line is empty (a blank line): Dispatch the event." */
 static int
 dispatch(Framer *self, PyObject *events)
@@ -268,7 +312,7 @@ line(Framer *self, const char *p, Py_ssize_t n)
     Py_ssize_t vlen;
     if (n >= 6 && memcmp(p, "data: ", 6) == 0) {
         /* The common case, taken before the general field split (same result). */
-        PyObject *v = decode(p + 6, n - 6);
+        PyObject *v = decode_data(p + 6, n - 6);
         if (v == NULL) {
             return -1;
         }
@@ -301,7 +345,7 @@ line(Framer *self, const char *p, Py_ssize_t n)
         vlen = 0;
     }
     if (nlen == 4 && memcmp(p, "data", 4) == 0) {
-        PyObject *v = decode(value, vlen);
+        PyObject *v = decode_data(value, vlen);
         if (v == NULL) {
             return -1;
         }
@@ -428,16 +472,22 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
             PyErr_NoMemory();
             return NULL;
         }
+        /* Run by run between CRs (memchr and memcpy), not byte by byte: Gemini's CRLF
+         * body took 9 instructions a byte that way, the most of a feed (callgrind). */
         Py_ssize_t k = 0;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (s[i] == '\r') {
-                normal[k++] = '\n';
-                if (i + 1 < n && s[i + 1] == '\n') {
-                    i++;
-                }
+        Py_ssize_t i = 0;
+        while (i < n) {
+            const char *cr = memchr(s + i, '\r', (size_t)(n - i));
+            Py_ssize_t j = cr == NULL ? n : cr - s;
+            memcpy(normal + k, s + i, (size_t)(j - i));
+            k += j - i;
+            if (cr == NULL) {
+                break;
             }
-            else {
-                normal[k++] = s[i];
+            normal[k++] = '\n';
+            i = j + 1;
+            if (i < n && s[i] == '\n') {
+                i++;
             }
         }
         s = normal;
@@ -859,6 +909,8 @@ setup(PyObject *module, PyObject *args, PyObject *kwargs)
  * character among them) is nothing. */
 enum { SC_OTHER = 0, SC_DIGIT, SC_QUOTE, SC_ESCAPE, SC_OPEN, SC_CLOSE };
 static unsigned char scan_class[256];
+/* Inside a string only digits, quotes and escapes matter: nonzero for those. */
+static unsigned char in_string_class[256];
 
 static void
 scan_class_init(void)
@@ -870,6 +922,10 @@ scan_class_init(void)
     scan_class['\\'] = SC_ESCAPE;
     scan_class['['] = scan_class['{'] = SC_OPEN;
     scan_class[']'] = scan_class['}'] = SC_CLOSE;
+    for (int c = 0; c < 256; c++) {
+        int k = scan_class[c];
+        in_string_class[c] = k == SC_DIGIT || k == SC_QUOTE || k == SC_ESCAPE;
+    }
 }
 
 /* The UTF-8 bytes: a run of digits is whole there too (no byte of a multi-byte
@@ -907,10 +963,15 @@ scan_utf8(const unsigned char *p, const unsigned char *end, Py_ssize_t *deepest,
              * skipped unless it is a digit (still a digit of a run, as the pure twin's
              * byte scan sees it). */
             while (p < end) {
-                k = scan_class[*p];
-                if (k == SC_OTHER || k == SC_OPEN || k == SC_CLOSE) {
+                /* Most of a string's bytes are none of the three that matter in it. */
+                while (p < end && !in_string_class[*p]) {
                     p++;
-                } else if (k == SC_QUOTE) {
+                }
+                if (p == end) {
+                    break;
+                }
+                k = scan_class[*p];
+                if (k == SC_QUOTE) {
                     p++;
                     break;
                 } else if (k == SC_DIGIT) {
