@@ -16,6 +16,10 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <string.h>
 
 /* Set once by _setup(); owned references for the life of the process. */
@@ -201,6 +205,103 @@ decode(const char *s, Py_ssize_t n)
     return PyUnicode_DecodeUTF8(s, n, "replace");
 }
 
+/* Lines up to this many bytes keep their UTF-8 with their text (decode_data). */
+#define KEEP_UTF8_MAX_BYTES (64 * 1024)
+
+/* A data line's value, which a dialect will parse as JSON: orjson.loads(str) asks for
+ * the str's UTF-8 (PyUnicode_AsUTF8AndSize), which CPython makes by encoding the text
+ * again and keeps in the str. These bytes are that UTF-8 when they decode without
+ * replacement (strict UTF-8 is one-to-one), so they are kept there now: a copy instead
+ * of an encode, the memory orjson would have taken anyway. The encode was 198,000 of a
+ * Gemini W4 run's 1,920,000 instructions (callgrind), on every non-ASCII event of
+ * every dialect. Past KEEP_UTF8_MAX_BYTES a framer-only caller's memory matters more
+ * (W3's peak), and the text stays as decode() makes it. */
+/* Whether n bytes are all ASCII: 64 bytes a step (an OR of the words, one test of their
+ * high bits), so a non-ASCII line stops within 64 bytes of its first such byte. */
+static int
+all_ascii(const char *s, Py_ssize_t n)
+{
+    const uint64_t high = 0x8080808080808080ull;
+    Py_ssize_t i = 0;
+#if defined(__SSE2__)
+    /* Every x86-64 has SSE2: four 16-byte loads, three ORs and one test of the high
+     * bits per 64 bytes (gcc -O2 does not vectorise the word loop below). */
+    for (; i + 64 <= n; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
+        __m128i d = _mm_loadu_si128((const __m128i *)(s + i + 48));
+        if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)))) {
+            return 0;
+        }
+    }
+#else
+    for (; i + 64 <= n; i += 64) {
+        uint64_t w[8];
+        memcpy(w, s + i, 64);  /* unaligned loads, as the compiler likes them */
+        if ((w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) & high) {
+            return 0;
+        }
+    }
+#endif
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (w & high) {
+            return 0;
+        }
+    }
+    for (; i < n; i++) {
+        if ((unsigned char)s[i] & 0x80) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static PyObject *
+decode_data(const char *s, Py_ssize_t n)
+{
+    if (n > 0 && all_ascii(s, n)) {
+        /* The usual data line: its text is its bytes. One check and one copy instead of
+         * the decoder's combined pass, which was a sixth of a W4 Chat feed's
+         * instructions, the most of any function (callgrind). */
+        PyObject *v = PyUnicode_New(n, 127);
+        if (v != NULL) {
+            memcpy(PyUnicode_DATA(v), s, (size_t)n);
+        }
+        return v;
+    }
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+    if (n > 0 && n <= KEEP_UTF8_MAX_BYTES) {
+        PyObject *v = PyUnicode_DecodeUTF8(s, n, NULL);
+        if (v == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                return NULL;
+            }
+            PyErr_Clear();
+            return decode(s, n);
+        }
+        /* An ASCII str's UTF-8 is its own data; a fresh str has no UTF-8 yet. */
+        PyCompactUnicodeObject *c = (PyCompactUnicodeObject *)v;
+        if (!PyUnicode_IS_ASCII(v) && c->utf8 == NULL) {
+            char *utf8 = PyObject_Malloc((size_t)n + 1);
+            if (utf8 == NULL) {
+                Py_DECREF(v);
+                return PyErr_NoMemory();
+            }
+            memcpy(utf8, s, (size_t)n);
+            utf8[n] = '\0';
+            /* Freed by the str's dealloc with PyObject_Free, as CPython's own copy is. */
+            c->utf8 = utf8;
+            c->utf8_length = n;
+        }
+        return v;
+    }
+#endif
+    return decode(s, n);
+}
+
 /* "If the line is empty (a blank line): Dispatch the event." */
 static int
 dispatch(Framer *self, PyObject *events)
@@ -268,7 +369,7 @@ line(Framer *self, const char *p, Py_ssize_t n)
     Py_ssize_t vlen;
     if (n >= 6 && memcmp(p, "data: ", 6) == 0) {
         /* The common case, taken before the general field split (same result). */
-        PyObject *v = decode(p + 6, n - 6);
+        PyObject *v = decode_data(p + 6, n - 6);
         if (v == NULL) {
             return -1;
         }
@@ -301,7 +402,7 @@ line(Framer *self, const char *p, Py_ssize_t n)
         vlen = 0;
     }
     if (nlen == 4 && memcmp(p, "data", 4) == 0) {
-        PyObject *v = decode(value, vlen);
+        PyObject *v = decode_data(value, vlen);
         if (v == NULL) {
             return -1;
         }
@@ -428,16 +529,22 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
             PyErr_NoMemory();
             return NULL;
         }
+        /* Run by run between CRs (memchr and memcpy), not byte by byte: Gemini's CRLF
+         * body took 9 instructions a byte that way, the most of a feed (callgrind). */
         Py_ssize_t k = 0;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (s[i] == '\r') {
-                normal[k++] = '\n';
-                if (i + 1 < n && s[i + 1] == '\n') {
-                    i++;
-                }
+        Py_ssize_t i = 0;
+        while (i < n) {
+            const char *cr = memchr(s + i, '\r', (size_t)(n - i));
+            Py_ssize_t j = cr == NULL ? n : cr - s;
+            memcpy(normal + k, s + i, (size_t)(j - i));
+            k += j - i;
+            if (cr == NULL) {
+                break;
             }
-            else {
-                normal[k++] = s[i];
+            normal[k++] = '\n';
+            i = j + 1;
+            if (i < n && s[i] == '\n') {
+                i++;
             }
         }
         s = normal;
@@ -808,9 +915,190 @@ setup(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_RETURN_NONE;
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* json_scan: the one pass over an event's JSON text that the dialects' strict loader
+ * needs after orjson has parsed it (dialects/_common.py, loads_bounded): the nesting
+ * depth of its arrays and objects, and whether it holds 19 ASCII digits in a row (a
+ * number orjson may not keep exact). The pure twin is _common.json_scan_py; the two are
+ * held equal by tests/test_json_scan_twins.py. In Python the same facts cost an encode,
+ * a translate, a count and a search: 470,000 of a Gemini W4 run's 2,030,000
+ * instructions (callgrind), a quarter of the work. */
+
+#define LONG_DIGIT_RUN 19
+
+#define SCAN_LOOP(TYPE)                                                               \
+    do {                                                                              \
+        const TYPE *p = (const TYPE *)data;                                           \
+        const TYPE *end = p + length;                                                 \
+        while (p < end) {                                                             \
+            Py_UCS4 c = *p++;                                                         \
+            if (c - '0' < 10u) {                                                      \
+                if (++run >= LONG_DIGIT_RUN) {                                        \
+                    long_run = 1;                                                     \
+                }                                                                     \
+                continue;                                                             \
+            }                                                                         \
+            run = 0;                                                                  \
+            if (in_string) {                                                          \
+                if (c == '"') {                                                       \
+                    in_string = 0;                                                    \
+                } else if (c == '\\' && p < end) {                                   \
+                    /* the escaped character; a digit there is still a digit of a run  \
+                     * in the pure twin's byte scan, so it is not skipped unseen */    \
+                    Py_UCS4 e = *p;                                                   \
+                    if (e - '0' >= 10u) {                                             \
+                        p++;                                                          \
+                    }                                                                 \
+                }                                                                     \
+            } else if (c == '"') {                                                    \
+                in_string = 1;                                                        \
+            } else if (c == '[' || c == '{') {                                        \
+                if (++depth > deepest) {                                              \
+                    deepest = depth;                                                  \
+                }                                                                     \
+            } else if (c == ']' || c == '}') {                                        \
+                depth--;                                                              \
+            }                                                                         \
+        }                                                                             \
+    } while (0)
+
+/* What each byte is to the scan; 0 (most bytes, every byte of a multi-byte UTF-8
+ * character among them) is nothing. */
+enum { SC_OTHER = 0, SC_DIGIT, SC_QUOTE, SC_ESCAPE, SC_OPEN, SC_CLOSE };
+static unsigned char scan_class[256];
+/* Inside a string only digits, quotes and escapes matter: nonzero for those. */
+static unsigned char in_string_class[256];
+
+static void
+scan_class_init(void)
+{
+    for (int c = '0'; c <= '9'; c++) {
+        scan_class[c] = SC_DIGIT;
+    }
+    scan_class['"'] = SC_QUOTE;
+    scan_class['\\'] = SC_ESCAPE;
+    scan_class['['] = scan_class['{'] = SC_OPEN;
+    scan_class[']'] = scan_class['}'] = SC_CLOSE;
+    for (int c = 0; c < 256; c++) {
+        int k = scan_class[c];
+        in_string_class[c] = k == SC_DIGIT || k == SC_QUOTE || k == SC_ESCAPE;
+    }
+}
+
+/* The UTF-8 bytes: a run of digits is whole there too (no byte of a multi-byte
+ * character is below 0x80), and brackets and quotes are the same bytes. */
+static void
+scan_utf8(const unsigned char *p, const unsigned char *end, Py_ssize_t *deepest,
+          int *long_run)
+{
+    Py_ssize_t depth = 0;
+    while (p < end) {
+        unsigned char k = scan_class[*p];
+        if (k == SC_OTHER) {
+            p++;
+            continue;
+        }
+        if (k == SC_DIGIT) {
+            const unsigned char *start = p;
+            while (p < end && scan_class[*p] == SC_DIGIT) {
+                p++;
+            }
+            if (p - start >= LONG_DIGIT_RUN) {
+                *long_run = 1;
+            }
+            continue;
+        }
+        p++;
+        if (k == SC_OPEN) {
+            if (++depth > *deepest) {
+                *deepest = depth;
+            }
+        } else if (k == SC_CLOSE) {
+            depth--;
+        } else if (k == SC_QUOTE) {
+            /* A string: only its digits and its end matter. An escape's character is
+             * skipped unless it is a digit (still a digit of a run, as the pure twin's
+             * byte scan sees it). */
+            while (p < end) {
+                /* Most of a string's bytes are none of the three that matter in it. */
+                while (p < end && !in_string_class[*p]) {
+                    p++;
+                }
+                if (p == end) {
+                    break;
+                }
+                k = scan_class[*p];
+                if (k == SC_QUOTE) {
+                    p++;
+                    break;
+                } else if (k == SC_DIGIT) {
+                    const unsigned char *start = p;
+                    while (p < end && scan_class[*p] == SC_DIGIT) {
+                        p++;
+                    }
+                    if (p - start >= LONG_DIGIT_RUN) {
+                        *long_run = 1;
+                    }
+                } else { /* SC_ESCAPE */
+                    p++;
+                    if (p < end && scan_class[*p] != SC_DIGIT) {
+                        p++;
+                    }
+                }
+            }
+        }
+        /* a lone SC_ESCAPE outside a string (not JSON) is nothing */
+    }
+}
+
+static PyObject *
+json_scan(PyObject *module, PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "json_scan() takes a str");
+        return NULL;
+    }
+    Py_ssize_t deepest = 0;
+    int long_run = 0;
+    /* orjson.loads has just asked for the same UTF-8 (kept in the str), so this is a
+     * lookup, not an encode. */
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    if (utf8 != NULL) {
+        scan_utf8((const unsigned char *)utf8, (const unsigned char *)utf8 + size, &deepest,
+                  &long_run);
+    } else {
+        /* Lone surrogates (no UTF-8 exists; orjson refuses such text before this is
+         * asked): the code points themselves. */
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+            return NULL;
+        }
+        PyErr_Clear();
+        Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+        const void *data = PyUnicode_DATA(text);
+        Py_ssize_t depth = 0, run = 0;
+        int in_string = 0;
+        switch (PyUnicode_KIND(text)) {
+        case PyUnicode_1BYTE_KIND:
+            SCAN_LOOP(Py_UCS1);
+            break;
+        case PyUnicode_2BYTE_KIND:
+            SCAN_LOOP(Py_UCS2);
+            break;
+        default:
+            SCAN_LOOP(Py_UCS4);
+            break;
+        }
+    }
+    return Py_BuildValue("(nO)", deepest, long_run ? Py_True : Py_False);
+}
+
 static PyMethodDef module_methods[] = {
     {"_setup", (PyCFunction)(void (*)(void))setup, METH_VARARGS | METH_KEYWORDS,
      "Give the module sse.py's event class, exception classes and limits."},
+    {"json_scan", (PyCFunction)json_scan, METH_O,
+     "json_scan(text) -> (depth, long_run): the nesting depth of valid JSON text and "
+     "whether it holds 19 ASCII digits in a row."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -834,6 +1122,7 @@ PyInit__sse_c(void)
     if (PyType_Ready(&FramerType) < 0) {
         return NULL;
     }
+    scan_class_init();
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL) {
         return NULL;

@@ -1,4 +1,4 @@
-# The compiled twin of sse.SSEFramer (sse_toolcalls/_sse_c.c); sse.py is its only user.
+# The compiled twins of sse.SSEFramer and dialects._common.json_scan_py (sse_toolcalls/_sse_c.c).
 from .sse import SSEFramer as SSEFramer
 
 def _setup(
@@ -13,3 +13,4 @@ def _setup(
     max_retry_digits: int,
     max_data_lines: int,
 ) -> None: ...
+def json_scan(text: str) -> tuple[int, bool]: ...

@@ -7,6 +7,8 @@ Protocol knowledge does not live here; each wire format's rules are in its own p
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, ClassVar, cast
 
@@ -24,6 +26,7 @@ from ..calls import (
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
+    defer_raw_arguments,
 )
 from ..errors import (
     LimitExceededError,
@@ -119,20 +122,67 @@ def loads_strict(text: str, *, depth: int = MAX_EVENT_DEPTH) -> Any:
     Raises:
         ValueError: the text is not such JSON.
     """
+    return loads_bounded(text, depth=depth)[0]
+
+
+def loads_bounded(text: str, *, depth: int = MAX_EVENT_DEPTH) -> tuple[Any, int]:
+    """:func:`loads_strict`, and a bound on the value's nesting (at least its depth, in
+    levels): a caller that must bound a part of the value (Gemini's args) skips its own
+    measurement when the bound is already within its limit.
+
+    Raises:
+        ValueError: as :func:`loads_strict`.
+    """
     # orjson first, also on the exact path: the stdlib alone took 1e400 as inf and
     # "\ud800" as a lone surrogate, and would recurse past its limit near 1,000 levels.
     value = _json.loads(text)
-    scan = text.encode("utf-8", "surrogatepass").translate(_SCAN_MAP)
-    # Valid JSON deeper than ``depth`` needs 2 * depth characters and more than ``depth``
-    # opening brackets: two cheap tests that skip the measurement for nearly every text
-    # (which, the text being valid JSON, is linear in it).
-    if len(scan) > 2 * depth and scan.count(b"[") > depth and (found := json_depth(text)) > depth:
-        raise _TooDeepError(found, depth)
-    if _LONG_RUN not in scan:
-        return value
+    if _c_json_scan is not None:
+        # The compiled twin: the exact depth and the digit run in one pass.
+        bound, long_run = _c_json_scan(text)
+        if bound > depth:
+            raise _TooDeepError(bound, depth)
+        if not long_run:
+            return value, bound
+    else:
+        scan = text.encode("utf-8", "surrogatepass").translate(_SCAN_MAP)
+        # Valid JSON deeper than ``depth`` needs 2 * depth characters and more than
+        # ``depth`` opening brackets: two cheap tests that skip the measurement for nearly
+        # every text (which, the text being valid JSON, is linear in it).
+        bound = scan.count(b"[")
+        if len(scan) > 2 * depth and bound > depth:
+            bound = json_depth(text)
+            if bound > depth:
+                raise _TooDeepError(bound, depth)
+        if _LONG_RUN not in scan:
+            return value, bound
     import json  # the rare exact path; kept out of the import of the core
 
-    return json.loads(text)
+    return json.loads(text), bound
+
+
+def json_scan_py(text: str) -> tuple[int, bool]:
+    """The pure twin of the compiled ``json_scan``: the nesting depth of valid JSON
+    text, and whether it holds 19 ASCII digits in a row (the reference the compiled one
+    is held to; :func:`loads_bounded` takes cheaper bounds when it runs pure)."""
+    scan = text.encode("utf-8", "surrogatepass").translate(_SCAN_MAP)
+    return json_depth(text), _LONG_RUN in scan
+
+
+def _load_c_json_scan() -> Callable[[str], tuple[int, bool]] | None:
+    try:
+        from .._sse_c import json_scan
+    except ImportError:
+        return None  # not built: the pure twin, as the install said
+    return json_scan
+
+
+C_JSON_SCAN = _load_c_json_scan()
+"""The compiled twin of :func:`json_scan_py`, or ``None`` where it was not built (the
+tests compare the two)."""
+
+# The one in use: the compiled twin unless the pure one is forced, by the framer's
+# switch (sse.py).
+_c_json_scan = C_JSON_SCAN if os.environ.get("SSE_TOOLCALLS_PURE_PYTHON", "") in ("", "0") else None
 
 
 def is_whole_json(data: str) -> bool:
@@ -181,29 +231,50 @@ def event_object(
     Raises:
         MalformedStreamError: the data is not JSON, or not a JSON object.
     """
+    # Only events read ``exact`` carry arguments as objects; the others are read by
+    # orjson alone (its own limit is 1,024 levels) and nothing recurses over them.
+    # Measuring every event's depth cost 0.6 us of its 2 us (two str.count, timeit).
+    return _event_object(event, dialect, exact)[0]
+
+
+def event_object_bounded(event: ServerSentEvent, dialect: str) -> tuple[dict[str, Any] | None, int]:
+    """:func:`event_object` read ``exact``, and a bound on the payload's nesting as
+    :func:`loads_bounded` gives it.
+
+    Raises:
+        MalformedStreamError: as :func:`event_object`.
+    """
+    return _event_object(event, dialect, True)
+
+
+def _event_object(
+    event: ServerSentEvent, dialect: str, exact: bool
+) -> tuple[dict[str, Any] | None, int]:
     data = event.data
     if data is PARSED_DATA:
-        # An SDK's event, checked by dialects._parsed: no text to read.
-        return cast(ParsedEvent, event).payload
+        # An SDK's event, checked by dialects._parsed: no text to read. Its nesting is
+        # within MAX_EVENT_DEPTH (a deeper one is framed as text), the bound said.
+        return cast(ParsedEvent, event).payload, MAX_EVENT_DEPTH
     if not data:
-        return None
+        return None, 0
+    bound = 0
     try:
-        # Only events read ``exact`` carry arguments as objects; the others are read by
-        # orjson alone (its own limit is 1,024 levels) and nothing recurses over them.
-        # Measuring every event's depth cost 0.6 us of its 2 us (two str.count, timeit).
-        payload = loads_strict(data) if exact else _json.loads(data)
+        if exact:
+            payload, bound = loads_bounded(data)
+        else:
+            payload = _json.loads(data)
     except _TooDeepError as exc:
         raise _event_too_deep(exc, dialect, data) from exc
     except ValueError as exc:
         if data.isspace():
-            return None
+            return None, 0
         raise MalformedStreamError(
             f"{dialect}: event data is not JSON ({exc})", provider=dialect, data=data
         ) from exc
     if type(payload) is dict:
-        return payload
+        return payload, bound
     if payload is None:
-        return None
+        return None, 0
     raise MalformedStreamError(
         f"{dialect}: an event must be a JSON object", provider=dialect, data=data
     )
@@ -554,6 +625,32 @@ class Reassembler:
         else:
             raw = call.text() if text is None else text
             args, error = parse_arguments(raw)
+        return self._emit_call(call, args, raw, error)
+
+    def complete_object(
+        self, call: PendingCall, value: dict[str, Any], bound: int, make_raw: Callable[[], str]
+    ) -> ToolCall:
+        """Release a call whose arguments came whole as an object, as :meth:`complete`
+        does, with its raw text made by ``make_raw()`` only when it is read.
+
+        ``bound`` is at least the object's nesting (the event's, from
+        :func:`loads_bounded`): within ``MAX_PARSED_ARGUMENTS_DEPTH`` nothing is
+        measured; past it the object is walked. ``make_raw`` must return
+        ``dumps(value)`` of the value as it arrived, whatever the caller did to ``args``
+        since.
+        """
+        if bound > MAX_PARSED_ARGUMENTS_DEPTH:
+            depth = _nesting(value)
+            if depth > MAX_PARSED_ARGUMENTS_DEPTH:
+                error = _too_deep_arguments(_TooDeepError(depth, MAX_PARSED_ARGUMENTS_DEPTH))
+                return self._emit_call(call, {}, make_raw(), error)
+        done = self._emit_call(call, value, "", None)
+        defer_raw_arguments(done, make_raw)
+        return done
+
+    def _emit_call(
+        self, call: PendingCall, args: dict[str, Any], raw: str, error: str | None
+    ) -> ToolCall:
         if self.rich:
             self.announce(call)
         done = ToolCall(

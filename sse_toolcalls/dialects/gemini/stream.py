@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...calls import Dialect, StreamEvent
@@ -33,14 +34,17 @@ from ...errors import LimitExceededError, MalformedStreamError
 from ...provider_errors import error_from_payload, finish_reason_error, provider_error
 from ...sse import ServerSentEvent
 from .._common import (
+    MAX_EVENT_DEPTH,
     MAX_PARSED_ARGUMENTS_DEPTH,
     PendingCall,
     Reassembler,
     dumps,
     event_object,
+    event_object_bounded,
+    loads_strict,
     wire_string,
 )
-from .._parsed import text_of
+from .._parsed import PARSED_DATA, text_of
 
 # finishReason values after which the turn is whole. Anything else is a refusal or a
 # failure of generation, reported as a ProviderError with the reason as its code.
@@ -81,6 +85,10 @@ class GeminiReassembler(Reassembler):
         self._continuing: dict[str, list[str]] = {}
         """JSON paths whose string value continues in the next partial argument, with
         the pieces so far (joined once, when the string ends)."""
+        self._data = ""
+        """The event being read (whole calls' raw text is made from it when asked)."""
+        self._bound = 0
+        """A bound on its nesting (``loads_bounded``)."""
 
     def on_event(self, event: ServerSentEvent) -> None:
         data = event.data
@@ -89,7 +97,16 @@ class GeminiReassembler(Reassembler):
         # Only functionCall parts carry arguments as objects, whose big integers must stay
         # exact; other events skip that check.
         try:
-            payload = event_object(event, self.dialect, exact="functionCall" in data)
+            if data is PARSED_DATA:
+                # An SDK's event, already checked (dialects._parsed): no text to read a
+                # call's raw arguments from again, so they are written from the object.
+                payload = event_object(event, self.dialect)
+                self._data, self._bound = "", MAX_EVENT_DEPTH
+            elif "functionCall" in data:
+                payload, self._bound = event_object_bounded(event, self.dialect)
+                self._data = data
+            else:
+                payload = event_object(event, self.dialect)
         except MalformedStreamError:
             if self.stop_reason in _NORMAL:
                 # After a normal finish (held to EOF, see _finish): what an OpenAI-style
@@ -109,11 +126,11 @@ class GeminiReassembler(Reassembler):
         usage = payload.get("usageMetadata")
         if isinstance(usage, dict):
             self.usage = usage
-        for candidate in payload.get("candidates") or ():
+        for where, candidate in enumerate(payload.get("candidates") or ()):
             if candidate.get("index", 0) == 0:
-                self._candidate(candidate)
+                self._candidate(candidate, where)
 
-    def _candidate(self, candidate: dict[str, Any]) -> None:
+    def _candidate(self, candidate: dict[str, Any], where: int = 0) -> None:
         content = candidate.get("content")
         reason = candidate.get("finishReason")
         cut: list[PendingCall] = []
@@ -122,14 +139,19 @@ class GeminiReassembler(Reassembler):
             last = len(parts) - 1
             limited = reason in _TRUNCATING
             for position, part in enumerate(parts):
-                call = self._part(part, release=not (limited and position == last))
+                call = self._part(
+                    part, release=not (limited and position == last), where=(where, position)
+                )
                 if call is not None:
                     cut.append(call)
         if isinstance(reason, str) and reason:
             self._finish(reason, candidate, cut)
 
-    def _part(self, part: dict[str, Any], *, release: bool = True) -> PendingCall | None:
-        """Handle one part; with ``release=False`` a whole call is returned, not released."""
+    def _part(
+        self, part: dict[str, Any], *, release: bool = True, where: tuple[int, int] = (0, 0)
+    ) -> PendingCall | None:
+        """Handle one part (``where``: its candidate's and its own position in the
+        event); with ``release=False`` a whole call is returned, not released."""
         function_call = part.get("functionCall")
         if function_call is None:
             text = part.get("text")
@@ -177,7 +199,12 @@ class GeminiReassembler(Reassembler):
         if not release:
             call.fragments = [dumps(call.value)]
             return call
-        self.complete(call)
+        if type(call.value) is dict:
+            self.complete_object(
+                call, call.value, self._bound, _raw_maker(self._data, where, call.value)
+            )
+        else:
+            self.complete(call)
         return None
 
     def _partial_args(self, partial_args: Any) -> None:
@@ -259,6 +286,23 @@ class GeminiReassembler(Reassembler):
             self.finished()
         out, self.out = self.out, []
         return out
+
+
+def _raw_maker(data: str, where: tuple[int, int], args: Any) -> Callable[[], str]:
+    """What makes a whole call's raw text when it is read: the encoding of its args as
+    they arrived, read again from the event (``where``: the positions of its candidate
+    and part), so a caller's changes to ``ToolCall.args`` never show in it. An event that
+    came parsed (no ``data``) has its ``args`` written now, for the same reason."""
+    if not data:
+        raw = dumps({} if args is None else args)
+        return lambda: raw
+
+    def make() -> str:
+        candidate = loads_strict(data)["candidates"][where[0]]
+        args = candidate["content"]["parts"][where[1]]["functionCall"].get("args")
+        return dumps({} if args is None else args)
+
+    return make
 
 
 def _limit(name: str, limit: int, size: int, unit: str, path: str) -> LimitExceededError:

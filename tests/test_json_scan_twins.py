@@ -1,0 +1,119 @@
+"""The compiled json_scan equals its pure twin on every JSON text, and the strict loader
+gives the same values and errors on either (issue 16, item 3; STYLE 18).
+
+The texts are Hypothesis JSON values written every way the stdlib writes them (ASCII
+escapes or raw text, compact or indented), with strings full of brackets, quotes,
+backslashes, digits and non-ASCII text in all three of CPython's string widths, and
+integers long enough to need the exact path. Skipped only where the extension was not
+built; CI builds it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sse_toolcalls.dialects import _common
+
+compiled = _common.C_JSON_SCAN
+pytestmark = pytest.mark.skipif(compiled is None, reason="the C extension was not built")
+
+# Characters that matter to the scan, and some of each string width.
+_TRICKY = st.sampled_from([*'[]{}"\\0123456789,:u \n\t', "é", "デ", "😀", "\x7f"])
+strings = st.text(st.one_of(_TRICKY, st.characters(exclude_categories=["Cs"])), max_size=30)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=10**17, max_value=10**40),
+    st.floats(allow_nan=False, allow_infinity=False),
+    strings,
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(strings, inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+def nested(levels: int, leaf: Any) -> Any:
+    for i in range(levels):
+        leaf = [leaf] if i % 2 else {"k": leaf}
+    return leaf
+
+
+texts = st.one_of(
+    st.builds(
+        json.dumps,
+        values,
+        ensure_ascii=st.booleans(),
+        indent=st.sampled_from([None, 1]),
+    ),
+    st.builds(
+        lambda n, leaf: json.dumps(nested(n, leaf), ensure_ascii=False),
+        st.integers(min_value=90, max_value=140),
+        scalars,
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=texts)
+def test_compiled_scan_equals_the_pure_one(text: str) -> None:
+    assert compiled is not None
+    assert compiled(text) == _common.json_scan_py(text)
+
+
+def strict(text: str, scan: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
+    monkeypatch.setattr(_common, "_c_json_scan", scan)
+    try:
+        value, bound = _common.loads_bounded(text, depth=100)
+    except ValueError as exc:
+        return ("error", type(exc), str(exc))
+    # Each twin's bound may differ (the pure one counts brackets), never below the depth.
+    assert bound >= _common.json_depth(text)
+    return ("value", repr(value))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=texts)
+def test_the_strict_loader_is_the_same_on_both(text: str) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert strict(text, compiled, monkeypatch) == strict(text, None, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", (0, False)),
+        ("1", (0, False)),
+        ('"[[[{{"', (0, False)),
+        ('["\\"]]"]', (1, False)),
+        ('[{"a\\\\":[]}]', (3, False)),
+        ("1" * 18, (0, False)),
+        ("1" * 19, (0, True)),
+        ('"\\u0031' + "1" * 18 + '"', (0, True)),
+        ('{"\U0001f600":[[' + "1" * 19 + "]]}", (3, True)),
+        ('["\\', (1, False)),  # cut inside an escape: no read past the end
+        # Lone surrogates have no UTF-8: the code points are scanned, in each width.
+        ('[["\ud800[",' + "2" * 19 + "]]", (2, True)),
+        ('["\ud800\\"]",{}]', (2, False)),
+        ('{"\U0001f600\udfff":["\\\\",1]}', (2, False)),
+    ],
+)
+def test_scan_edges(text: str, expected: tuple[int, bool]) -> None:
+    assert compiled is not None
+    assert compiled(text) == expected
+    assert _common.json_scan_py(text) == expected
+
+
+def test_scan_refuses_what_is_not_a_str() -> None:
+    assert compiled is not None
+    with pytest.raises(TypeError):
+        compiled(b"[]")  # type: ignore[arg-type]
