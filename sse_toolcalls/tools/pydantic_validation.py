@@ -42,12 +42,15 @@ import os
 import types
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .signature import _signature, context_parameter, function_name
 from .validation import MAX_VALIDATED_ARGUMENTS_DEPTH
 
-__all__ = ["DISABLE_ENV", "FastValidator", "fast_validator"]
+if TYPE_CHECKING:
+    import pydantic
+
+__all__ = ["DISABLE_ENV", "FastValidator", "arguments_adapter", "fast_validator"]
 
 DISABLE_ENV = "SSE_TOOLCALLS_NO_PYDANTIC"
 """Set to a non-empty value to leave every call to the JSON Schema path."""
@@ -117,20 +120,12 @@ def _plain_json(node: dict[str, Any] | list[Any], level: int) -> bool:
     return True
 
 
-def fast_validator(fn: Callable[..., Any]) -> FastValidator | None:
-    """Build the fast path for a function tool, or return ``None`` when it cannot be
-    exact (a hint outside the covered kinds, ``**kwargs``), when pydantic is not
-    installed, or when ``SSE_TOOLCALLS_NO_PYDANTIC`` is set.
-
-    The caller has already built the JSON Schema path with
-    :func:`~sse_toolcalls.tools.signature.function_schema` (which raises for a signature
-    it cannot describe), so this never raises for a signature that one accepted.
-    """
-    if os.environ.get(DISABLE_ENV):
-        return None
+def arguments_adapter(fn: Callable[..., Any]) -> pydantic.TypeAdapter[dict[str, Any]] | None:
+    """The strict pydantic ``TypeAdapter`` of ``fn``'s arguments that the fast path runs
+    (``benchmarks/bench_validation.py`` times it bare, as the floor), or ``None`` when
+    the fast path cannot be exact or pydantic is not installed."""
     try:
         import pydantic
-        import pydantic_core
         import typing_extensions  # pydantic's own dependency: its TypedDict on 3.11
     except ImportError:
         return None
@@ -161,6 +156,25 @@ def fast_validator(fn: Callable[..., Any]) -> FastValidator | None:
     # explain); forbid: an unknown key is the slow path's to name.
     arguments.__pydantic_config__ = pydantic.ConfigDict(strict=True, extra="forbid")
     adapter: pydantic.TypeAdapter[dict[str, Any]] = pydantic.TypeAdapter(arguments)
+    return adapter
+
+
+def fast_validator(fn: Callable[..., Any]) -> FastValidator | None:
+    """Build the fast path for a function tool, or return ``None`` when it cannot be
+    exact (a hint outside the covered kinds, ``**kwargs``), when pydantic is not
+    installed, or when ``SSE_TOOLCALLS_NO_PYDANTIC`` is set.
+
+    The caller has already built the JSON Schema path with
+    :func:`~sse_toolcalls.tools.signature.function_schema` (which raises for a signature
+    it cannot describe), so this never raises for a signature that one accepted.
+    """
+    if os.environ.get(DISABLE_ENV):
+        return None
+    adapter = arguments_adapter(fn)
+    if adapter is None:
+        return None
+    import pydantic_core
+
     # The compiled validator itself: TypeAdapter.validate_json only forwards to it, with
     # keyword arguments we never set (0.4 us a call, bench_validation.py).
     validate_json = adapter.validator.validate_json
