@@ -31,8 +31,8 @@ from sse_toolcalls.tools.pydantic_validation import DISABLE_ENV, fast_validator
 SAMPLE_EVERY = int(os.environ.get("SSE_TOOLCALLS_BFCL_EVERY", "10"))
 """One BFCL entry in ten (235 entries, about 2,900 calls, mutations and variants; 12 s of
 CPU on the loaded machine, 2026-12-01): every entry is the same code path, with more
-signatures. All of them (``SSE_TOOLCALLS_BFCL_EVERY=1``, 2,351 entries) take about 125 s
-of CPU, too much for CI's budget; the command is in README ("BFCL single-turn")."""
+signatures. All of them (``SSE_TOOLCALLS_BFCL_EVERY=1``, 2,351 entries) take an estimated
+90 to 125 s of CPU (from the samples), too much for CI's budget; the command is in README ("BFCL single-turn")."""
 
 
 def _hint(schema: Any) -> Any:
