@@ -10,6 +10,8 @@ and a date (``benchmarks/weather.py``, the schema the tests share). Cases:
 - ``registry.check, pydantic fast path`` and ``registry.check, JSON Schema path``: the
   same call to a signature the fast path covers (``forecast_plain``), with the fast path
   and with it switched off (``SSE_TOOLCALLS_NO_PYDANTIC``);
+- ``the fast path's TypeAdapter, bare``: the floor of the fast path, its own strict
+  ``TypeAdapter`` (``arguments_adapter``) on the call's JSON bytes, encoded beforehand;
 - ``jsonschema plain``: ``Draft202012Validator.is_valid`` with no format checker (formats
   are then not checked at all: ``2025-02-30`` passes);
 - ``jsonschema + FormatChecker``: the stock format checker;
@@ -52,7 +54,7 @@ from benchmarks.weather import INVALID, SCHEMA, VALID
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.errors import InvalidArgumentsError
 from sse_toolcalls.tools import ArgumentValidator, ToolRegistry
-from sse_toolcalls.tools.pydantic_validation import DISABLE_ENV
+from sse_toolcalls.tools.pydantic_validation import DISABLE_ENV, arguments_adapter
 
 
 class Loc(BaseModel):
@@ -128,6 +130,16 @@ def cases() -> dict[str, tuple[Callable[[], object], Callable[[], bool], Callabl
     valid_json = json.dumps(VALID)
     invalid_json = json.dumps(INVALID)
     valid_call, invalid_call = make_call(VALID), make_call(INVALID)
+    floor = arguments_adapter(forecast_plain)
+    assert floor is not None
+    valid_bytes, invalid_bytes = valid_json.encode(), invalid_json.encode()
+
+    def floor_ok(data: bytes) -> bool:
+        try:
+            floor.validate_json(data)
+        except ValidationError:
+            return False
+        return True
 
     def pydantic_ok(value: dict[str, Any]) -> bool:
         try:
@@ -177,6 +189,11 @@ def cases() -> dict[str, tuple[Callable[[], object], Callable[[], bool], Callabl
             lambda: slow_registry.check(valid_call),
             lambda: registry_ok(valid_call, slow_registry),
             lambda: not registry_ok(invalid_call, slow_registry),
+        ),
+        "the fast path's TypeAdapter, bare": (
+            lambda: floor.validate_json(valid_bytes),
+            lambda: floor_ok(valid_bytes),
+            lambda: not floor_ok(invalid_bytes),
         ),
         "jsonschema plain is_valid (no formats)": (
             lambda: plain.is_valid(VALID),

@@ -41,8 +41,8 @@ pytestmark = [
 
 SAMPLE_EVERY = 20
 """One case in twenty of each category: one in ten (80 cases) took 105 s + 64 s on the two
-backends on the shared machine at load 12, twice CI's budget; ``sse-toolcalls bfcl
---sample 20`` is the one-in-ten run."""
+backends on the shared machine at load 12, and 181 s + 104 s at load 18 (the file 342 s,
+2026-12-01), twice CI's budget; ``sse-toolcalls bfcl --sample 20`` is the one-in-ten run."""
 
 
 def source_or_skip() -> Any:

@@ -25,6 +25,15 @@ the name is what a model reads first; its description's tokens; and its paramete
 a plural ``s`` removed. The similarity of two tools is the cosine of their token-count
 vectors (0: no word in common, 1: the same words in the same proportions). Pairs at or
 above :data:`OVERLAP_THRESHOLD` are reported, with the score.
+
+**A catalogue's boilerplate is left out of it.** Text that opens (or closes) the
+description of every tool of a catalogue of :data:`MIN_BOILERPLATE_TOOLS` or more, and
+holds at least one whole sentence, says which family the tools belong to, not which one to
+pick: BFCL's multi-turn docs open each tool with two sentences about its API ("This tool
+belongs to the Gorilla file system. It is a simple file system that ... Tool
+description:"), which made ``cat`` and ``diff`` 0.89 alike, and 99 of the file system's
+153 pairs overlap. The pair measure (:func:`similarity`) knows no catalogue, so it has no
+such rule.
 """  # noqa: E501
 
 from __future__ import annotations
@@ -74,6 +83,11 @@ from 0.845 up were near-duplicates (``upload_vex`` beside ``upload_vex1`` at 0.9
 word (``celsius_to_fahrenheit`` and its inverse at 0.839, ``get_`` and ``set_website_geo_
 mapping_rules`` at 0.835, one-way and round-trip flight searches at 0.80)."""
 
+
+MIN_BOILERPLATE_TOOLS = 3
+"""Fewest tools whose shared opening or closing text is taken for the catalogue's
+boilerplate (see the module docstring): two tools that open with the same sentence may
+be two versions of one tool, which is what the overlap check is for."""
 
 MAX_SCHEMA_DEPTH = 16
 """Deepest nesting of properties walked for parameter checks, in levels; a deeper (or a
@@ -134,7 +148,7 @@ def tokens(text: str) -> list[str]:
     return [_stem(w) for w in _words(text) if w not in _STOP_WORDS]
 
 
-def _bag(spec: ToolSpec) -> Counter[str]:
+def _bag(spec: ToolSpec, description: str | None = None) -> Counter[str]:
     # Each name word once: a namespace that repeats the name (``api_token_api.APITokenApi.
     # get_api_tokens``) would otherwise outweigh the one word that tells two tools apart.
     name = list(dict.fromkeys(tokens(spec.name)))
@@ -142,12 +156,56 @@ def _bag(spec: ToolSpec) -> Counter[str]:
     pairs = [f"{a}>{b}" for a, b in itertools.pairwise(name)]
     properties = spec.parameters.get("properties")
     params = " ".join(properties) if isinstance(properties, dict) else ""
-    return Counter([*name, *name, *pairs, *pairs, *tokens(spec.description), *tokens(params)])
+    text = spec.description if description is None else description
+    return Counter([*name, *name, *pairs, *pairs, *tokens(text), *tokens(params)])
 
 
 def similarity(a: ToolSpec, b: ToolSpec) -> float:
     """The overlap measure of two tools (see the module docstring): 0.0 to 1.0."""
     return _cosine(_bag(a), _bag(b))
+
+
+def _without_boilerplate(descriptions: Sequence[str]) -> list[str]:
+    """``descriptions`` without the whole sentences all of them open or close with, when
+    there are :data:`MIN_BOILERPLATE_TOOLS` or more (see the module docstring)."""
+    if len(descriptions) < MIN_BOILERPLATE_TOOLS:
+        return list(descriptions)
+    head = _common_prefix(descriptions)
+    # Up to the last sentence end the text has in common: "Get the weather" and "Get
+    # the wind" share words, not a sentence, and keep them.
+    ends = [m.end() for m in _SENTENCE_BREAK.finditer(head)]
+    rest = [d[ends[-1] :] for d in descriptions] if ends else list(descriptions)
+    tail = _shared_tail(rest)
+    return [d[: len(d) - len(tail)] for d in rest]
+
+
+_SENTENCE_BREAK = re.compile(r"[.!?:]\s+")
+
+
+def _common_prefix(texts: Sequence[str]) -> str:
+    """The longest text every one of ``texts`` starts with."""
+    first, last = min(texts), max(texts)
+    n = 0
+    while n < len(first) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
+def _shared_tail(texts: Sequence[str]) -> str:
+    """The longest run of whole sentences every one of ``texts`` ends with, or ``""``."""
+    tail = _common_prefix([t[::-1] for t in texts])[::-1]
+    cut = 0
+    while tail[cut:].strip():
+        shared = tail[cut:]
+        before = [t[: len(t) - len(shared)].rstrip() for t in texts]
+        if all(not b or b[-1] in ".!?:" for b in before):
+            return shared
+        # Not a sentence's start in every text: from the next sentence on, if any.
+        match = _SENTENCE_BREAK.search(tail, cut)
+        if match is None:
+            return ""
+        cut = match.end()
+    return ""
 
 
 def _cosine(x: Counter[str], y: Counter[str]) -> float:
@@ -165,9 +223,13 @@ _WHEN_CUES = re.compile(
     r"useful|prefer|for (?:questions|requests|queries|tasks|cases))\b",
     re.IGNORECASE,
 )
+# "one of" introduces choices only when they follow (quoted, after a colon, or a list
+# joined by commas or "or"): "One of the competing teams in the game" (BFCL's
+# basketball.game_stats) is a noun.
 _CHOICE_CUES = re.compile(
-    r"\bone of\b|\beither\b.{1,80}\bor\b|\b(?:possible|allowed|valid|accepted|supported) "
-    r"(?:values|options)\b|\boptions (?:are|include)\b",
+    r"\bone of\b(?=[^.]*?['\"`:])|\bone of\s+\w+(?:\s*(?:,|\bor\b)\s*\w+)+|\beither\b.{1,80}\bor\b|"
+    r"\b(?:possible|allowed|valid|accepted|supported) (?:values|options)\b|"
+    r"\boptions (?:are|include)\b",
     re.IGNORECASE,
 )
 _QUOTED_ALTERNATIVES = re.compile(
@@ -177,8 +239,11 @@ _EXAMPLE_CUES = re.compile(
     r"\be\.?g\b|\bexamples?\b|\bsuch as\b|\bfor instance\b|\blike\b", re.IGNORECASE
 )
 # Words that make a list of values open ("... etc."), a range ("from 1 to 6", "['from',
-# 'to')") or a layout ("the structure: '{...}'"): no closed set an enum could hold.
-_OPEN_CUES = re.compile(r"\betc\b|\branges?\b|\bstructure\b|\bformat\b", re.IGNORECASE)
+# 'to')") or a layout ("the structure: '{...}'", "formatted as 'City, State' or 'City,
+# Country'"): no closed set an enum could hold.
+_OPEN_CUES = re.compile(
+    r"\betc\b|\branges?\b|\bstructure\b|\bformat(?:ted)?\b|\bin the form\b", re.IGNORECASE
+)
 _CODE_PARAMETERS = frozenset(
     {
         "cmd",
@@ -226,9 +291,20 @@ _RUN_WORDS = frozenset(
 )
 
 
+# A last name word that makes the value something *about* a date or a URL, not one:
+# ``websiteId`` identifies a website, ``date_format`` is a layout, ``date_range`` two
+# dates, ``UrlName`` a slug (all four in BFCL's single-turn docs, 14 findings, all false).
+_NOT_THE_VALUE = frozenset(
+    {"id", "uuid", "key", "name", "slug", "format", "range", "type", "kind", "pattern"}
+)
+
+
 def _format_for(name: str) -> str | None:
     """The ``format`` a parameter's name says it holds, or ``None``."""
-    words = {_stem(w) for w in _words(name)}
+    named = [_stem(w) for w in _words(name)]
+    if not named or named[-1] in _NOT_THE_VALUE:
+        return None
+    words = set(named)
     if "datetime" in words or "timestamp" in words or {"date", "time"} <= words:
         return "date-time"
     if "date" in words or "birthday" in words:
@@ -238,6 +314,59 @@ def _format_for(name: str) -> str | None:
     if words & {"url", "uri", "href", "website"}:
         return "uri"
     return None
+
+
+# A date layout spelled in a description: "MM-DD-YYYY", "dd/mm/yyyy", "YYYY-MM-DD HH:mm:ss",
+# "DD MMM, YYYY", "YYYY-MM-DDTHH:MM:SSZ".
+_LAYOUT = re.compile(
+    r"(?<![A-Za-z])[YyMmDd]{2,4}(?:[-/.,: T]{1,2}[YyMmDdHhSsZ]{1,4}){1,6}(?![A-Za-z])"
+)
+# The layouts each format takes (RFC 3339; a date-time needs its offset).
+_FORMAT_LAYOUTS = {
+    "date": re.compile(r"YYYY-MM-DD"),
+    "date-time": re.compile(r"YYYY-MM-DD[T ]HH:MM:SS(?:\.S+)?(?:Z|[+-]HH:?MM)"),
+}
+_QUOTED = re.compile(r"""(['"`])([^'"`]{1,80})\1""")
+# Words a free-text date takes: a format would refuse "today".
+_RELATIVE_DAYS = re.compile(r"\b(?:today|tomorrow|yesterday|tonight|weekend)\b", re.I)
+
+
+def _format_advice(wanted: str, description: str) -> str | None:
+    """What to tell a parameter whose name says ``wanted``, from its description; ``None``
+    where the description shows that the format would refuse the tool's own values.
+
+    The finding was always 'add "format"', which is wrong advice where the tool wants
+    another layout ("MM-DD-YYYY": the format would refuse every value the tool takes; 32 of
+    BFCL's 161 single-turn findings) and no finding at all where the value is free text
+    ("today", "this weekend") or no URI ("example.com", "without the HTTPS schema").
+    """
+    from .formats import is_date, is_date_time, is_email, is_uri
+
+    layouts = [m.group().upper() for m in _LAYOUT.finditer(description)]
+    quoted = [m.group(2) for m in _QUOTED.finditer(description) if m.group(2).strip()]
+    examples = [text for text in quoted if not _LAYOUT.fullmatch(text)]
+    # A "date" that the description shows with its time: the format is date-time.
+    if wanted == "date" and (layouts or examples):
+        stamps = _FORMAT_LAYOUTS["date-time"]
+        if all(stamps.fullmatch(layout) for layout in layouts) and all(
+            is_date_time(example) for example in examples
+        ):
+            wanted = "date-time"
+    accepted = _FORMAT_LAYOUTS.get(wanted)
+    if accepted is not None:
+        if _RELATIVE_DAYS.search(description):
+            return None
+        other = [layout for layout in layouts if not accepted.fullmatch(layout)]
+        if other:
+            return (
+                f"its description gives the layout {other[0]!r}, which no JSON Schema "
+                'format is: declare it with a "pattern" so that the model and the '
+                "validator know it"
+            )
+    checks = {"date": is_date, "date-time": is_date_time, "email": is_email, "uri": is_uri}
+    if any(not checks[wanted](example) for example in examples):
+        return None
+    return f'its name says {wanted} but it declares no format: add "format": {wanted!r}'
 
 
 def _types(schema: dict[str, Any]) -> set[str]:
@@ -398,12 +527,9 @@ def _check_parameter(tool: str, path: str, schema: dict[str, Any]) -> Iterator[F
         and "pattern" not in target
         and "enum" not in target
     ):
-        yield Finding(
-            code="format_undeclared",
-            tool=tool,
-            parameter=path,
-            message=f'its name says {wanted} but it declares no format: add "format": {wanted!r}',
-        )
+        advice = _format_advice(wanted, text)
+        if advice is not None:
+            yield Finding(code="format_undeclared", tool=tool, parameter=path, message=advice)
 
 
 def _lists_choices(text: str) -> bool:
@@ -435,7 +561,8 @@ def lint_tools(
     findings: list[Finding] = []
     for spec in tools:
         findings.extend(_check_tool(spec))
-    bags = [_bag(spec) for spec in tools]
+    own = _without_boilerplate([spec.description for spec in tools])
+    bags = [_bag(spec, text) for spec, text in zip(tools, own, strict=True)]
     for i, a in enumerate(tools):
         for j in range(i + 1, len(tools)):
             score = _cosine(bags[i], bags[j])

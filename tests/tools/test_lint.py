@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 import pytest
@@ -255,3 +256,135 @@ def test_registry_lint_is_lint_tools_of_its_specs() -> None:
         ("parameter_description_missing", "convert", "unit"),
     ]
     assert {f.code for f in found} <= set(FINDING_CODES)
+
+
+# BFCL's multi-turn docs open every tool of a class with the same two sentences.
+_PREAMBLE = (
+    "This tool belongs to the Gorilla file system. It is a simple file system that allows "
+    "users to perform basic file operations such as navigating directories, creating files "
+    "and directories, reading and writing to files, etc. Tool description: "
+)
+
+
+def test_a_catalogues_shared_preamble_does_not_make_its_tools_overlap() -> None:
+    cat = spec(name="cat", description=_PREAMBLE + "Display the contents of a file.")
+    diff = spec(name="diff", description=_PREAMBLE + "Compare two files line by line.")
+    mkdir = spec(name="mkdir", description=_PREAMBLE + "Create a new directory.")
+    # Pairwise, the preamble is most of each bag (similarity knows no catalogue)...
+    assert similarity(cat, diff) >= OVERLAP_THRESHOLD
+    # ...in the catalogue it is the catalogue's, and says nothing about either tool.
+    assert [f for f in lint_tools([cat, diff, mkdir]) if f.code == "tools_overlap"] == []
+    # Two near-duplicates behind the preamble are still found.
+    shown = spec(name="display_file", description=_PREAMBLE + "Display the contents of a file.")
+    again = spec(name="display_file_contents", description=shown.description)
+    overlaps = [f for f in lint_tools([shown, diff, mkdir, again]) if f.code == "tools_overlap"]
+    assert [(f.tool, "'display_file_contents'" in f.message) for f in overlaps] == [
+        ("display_file", True)
+    ]
+
+
+def test_only_whole_sentences_shared_by_three_tools_are_a_preamble() -> None:
+    # Words in common are no preamble: BFCL's near-duplicates open with "Get the", and a
+    # third tool opening so too changes nothing.
+    rate = spec(
+        name="currency_conversion.get_rate",
+        description="Get the currency conversion rate from one currency to another at a date.",
+        properties={"from_currency": {}, "to_currency": {}, "date": {}},
+    )
+    latest = spec(
+        name="currency_conversion.get_latest_rate",
+        description="Get the latest currency conversion rate from one currency to another.",
+        properties={"from_currency": {}, "to_currency": {}},
+    )
+    fee = spec(name="bank.get_fee", description="Get the fee a bank charges for a transfer.")
+    found = [f.tool for f in lint_tools([rate, latest, fee]) if f.code == "tools_overlap"]
+    assert found == ["currency_conversion.get_rate"]
+    # Two tools that open with the same sentences may be one tool twice: they count.
+    a_tool = spec(name="a_tool", description=_PREAMBLE + "Do A.")
+    b_tool = spec(name="b_tool", description=_PREAMBLE + "Do B.")
+    assert [f.code for f in lint_tools([a_tool, b_tool]) if f.code == "tools_overlap"] == [
+        "tools_overlap"
+    ]
+    # And a closing sentence every tool of three shares is boilerplate too.
+    closing = " Data from the Gorilla file system, which is simple and local to the user."
+    ends = [replace(t, description=t.description + closing) for t in (rate, latest, fee)]
+    assert [f.tool for f in lint_tools(ends) if f.code == "tools_overlap"] == found
+
+
+def _format_messages(name: str, description: str) -> list[str]:
+    props = {name: {"type": "string", "description": description}}
+    return [
+        f.message for f in lint_tools([spec(properties=props)]) if f.code == "format_undeclared"
+    ]
+
+
+@pytest.mark.parametrize(
+    "name", ["websiteId", "date_format", "date_range", "UrlName", "email_key", "url_pattern"]
+)
+def test_a_name_about_a_date_or_url_is_no_date_or_url(name: str) -> None:
+    # BFCL: "The unique identifier of the website", "such as 'MM/DD/YYYY'", "'YYYY-MM-DD
+    # to YYYY-MM-DD'", "a URL slug".
+    assert _format_messages(name, "The value.") == []
+
+
+@pytest.mark.parametrize(
+    ("description", "layout"),
+    [
+        ("The birth date. Must be in MM-DD-YYYY format.", "MM-DD-YYYY"),
+        ("The date, in the format of 'dd/mm/yyyy', such as '15/03/2024'.", "DD/MM/YYYY"),
+        ("Date of the concert in 'mm-yyyy' format.", "MM-YYYY"),
+        ("In the format 'YYYY-MM-DD HH:mm:ss'.", "YYYY-MM-DD HH:MM:SS"),
+        ("In ISO-8601 format (e.g., 'YYYY-MM-DDTHH:MM:SS'), no offset.", "YYYY-MM-DDTHH:MM:SS"),
+    ],
+)
+def test_a_layout_that_is_no_format_wants_a_pattern(description: str, layout: str) -> None:
+    # "format": "date" would refuse every value such a tool takes.
+    (message,) = _format_messages("start_date", description)
+    assert f"{layout!r}" in message and '"pattern"' in message
+
+
+def test_a_date_shown_with_its_time_and_offset_wants_date_time() -> None:
+    for description in (
+        "In ISO 8601 format (e.g., '2023-01-01T00:00:00Z').",
+        "In ISO 8601 format such as 'YYYY-MM-DDTHH:MM:SSZ'.",
+    ):
+        (message,) = _format_messages("starting_date", description)
+        assert message.endswith("add \"format\": 'date-time'")
+    (message,) = _format_messages("start_date", "In the format 'YYYY-MM-DD', such as '2023-04-01'.")
+    assert message.endswith("add \"format\": 'date'")
+
+
+@pytest.mark.parametrize(
+    ("name", "description"),
+    [
+        ("date", "Date of the concert, e.g. this weekend, today, tomorrow, or date string."),
+        ("movie_date", "Accepts values like 'today', 'tomorrow', '24th Feb'; format 'DD MMM'."),
+        ("url", "The host to scan, without the HTTPS schema. For example: 'example.com'."),
+        ("email", "The address, or 'me' for the signed-in user."),
+    ],
+)
+def test_values_the_format_would_refuse_make_no_finding(name: str, description: str) -> None:
+    assert _format_messages(name, description) == []
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        # BFCL's basketball.game_stats: a noun, no choices follow.
+        "One of the competing teams in the game.",
+        # BFCL's Hotels_2_BookHouse: a layout, not two values.
+        "The location, formatted as 'City, State' or 'City, Country', e.g. 'Paris, France'.",
+    ],
+)
+def test_words_that_list_no_choices_want_no_enum(description: str) -> None:
+    props = {"team": {"type": "string", "description": description}}
+    assert lint_tools([spec(properties=props)]) == []
+
+
+@pytest.mark.parametrize(
+    "description",
+    ["One of: celsius, fahrenheit.", "One of 'celsius', 'fahrenheit'.", "One of c, f, k."],
+)
+def test_one_of_followed_by_choices_wants_an_enum(description: str) -> None:
+    props = {"unit": {"type": "string", "description": description}}
+    assert [f.code for f in lint_tools([spec(properties=props)])] == ["enum_values_unlisted"]
