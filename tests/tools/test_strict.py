@@ -1,6 +1,6 @@
 """Strict schemas (issue 12, item 5): OpenAI's strict form (every property required, the
 optional ones nullable, no additional properties) and the null mapped back to "absent"
-before validation; Anthropic's strict flag; Gemini refused; off by default."""
+before validation; Anthropic's strict flag; Gemini's VALIDATED mode; off by default."""
 
 from __future__ import annotations
 
@@ -139,10 +139,36 @@ def body_tool(dialect: Dialect, declared: dict[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": declared} if dialect == "openai_chat" else declared
 
 
-def test_gemini_refuses_strict() -> None:
-    with pytest.raises(UsageError, match="toolConfig"):
-        build_request("gemini", CONVERSATION, [SPEC], model="m", strict=True)
-    with pytest.raises(UsageError, match="toolConfig"):
+def test_gemini_strict_is_the_validated_function_calling_mode() -> None:
+    # Gemini's declarations have no strict flag; its documented schema-adherence control
+    # is the request's function calling mode, VALIDATED.
+    body = build_request("gemini", CONVERSATION, [SPEC], model="m", strict=True)
+    assert body["toolConfig"] == {"functionCallingConfig": {"mode": "VALIDATED"}}
+    assert body["tools"] == build_request("gemini", CONVERSATION, [SPEC], model="m")["tools"]
+    assert "toolConfig" not in build_request("gemini", CONVERSATION, [SPEC], model="m")
+    assert "toolConfig" not in build_request("gemini", CONVERSATION, [], model="m", strict=True)
+    # The caller's other fields are kept; another mode beside strict is a clash.
+    narrowed = build_request(
+        "gemini",
+        CONVERSATION,
+        [SPEC],
+        model="m",
+        strict=True,
+        toolConfig={"functionCallingConfig": {"allowedFunctionNames": ["weather"]}},
+    )
+    assert narrowed["toolConfig"] == {
+        "functionCallingConfig": {"allowedFunctionNames": ["weather"], "mode": "VALIDATED"}
+    }
+    with pytest.raises(UsageError, match="pass one or the other"):
+        build_request(
+            "gemini",
+            CONVERSATION,
+            [SPEC],
+            model="m",
+            strict=True,
+            toolConfig={"functionCallingConfig": {"mode": "ANY"}},
+        )
+    with pytest.raises(UsageError, match="build_request"):
         tool_declarations("gemini", [SPEC], strict=True)
 
 

@@ -66,9 +66,12 @@ DIALECT = "gemini"
 SchemaField = Literal["parameters", "parametersJsonSchema"]
 
 _NO_STRICT = (
-    "gemini has no strict tool declarations; pass toolConfig= for its function calling "
-    "mode, and validate with the registry as usual"
+    "gemini's declarations have no strict flag: strict mode is the request's function "
+    "calling mode (build_request(strict=True) sets functionCallingConfig.mode VALIDATED)"
 )
+_STRICT_MODE = "VALIDATED"
+"""Gemini's function calling mode that "ensures function schema adherence" (its docs):
+the documented equivalent of OpenAI's and Anthropic's strict tools, set per request."""
 
 
 def _index(call: ToolCall) -> int:
@@ -215,6 +218,28 @@ def tool_declarations(
     ]
 
 
+def _validated_mode(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with ``toolConfig.functionCallingConfig.mode`` set to ``VALIDATED``
+    (the caller's other ``toolConfig`` fields kept, such as ``allowedFunctionNames``).
+
+    Raises:
+        UsageError: the caller's ``toolConfig`` names another mode.
+    """
+    config = options.get("toolConfig")
+    calling = config.get("functionCallingConfig") if isinstance(config, dict) else None
+    mode = calling.get("mode") if isinstance(calling, dict) else None
+    if config is not None and not isinstance(config, dict):
+        raise UsageError("toolConfig must be an object")
+    if mode not in (None, _STRICT_MODE):
+        raise UsageError(
+            f"strict=True sets functionCallingConfig.mode {_STRICT_MODE}; toolConfig asks "
+            f"for {mode!r}: pass one or the other"
+        )
+    calling = dict(calling) if isinstance(calling, dict) else {}
+    calling["mode"] = _STRICT_MODE
+    return {**options, "toolConfig": {**(config or {}), "functionCallingConfig": calling}}
+
+
 def build_request(
     conversation: Conversation,
     tools: Sequence[ToolSpec] = (),
@@ -227,9 +252,10 @@ def build_request(
 ) -> dict[str, Any]:
     """The JSON body of a Gemini ``generateContent`` / ``streamGenerateContent`` request.
 
-    ``strict`` is refused: Gemini's function declarations have no strict flag; its
-    closest control is the request's ``toolConfig`` (``functionCallingConfig.mode``),
-    passed as an option, and the arguments are validated by our registry either way.
+    ``strict`` sets the request's ``toolConfig.functionCallingConfig.mode`` to
+    ``VALIDATED``, Gemini's documented schema-adherence mode (its declarations have no
+    strict flag); the arguments are validated by our registry either way. A
+    ``toolConfig`` option that names another mode beside it is a ``UsageError``.
 
     Gemini carries the model and the choice of streaming in the URL, not the body
     (``models/{model}:streamGenerateContent?alt=sse``), which the HTTP client builds: so
@@ -239,12 +265,12 @@ def build_request(
     ``toolConfig``...) are added as they are.
 
     Raises:
-        UsageError: ``strict``, an empty ``model``, an option clashing with a field set
-            here, results of another dialect, duplicate tool names, or a schema that
-            cannot be converted.
+        UsageError: ``strict`` with a ``toolConfig`` of another mode, an empty
+            ``model``, an option clashing with a field set here, results of another
+            dialect, duplicate tool names, or a schema that cannot be converted.
     """
-    if strict:
-        raise UsageError(_NO_STRICT)
+    if strict and tools:
+        options = _validated_mode(options)
     del stream
     if not model:
         raise UsageError("model must be a non-empty model name")
