@@ -128,7 +128,7 @@ def defer_raw_arguments(call: ToolCall, make: Callable[[], str]) -> None:
     _RAW_SLOT.__set__(call, _Deferred(make))
 
 
-ReasoningKind = Literal["thinking", "redacted_thinking", "reasoning"]
+ReasoningKind = Literal["thinking", "redacted_thinking", "reasoning", "reasoning_content"]
 """What a reasoning block is on its wire: Anthropic ``thinking`` and ``redacted_thinking``
 blocks, or a Responses ``reasoning`` item."""
 
@@ -146,8 +146,9 @@ class ReasoningBlock:
     """The dialect it came in; only that dialect's requests carry it back."""
 
     kind: ReasoningKind
-    """The wire type: ``thinking``, ``redacted_thinking`` (Anthropic) or ``reasoning``
-    (Responses)."""
+    """The wire type: ``thinking``, ``redacted_thinking`` (Anthropic), ``reasoning``
+    (Responses) or ``reasoning_content`` (Chat Completions servers that stream it, such as
+    DeepSeek's thinking mode, which must have it back in a tool turn)."""
 
     text: str = ""
     """The reasoning text (Anthropic's ``thinking``, Responses' ``reasoning_text``

@@ -340,6 +340,27 @@ def check_request(
         return _responses(body, blocks, call_ids)
     if dialect == "gemini":
         return _gemini(body, blocks, call_ids)
+    return _chat(body, blocks, call_ids)
+
+
+def _chat(body: dict[str, Any], blocks: list[IssuedBlock], call_ids: list[str | None]) -> list[str]:
+    """DeepSeek's thinking mode: the assistant message of a turn with tool calls whose
+    ``reasoning_content`` was streamed must carry it back, unchanged."""
+    streamed = "".join(b.text for b in blocks if b.kind == "reasoning_content")
+    if not streamed or not call_ids:
+        return []
+    messages = body.get("messages")
+    for n, message in enumerate(messages if isinstance(messages, list) else ()):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        ids = [c.get("id") for c in message.get("tool_calls") or () if isinstance(c, dict)]
+        if ids == call_ids:
+            if message.get("reasoning_content") != streamed:
+                return [
+                    f"messages[{n}]: The reasoning_content in the thinking mode must be "
+                    "passed back to the API."
+                ]
+            return []
     return []
 
 

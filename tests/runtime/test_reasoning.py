@@ -4,6 +4,7 @@ the real APIs check them, through the Agent, on asyncio and trio."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,38 @@ def test_interleaved_blocks_keep_their_places_under_every_split(dialect: Dialect
         assert body["include"] == ["reasoning.encrypted_content"]
 
 
+def test_chat_reasoning_content_goes_back_whole_and_reasoning_is_only_shown() -> None:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n"
+
+    call = {"index": 0, "id": "c1", "function": {"name": "weather", "arguments": "{}"}}
+    for field, kept in (("reasoning_content", True), ("reasoning", False)):
+        raw = (
+            chunk({field: "Rome "})
+            + chunk({field: "first."})
+            + chunk({"tool_calls": [call]})
+            + chunk({}, "tool_calls")
+            + b"data: [DONE]\n\n"
+        )
+        for whole in (True, False):
+            (finished,) = [
+                e for e in _events("openai_chat", raw, whole=whole) if isinstance(e, StreamFinished)
+            ]
+            blocks = [(b.kind, b.text) for b in finished.reasoning]
+            assert blocks == ([("reasoning_content", "Rome first.")] if kept else [])
+        (message, _) = build_request(
+            "openai_chat",
+            [
+                UserMessage(text="hi"),
+                AssistantMessage(calls=finished.calls, reasoning=finished.reasoning),
+                ToolResultsMessage(results=(ToolResult(call=finished.calls[0], content="sunny"),)),
+            ],
+            model="m",
+        )["messages"][1:3]
+        assert message.get("reasoning_content") == ("Rome first." if kept else None)
+
+
 def test_reasoning_of_another_provider_is_left_out() -> None:
     block = ReasoningBlock(provider="anthropic", kind="thinking", text="t", signature="s")
     for dialect in DIALECTS:
@@ -224,17 +257,18 @@ async def _second_request(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("dialect", ["anthropic", "openai_responses"])
+@pytest.mark.parametrize("dialect", ["anthropic", "openai_responses", "openai_chat"])
 async def test_the_simulator_refuses_a_tool_turn_without_its_reasoning(
     dialect: Dialect, simulator: Simulator
 ) -> None:
     assert await _second_request(dialect, simulator, True, **OPTIONS[dialect]) == []
     problems = await _second_request(dialect, simulator, False, **OPTIONS[dialect])
-    expected = (
-        "must start with a thinking block"
-        if dialect == "anthropic"
-        else "required 'reasoning' item"
-    )
+    expected = {
+        "anthropic": "must start with a thinking block",
+        "openai_responses": "required 'reasoning' item",
+        # DeepSeek's thinking mode, a Chat Completions server that streams it.
+        "openai_chat": "reasoning_content in the thinking mode must be passed back",
+    }[dialect]
     # One refusal (Anthropic's whole message) or one per call (Responses).
     assert problems and all(expected in p for p in problems)
 

@@ -75,9 +75,13 @@ def assistant_turn(
     Returns:
         A one-element list holding the message.
     """
-    # Chat Completions has no reasoning blocks to send back; other dialects' stay out.
-    del reasoning
     message: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
+    # A server that streamed reasoning_content (DeepSeek's thinking mode) refuses a tool
+    # turn without it: "The reasoning_content in the thinking mode must be passed back to
+    # the API". Only what such a server sent is sent; other dialects' blocks stay out.
+    kept = [b.text for b in reasoning if b.provider == DIALECT and b.kind == "reasoning_content"]
+    if kept:
+        message["reasoning_content"] = "".join(kept)
     if calls:
         message["tool_calls"] = [_tool_call(call, names) for call in sorted(calls, key=_index)]
     return [message]
@@ -175,7 +179,11 @@ def build_request(
         if isinstance(message, UserMessage):
             messages.append({"role": "user", "content": message.text})
         elif isinstance(message, AssistantMessage):
-            messages.extend(assistant_turn(message.text, message.calls, names=names))
+            messages.extend(
+                assistant_turn(
+                    message.text, message.calls, names=names, reasoning=message.reasoning
+                )
+            )
         elif isinstance(message, ToolResultsMessage):
             messages.extend(format_results(message.results, names=names))
         elif not isinstance(message, SystemPrompt):

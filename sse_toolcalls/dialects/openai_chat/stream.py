@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ...calls import Dialect, StreamEvent
+from ...calls import Dialect, ReasoningBlock, StreamEvent
 from ...errors import MalformedStreamError
 from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
@@ -94,6 +94,8 @@ class ChatReassembler(Reassembler):
         """How many chunks of choice 0 arrived."""
         self._closed = False
         """True while the last chunk of choice 0 was a closing chunk (see the docstring)."""
+        self._reasoning_content: list[str] = []
+        """The turn's ``reasoning_content`` deltas (one block at the end of the turn)."""
         self._event: ServerSentEvent | None = None
         self._payload: dict[str, Any] = {}
         """The event being read, and its JSON (for arguments sent as objects)."""
@@ -144,10 +146,18 @@ class ChatReassembler(Reassembler):
             if isinstance(refusal, str) and refusal:
                 carries = True
                 self.add_text(refusal)
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            reasoning = delta.get("reasoning_content")
             if isinstance(reasoning, str) and reasoning:
                 carries = True
                 self.add_reasoning(reasoning)
+                # Sent back with the turn (DeepSeek's thinking mode refuses a tool turn
+                # without it); another server's "reasoning" field is only shown.
+                self._reasoning_content.append(reasoning)
+            else:
+                reasoning = delta.get("reasoning")
+                if isinstance(reasoning, str) and reasoning:
+                    carries = True
+                    self.add_reasoning(reasoning)
             tool_calls = delta.get("tool_calls")
             if tool_calls:
                 carries = True
@@ -309,6 +319,15 @@ class ChatReassembler(Reassembler):
                 pending,
             )
         self._released = len(self._calls)
+        if self._reasoning_content:
+            # Streamed before the content and the calls, it goes back before them.
+            self.add_block(
+                ReasoningBlock(
+                    provider=self.dialect,
+                    kind="reasoning_content",
+                    text="".join(self._reasoning_content),
+                )
+            )
         for call in pending:
             self.complete(call)
         self.finished()
