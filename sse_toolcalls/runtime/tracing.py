@@ -38,7 +38,7 @@ import functools
 import os
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
 from urllib.parse import urlsplit
 
 from .. import _adopt
@@ -250,6 +250,9 @@ OFF: Final = _Off()
 
 class _Span:
     kind = "INTERNAL"
+    current: ClassVar[contextvars.ContextVar[Any] | None] = None
+    """Where a span of this kind is found while it is open (the run's, a tool call's),
+    for the code below it that has no reference to it."""
 
     def __init__(self, tracing: Tracing, name: str, attributes: dict[str, Any]) -> None:
         self.tracing = tracing
@@ -259,9 +262,12 @@ class _Span:
         self.message = ""
         self._span: Any = None
         self._token: Any = None
+        self._current_token: Any = None
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Self:
         self._span, self._token = self.tracing._start(self.name, self.kind, self.attributes)
+        if self.current is not None:
+            self._current_token = self.current.set(self)
         return self
 
     def __exit__(
@@ -270,6 +276,8 @@ class _Span:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self.current is not None:
+            self.current.reset(self._current_token)
         if exc is not None:
             # safe_str: a hostile exception's __str__ may raise, and a span must not
             # turn the run's own error into another (test_agent_hostile.py).
@@ -285,19 +293,7 @@ class _Span:
 
 
 class _RunSpan(_Span):
-    def __enter__(self) -> _RunSpan:
-        super().__enter__()
-        self._run_token = _current_run.set(self)
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        _current_run.reset(self._run_token)
-        super().__exit__(kind, exc, tb)
+    current = _current_run
 
     def reply(self, reply: AgentReply) -> AgentReply:
         """Record how the run ended; returns ``reply``."""
@@ -331,23 +327,11 @@ class _RequestSpan(_Span):
 
 
 class _ToolSpan(_Span):
+    current = _current_tool
+
     def __init__(self, tracing: Tracing, name: str, attributes: dict[str, Any]) -> None:
         super().__init__(tracing, name, attributes)
         self.verdict: str | None = None
-
-    def __enter__(self) -> _ToolSpan:
-        super().__enter__()
-        self._tool_token = _current_tool.set(self)
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        _current_tool.reset(self._tool_token)
-        super().__exit__(kind, exc, tb)
 
     def report(self, report: CallReport, sandboxed: bool) -> None:
         outcome = report.outcome
