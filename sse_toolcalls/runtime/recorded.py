@@ -21,11 +21,10 @@ knows what the action returned.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
-from ..calls import Document, Image, MediaPart
+from .._media_json import part_from_json, part_json
+from ..calls import Image, MediaPart
 
 __all__ = ["MAX_RECORDED_MEDIA_BYTES", "recorded_content", "replayed_parts"]
 
@@ -54,7 +53,7 @@ def recorded_content(content: Content, media: tuple[MediaPart, ...] = ()) -> Con
             not_kept.append(_note(part))
             continue
         total += size
-        kept.append(_part(part))
+        kept.append(part_json(part))
     return {_MARK: 1, "content": content, "media": kept, "not_kept": not_kept}
 
 
@@ -83,40 +82,11 @@ def _is_envelope(value: object) -> bool:
     return isinstance(value, dict) and value.get(_MARK) == 1 and set(value) == _KEYS
 
 
-def _part(part: MediaPart) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "kind": "image" if isinstance(part, Image) else "document",
-        "media_type": part.media_type,
-    }
-    if part.data is not None:
-        out["data"] = base64.b64encode(part.data).decode("ascii")
-    if part.url is not None:
-        out["url"] = part.url
-    if part.name is not None:
-        out["name"] = part.name
-    return out
-
-
 def _from_json(value: Any) -> MediaPart | None:
-    # What we wrote, read back; a hand-edited entry's unreadable part is left out rather
-    # than failing the replay of a write that did run.
-    if not isinstance(value, dict):
-        return None
-    kind = Image if value.get("kind") == "image" else Document
-    data = value.get("data")
-    try:
-        raw = base64.b64decode(data, validate=True) if isinstance(data, str) else None
-    except (binascii.Error, ValueError):
-        return None
-    url, name, media_type = value.get("url"), value.get("name"), value.get("media_type")
-    if raw is None and not isinstance(url, str):
-        return None
-    return kind(
-        media_type=media_type if isinstance(media_type, str) else "application/octet-stream",
-        data=raw,
-        url=url if isinstance(url, str) else None,
-        name=name if isinstance(name, str) else None,
-    )
+    # What we wrote, read back; a hand-edited entry's unreadable part (or one with neither
+    # bytes nor a URL) is left out rather than failing the replay of a write that did run.
+    part = part_from_json(value)
+    return part if part is not None and (part.data is not None or part.url is not None) else None
 
 
 def _note(part: MediaPart) -> str:

@@ -295,25 +295,12 @@ def _portable(payload: dict[str, Any], exc: BaseException) -> dict[str, Any]:
         import importlib
 
         json_value = importlib.import_module("sse_toolcalls._jsonsafe").json_value
+        part_json = importlib.import_module("sse_toolcalls._media_json").part_json
     except ImportError:
         return not_json
     if items is None:
         return {"value": json_value(value)}
-    import base64
-
-    return {
-        "value": json_value(items),
-        "media": [
-            {
-                "kind": "image" if isinstance(part, kinds[0]) else "document",
-                "media_type": part.media_type,
-                "data": None if part.data is None else base64.b64encode(part.data).decode(),
-                "url": part.url,
-                "name": part.name,
-            }
-            for part in media
-        ],
-    }
+    return {"value": json_value(items), "media": [part_json(part) for part in media]}
 
 
 def _classify(exc: BaseException, request: dict[str, Any], attempts: list[str]) -> dict[str, Any]:

@@ -8,7 +8,6 @@ call is refused (fail closed) unless the caller allows running it unsandboxed. S
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import importlib.util
@@ -27,7 +26,8 @@ import anyio
 import anyio.abc
 
 from .. import _json
-from ..calls import Document, Image
+from .._media_json import part_from_json
+from ..calls import MediaPart
 from ..errors import SandboxUnavailableError, ToolErrorReply, ToolRetry, UsageError
 from . import _cgroup, _child
 from .declaration import HandlerRef, Sandbox, handler_ref
@@ -325,31 +325,13 @@ def _answer(raw: Any) -> ToolRetry | ToolErrorReply | None:
     return None
 
 
-def _media(raw: Any) -> list[Image | Document] | None:
+def _media(raw: Any) -> list[MediaPart] | None:
     """The images and documents of a child's ``{"value": ..., "media": [...]}``, or
     ``None`` if any is malformed."""
     if not isinstance(raw, list):
         return None
-    parts: list[Image | Document] = []
-    for item in raw:
-        if not isinstance(item, dict) or item.get("kind") not in ("image", "document"):
-            return None
-        fields = {k: item.get(k) for k in ("media_type", "data", "url", "name")}
-        if not isinstance(fields["media_type"], str) or not all(
-            v is None or isinstance(v, str) for v in fields.values()
-        ):
-            return None
-        try:
-            data = (
-                None if fields["data"] is None else base64.b64decode(fields["data"], validate=True)
-            )
-        except ValueError:
-            return None
-        kind = Image if item["kind"] == "image" else Document
-        parts.append(
-            kind(media_type=fields["media_type"], data=data, url=fields["url"], name=fields["name"])
-        )
-    return parts
+    parts = [part_from_json(item) for item in raw]
+    return None if None in parts else [p for p in parts if p is not None]
 
 
 def _decode(out: bytes, returncode: int | None, stderr: str) -> tuple[Any, Violation | None]:
