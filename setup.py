@@ -57,7 +57,15 @@ setup(
             extra_compile_args=["-O2", *_extra],
             extra_link_args=_extra,
             optional=True,
-        )
+        ),
+        # The parsed-event walk's twin (dialects/_parsed.py), built and skipped alike.
+        Extension(
+            "sse_toolcalls._walk_c",
+            sources=["sse_toolcalls/_walk_c.c"],
+            extra_compile_args=["-O2", *_extra],
+            extra_link_args=_extra,
+            optional=True,
+        ),
     ],
     cmdclass={"build_ext": _OptionalBuildExt},
 )

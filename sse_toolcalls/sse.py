@@ -459,6 +459,10 @@ _CSSEFramer: type[SSEFramer] | None = None
 IMPLEMENTATION: Literal["c", "python"] = "python"
 """Which twin ``SSEFramer`` is: ``"c"`` (compiled) or ``"python"``."""
 
+PURE_PYTHON = os.environ.get("SSE_TOOLCALLS_PURE_PYTHON", "") not in ("", "0")
+"""Whether ``SSE_TOOLCALLS_PURE_PYTHON=1`` forces every pure twin: the one switch, read
+once here (the framer, the JSON scan and the parsed-event walk all follow it)."""
+
 
 def _load_compiled() -> type[SSEFramer] | None:
     try:
@@ -482,7 +486,7 @@ def _load_compiled() -> type[SSEFramer] | None:
 
 _CSSEFramer = _load_compiled()
 if not TYPE_CHECKING and _CSSEFramer is not None:
-    if os.environ.get("SSE_TOOLCALLS_PURE_PYTHON", "") in ("", "0"):
+    if not PURE_PYTHON:
         SSEFramer = _CSSEFramer
         IMPLEMENTATION = "c"
 

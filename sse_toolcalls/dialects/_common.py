@@ -7,7 +7,6 @@ Protocol knowledge does not live here; each wire format's rules are in its own p
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, ClassVar, cast
@@ -34,7 +33,7 @@ from ..errors import (
     SSEToolCallsError,
     TruncatedStreamError,
 )
-from ..sse import ServerSentEvent
+from ..sse import PURE_PYTHON, ServerSentEvent
 from ._parsed import PARSED_DATA, ParsedEvent, text_of
 
 MAX_PARSED_ARGUMENTS_DEPTH = 100
@@ -182,7 +181,7 @@ tests compare the two)."""
 
 # The one in use: the compiled twin unless the pure one is forced, by the framer's
 # switch (sse.py).
-_c_json_scan = C_JSON_SCAN if os.environ.get("SSE_TOOLCALLS_PURE_PYTHON", "") in ("", "0") else None
+_c_json_scan = None if PURE_PYTHON else C_JSON_SCAN
 
 
 def is_whole_json(data: str) -> bool:

@@ -24,15 +24,22 @@ The limits are the text path's (``_common.loads_strict``, the framer):
 
 Outside arguments a number past 64 bits stays an int here, where the text path's orjson
 makes it a float; arguments are exact either way (issue 9).
+
+The walk has a compiled twin (``sse_toolcalls/_walk_c.c``, STYLE.md item 18), used when
+it was built and ``SSE_TOOLCALLS_PURE_PYTHON`` does not force the pure twins: it answers
+the depth and the size of an object the pure walk :func:`_measure_py` takes, and ``None``
+for one it refuses, which the pure walk then walks again to raise its own error (one
+owner per message; a refused event ends its stream). ``tests/test_walk_twins.py`` holds
+the two equal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import EventTooLargeError, MalformedStreamError, UsageError
-from ..sse import ServerSentEvent
+from ..sse import PURE_PYTHON, ServerSentEvent
 
 PARSED_DATA = "\x00(parsed)"
 """The ``data`` of a :class:`ParsedEvent`: no text, a marker the readers test by identity
@@ -90,7 +97,8 @@ def parsed_event(
     if event is None:
         kind = payload.get("type")
         event = kind if type(kind) is str and kind else "message"
-    depth, size = _measure(payload, dialect)
+    found = _c_measure(payload) if _c_measure is not None else None
+    depth, size = found if found is not None else _measure_py(payload, dialect)
     if size > max_event_bytes:
         raise EventTooLargeError(
             f"a parsed event's JSON holds at least {size} bytes, over "
@@ -105,7 +113,7 @@ def parsed_event(
     return parsed
 
 
-def _measure(payload: dict[str, Any], dialect: str | None) -> tuple[int, int]:
+def _measure_py(payload: dict[str, Any], dialect: str | None) -> tuple[int, int]:
     """The nesting depth of a JSON object and a lower bound of its JSON size, in bytes;
     refuses what is not JSON (see :func:`parsed_event`). One walk, level by level,
     without recursion."""
@@ -178,10 +186,21 @@ def _check_double(value: int, dialect: str | None) -> None:
         float(value)
     except OverflowError as exc:
         raise MalformedStreamError(
-            f"{dialect or 'parsed event'}: an integer of {len(str(value))} digits is "
+            f"{dialect or 'parsed event'}: an integer of {_digits(value)} digits is "
             "infinity when parsed as double",
             provider=dialect,
         ) from exc
+
+
+def _digits(value: int) -> int:
+    """The decimal digits of an integer, without ``str()``: past
+    ``sys.get_int_max_str_digits()`` (4,300 by default) ``str()`` raises ValueError."""
+    value = abs(value)
+    # The bit length times log10(2) rounded down is at most a digit or two short.
+    digits = max(1, (value.bit_length() - 1) * 30102999 // 100000000)
+    while value >= 10**digits:
+        digits += 1
+    return digits
 
 
 def _not_json(value: object, what: str, dialect: str | None) -> UsageError:
@@ -230,6 +249,22 @@ class _Raw:
 
     def __init__(self, text: str) -> None:
         self.text = text
+
+
+def _load_compiled() -> Callable[[dict[str, Any]], tuple[int, int] | None] | None:
+    try:
+        from .._walk_c import measure
+    except ImportError:
+        return None  # not built (no compiler at install): the pure twin, as the install said
+    return measure
+
+
+C_MEASURE = _load_compiled()
+"""The compiled twin of :func:`_measure_py` (``None`` for an object that walk refuses),
+or ``None`` where it was not built (the tests compare the two)."""
+
+# The one in use: the compiled twin unless the framer's switch forces the pure ones.
+_c_measure = None if PURE_PYTHON else C_MEASURE
 
 
 # Last, not first: _common imports this module, so whichever of the two is imported

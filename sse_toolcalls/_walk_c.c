@@ -1,0 +1,289 @@
+/* The compiled twin of the parsed-event walk, sse_toolcalls.dialects._parsed._measure_py
+ * (STYLE.md item 18).
+ *
+ * measure(payload) walks a parsed JSON object (an SDK's event, a plain dict) once and
+ * answers what the pure walk answers when the object is JSON the text path takes: its
+ * nesting depth and the same lower bound of its JSON size, counted the same way (per
+ * object its braces and per member a key's quotes, a colon and a comma; per array its
+ * brackets and a comma per element; per string its quotes and its UTF-8 bytes; one byte
+ * per other value). When the object holds anything the pure walk refuses (a value no JSON
+ * can carry, a non-string key, NaN or an infinity, an integer that overflows a double, a
+ * lone surrogate) it answers None and raises nothing: _parsed.py then runs the pure walk,
+ * which raises its own error, so each message, its type and which of two problems wins
+ * have one owner (STYLE.md item 17). A refused event ends its stream, so the second walk
+ * costs nothing that matters; tests/test_walk_twins.py holds the two verdicts equal.
+ *
+ * The types are tested exactly as the pure walk tests them: a value is a dict, list, str,
+ * int, float, bool or None by its exact type (a str subclass, a dict subclass, an IntEnum
+ * or a float subclass is refused), while a key may be any str (the pure walk measures
+ * keys with str.join, which takes str subclasses).
+ *
+ * No recursion: the walk keeps its own stack of (container, position) frames, on the C
+ * stack for the first 64 levels and on the heap past them, so no nesting can overflow
+ * the C stack. Nothing here runs Python code (exact dicts and lists are read in place,
+ * no __eq__, __hash__ or __index__ is called), so no container can change under the walk
+ * and borrowed references stay valid until it returns.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Frames kept on the C stack: every provider's event nests far less (MAX_EVENT_DEPTH is
+ * 128), so the heap is only touched by hostile objects. */
+#define INLINE_FRAMES 64
+
+/* Past this many levels the walk gives up and answers None, leaving the object to the
+ * pure walk: 16 MiB of frames, so that an object that refers to itself (which the pure
+ * walk never finishes either) cannot take the machine's memory here. */
+#define MAX_FRAMES (1 << 20)
+
+typedef struct {
+    PyObject *node; /* borrowed: an exact dict or list, alive as long as the payload */
+    Py_ssize_t pos; /* PyDict_Next's position, or the next list index */
+} Frame;
+
+/* Counts add up saturating: references to one string may repeat it past 2**64 bytes,
+ * which must read as "too large", never wrap to a small size. */
+static inline void
+grow(uint64_t *size, uint64_t n)
+{
+    *size = n > UINT64_MAX - *size ? UINT64_MAX : *size + n;
+}
+
+/* The UTF-8 length of a str's characters, added to *size; -1 on a lone surrogate (which
+ * no UTF-8 can carry: the pure walk's encode("utf-8") fails on it), or on a string that
+ * cannot be made ready (an error set by CPython, cleared here: the pure walk reports). */
+static int
+add_utf8(PyObject *text, uint64_t *size)
+{
+    if (PyUnicode_READY(text) < 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    if (PyUnicode_IS_ASCII(text)) {
+        grow(size, (uint64_t)length);
+        return 0;
+    }
+    uint64_t bytes = (uint64_t)length; /* one byte each, plus the extra ones below */
+    const void *data = PyUnicode_DATA(text);
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND: {
+        /* Latin-1: each character past 0x7F is two bytes, and none is a surrogate. */
+        const Py_UCS1 *chars = data;
+        for (Py_ssize_t i = 0; i < length; i++) {
+            bytes += chars[i] >> 7;
+        }
+        break;
+    }
+    case PyUnicode_2BYTE_KIND: {
+        const Py_UCS2 *chars = data;
+        for (Py_ssize_t i = 0; i < length; i++) {
+            Py_UCS2 c = chars[i];
+            if (c < 0x80) {
+                continue;
+            }
+            if (c < 0x800) {
+                bytes += 1;
+            }
+            else if (c >= 0xD800 && c <= 0xDFFF) {
+                return -1;
+            }
+            else {
+                bytes += 2;
+            }
+        }
+        break;
+    }
+    default: {
+        const Py_UCS4 *chars = data;
+        for (Py_ssize_t i = 0; i < length; i++) {
+            Py_UCS4 c = chars[i];
+            if (c < 0x80) {
+                continue;
+            }
+            if (c < 0x800) {
+                bytes += 1;
+            }
+            else if (c < 0x10000) {
+                if (c >= 0xD800 && c <= 0xDFFF) {
+                    return -1;
+                }
+                bytes += 2;
+            }
+            else {
+                bytes += 3;
+            }
+        }
+        break;
+    }
+    }
+    grow(size, bytes);
+    return 0;
+}
+
+/* Whether an exact int is one the text path reads: a double must hold it without
+ * rounding to infinity (orjson refuses "number is infinity when parsed as double"; the
+ * pure walk asks float(), which is PyLong_AsDouble). */
+static int
+int_fits_double(PyObject *value)
+{
+    int overflow = 0;
+    (void)PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (!overflow) {
+        return 1;
+    }
+    if (PyLong_AsDouble(value) == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
+/* A container's own bytes, counted when it is entered (as the pure walk counts a node). */
+static inline void
+add_container(PyObject *node, uint64_t *size)
+{
+    if (PyDict_CheckExact(node)) {
+        grow(size, 2 + 4 * (uint64_t)PyDict_GET_SIZE(node));
+    }
+    else {
+        grow(size, 2 + (uint64_t)PyList_GET_SIZE(node));
+    }
+}
+
+static PyObject *
+measure(PyObject *module, PyObject *payload)
+{
+    (void)module;
+    if (!PyDict_CheckExact(payload)) {
+        /* _parsed.py hands over exact dicts only; anything else is a bug of ours. */
+        PyErr_Format(PyExc_TypeError, "measure() takes a dict, not %.100s",
+                     Py_TYPE(payload)->tp_name);
+        return NULL;
+    }
+    Frame inline_frames[INLINE_FRAMES];
+    Frame *stack = inline_frames;
+    Py_ssize_t capacity = INLINE_FRAMES;
+    Py_ssize_t top = 0;
+    Py_ssize_t deepest = 1;
+    uint64_t size = 0;
+    int refused = 0;
+
+    add_container(payload, &size);
+    stack[top++] = (Frame){payload, 0};
+    while (top > 0) {
+        Frame *frame = &stack[top - 1];
+        PyObject *value;
+        if (PyDict_CheckExact(frame->node)) {
+            PyObject *key;
+            if (!PyDict_Next(frame->node, &frame->pos, &key, &value)) {
+                top--;
+                continue;
+            }
+            if (!PyUnicode_Check(key) || add_utf8(key, &size) < 0) {
+                refused = 1;
+                break;
+            }
+        }
+        else {
+            if (frame->pos >= PyList_GET_SIZE(frame->node)) {
+                top--;
+                continue;
+            }
+            value = PyList_GET_ITEM(frame->node, frame->pos);
+            frame->pos++;
+        }
+        PyTypeObject *kind = Py_TYPE(value);
+        if (kind == &PyUnicode_Type) {
+            grow(&size, 2);
+            if (add_utf8(value, &size) < 0) {
+                refused = 1;
+                break;
+            }
+        }
+        else if (value == Py_None || kind == &PyBool_Type) {
+            grow(&size, 1);
+        }
+        else if (kind == &PyLong_Type) {
+            grow(&size, 1);
+            if (!int_fits_double(value)) {
+                refused = 1;
+                break;
+            }
+        }
+        else if (kind == &PyFloat_Type) {
+            grow(&size, 1);
+            if (!isfinite(PyFloat_AS_DOUBLE(value))) {
+                refused = 1;
+                break;
+            }
+        }
+        else if (kind == &PyDict_Type || kind == &PyList_Type) {
+            if (top == capacity) {
+                if (capacity >= MAX_FRAMES) {
+                    refused = 1;
+                    break;
+                }
+                Py_ssize_t wanted = capacity * 2;
+                Frame *grown;
+                if (stack == inline_frames) {
+                    grown = PyMem_Malloc((size_t)wanted * sizeof(Frame));
+                    if (grown != NULL) {
+                        memcpy(grown, inline_frames, sizeof(inline_frames));
+                    }
+                }
+                else {
+                    grown = PyMem_Realloc(stack, (size_t)wanted * sizeof(Frame));
+                }
+                if (grown == NULL) {
+                    /* Out of memory for frames: the pure walk decides (or fails alike). */
+                    refused = 1;
+                    break;
+                }
+                stack = grown;
+                capacity = wanted;
+            }
+            add_container(value, &size);
+            stack[top++] = (Frame){value, 0};
+            if (top > deepest) {
+                deepest = top;
+            }
+        }
+        else {
+            refused = 1;
+            break;
+        }
+    }
+    if (stack != inline_frames) {
+        PyMem_Free(stack);
+    }
+    if (refused) {
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(nK)", deepest, (unsigned long long)size);
+}
+
+static PyMethodDef module_methods[] = {
+    {"measure", (PyCFunction)measure, METH_O,
+     "measure(payload) -> (depth, size) | None: the nesting depth of a parsed JSON object "
+     "and a lower bound of its JSON size in bytes, or None when it holds what the text "
+     "path refuses (the pure walk then says what)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "sse_toolcalls._walk_c",
+    .m_doc = "The compiled twin of the parsed-event walk; use it through dialects/_parsed.py.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__walk_c(void)
+{
+    return PyModule_Create(&module_def);
+}
