@@ -27,6 +27,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -95,12 +100,76 @@ def per_event(
     return best
 
 
+def via_pure_objects(dialect: Dialect, events: list[tuple[str, dict[str, Any]]]) -> list[ToolCall]:
+    """:func:`via_objects` on the pure walk, whichever twin is in use."""
+    from sse_toolcalls.dialects import _parsed
+
+    compiled, _parsed._c_measure = _parsed._c_measure, None
+    try:
+        return via_objects(dialect, events)
+    finally:
+        _parsed._c_measure = compiled
+
+
+WAYS: dict[str, Callable[[Dialect, list[tuple[str, dict[str, Any]]]], list[ToolCall]]] = {
+    "objects": via_objects,
+    "objects-pure": via_pure_objects,
+    "text": via_text,
+}
+
+
+def _callgrind(dialect: Dialect, way: str, passes: int) -> int:
+    """Instructions of this module's child feeding the stream ``passes`` times."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cg.out")
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+        child = ["-m", "benchmarks.bench_parsed", "--child", dialect, way, str(passes)]
+        # One hash seed: with random ones the start's dict probes alone move by ~1e6.
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        run = [*command, sys.executable, *child]
+        subprocess.run(run, check=True, capture_output=True, env=env)
+        with open(out) as f:
+            totals = re.search(r"^(?:summary|totals): (\d+)", f.read(), re.M)
+    if totals is None:
+        raise SystemExit("callgrind wrote no totals")
+    return int(totals.group(1))
+
+
+def instructions() -> None:
+    """Instructions per event under callgrind, each way: 45 passes less 5, over 40, so the
+    interpreter's start, the imports and the first passes' warm-up are taken out."""
+    print(f"{'dialect':<18}" + "".join(f"{way:>14}" for way in WAYS) + f"{'text/objects':>14}")
+    for dialect, file in STREAMS.items():
+        events = len(parsed_events(ROOT / "recorded_streams" / file))
+        counts = {
+            way: (_callgrind(dialect, way, 45) - _callgrind(dialect, way, 5)) / (40 * events)
+            for way in WAYS
+        }
+        row = "".join(f"{counts[way]:>14.0f}" for way in WAYS)
+        print(f"{dialect:<18}{row}{counts['text'] / counts['objects']:>13.2f}x")
+
+
 def main(argv: list[str] | None = None) -> None:
     options = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     options.add_argument("--fast", action="store_true", help="fewer repetitions (smoke)")
+    options.add_argument(
+        "--instructions", action="store_true", help="instructions per event (valgrind)"
+    )
+    options.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = options.parse_args(argv)
+    if args.child:
+        dialect, way, passes = args.child
+        chosen = next(d for d in STREAMS if d == dialect)
+        events = parsed_events(ROOT / "recorded_streams" / STREAMS[chosen])
+        for _ in range(int(passes)):
+            WAYS[way](chosen, events)
+        return
+    if args.instructions:
+        instructions()
+        return
     repeat = 20 if args.fast else 400
-    print(f"{'dialect':<18}{'events':>7}{'objects ns':>12}{'text ns':>10}{'ratio':>8}")
+    head = f"{'dialect':<18}{'events':>7}{'objects ns':>12}{'pure ns':>10}{'text ns':>10}"
+    print(f"{head}{'ratio':>8}{'pure':>8}")
     for dialect, file in STREAMS.items():
         events = parsed_events(ROOT / "recorded_streams" / file)
         objects, text = via_objects(dialect, events), via_text(dialect, events)
@@ -108,8 +177,10 @@ def main(argv: list[str] | None = None) -> None:
             (c.name, c.args, c.call_id) for c in text
         ], dialect
         fast = per_event(via_objects, dialect, events, repeat)
+        pure = per_event(via_pure_objects, dialect, events, repeat)
         slow = per_event(via_text, dialect, events, repeat)
-        print(f"{dialect:<18}{len(events):>7}{fast:>12.0f}{slow:>10.0f}{slow / fast:>7.2f}x")
+        row = f"{dialect:<18}{len(events):>7}{fast:>12.0f}{pure:>10.0f}{slow:>10.0f}"
+        print(f"{row}{slow / fast:>7.2f}x{slow / pure:>7.2f}x")
 
 
 if __name__ == "__main__":

@@ -34,10 +34,11 @@
  * 128), so the heap is only touched by hostile objects. */
 #define INLINE_FRAMES 64
 
-/* Past this many levels the walk gives up and answers None, leaving the object to the
- * pure walk: 16 MiB of frames, so that an object that refers to itself (which the pure
- * walk never finishes either) cannot take the machine's memory here. */
-#define MAX_FRAMES (1 << 20)
+/* Past this many levels (1 MiB of frames) the walk gives up and answers None, leaving
+ * the object to the pure walk, which looks there for an object that holds itself (its
+ * _SELF_CHECK_DEPTH, the same number): without the bound such an object would take the
+ * machine's memory here. */
+#define MAX_FRAMES (1 << 16)
 
 typedef struct {
     PyObject *node; /* borrowed: an exact dict or list, alive as long as the payload */

@@ -212,7 +212,7 @@ def child_main(argv: Sequence[str] | None = None) -> None:
 
     args = list(sys.argv if argv is None else argv)
     corpus_mode = os.environ.get("SSE_TOOLCALLS_FUZZ_MODE") == "corpus"
-    allowed = (*invariants.TARGETS[:-1],) if corpus_mode else invariants.TARGETS
+    allowed = invariants.STREAM_TARGETS if corpus_mode else invariants.TARGETS
     if len(args) < 2 or args[1] not in allowed:
         sys.exit(f"usage: TARGET [libFuzzer args] CORPUS_DIR...; TARGET one of {allowed}")
     target = args[1]

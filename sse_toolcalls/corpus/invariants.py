@@ -55,6 +55,7 @@ __all__ = [
     "BYTE_AT_A_TIME_MAX",
     "HEADER_BYTES",
     "SMALL_EVENT_LIMIT",
+    "STREAM_TARGETS",
     "TARGETS",
     "InvariantError",
     "check",
@@ -63,8 +64,14 @@ __all__ = [
     "feedings",
 ]
 
-TARGETS: Final = ("openai_chat", "openai_responses", "anthropic", "gemini", "detect", "framer")
-"""Every fuzz target: the four dialects, detection (``ToolCallParser(None)``), the framer."""
+TARGETS: Final = (
+    "openai_chat", "openai_responses", "anthropic", "gemini", "detect", "framer", "walk"
+)  # fmt: skip
+"""Every fuzz target: the four dialects, detection (``ToolCallParser(None)``), the framer,
+and the parsed-event walk (objects made from the input, :mod:`.walk_target`)."""
+
+STREAM_TARGETS: Final = TARGETS[:5]
+"""The targets that parse the input as a stream of calls (the corpus mode's)."""
 
 HEADER_BYTES: Final = 6
 """Bytes of cut positions in front of the stream (three uint16)."""
@@ -133,6 +140,11 @@ def check(target: str, data: bytes) -> None:
         for limit in (None, SMALL_EVENT_LIMIT):
             twins = [functools.partial(_run_framer, limit=limit, cls=cls) for cls in classes]
             _same_everywhere(stream, cuts, twins, names=_TWIN_NAMES)
+    elif target == "walk":
+        # Objects, not bytes: the compiled walk against the pure one (STYLE.md 18).
+        from .walk_target import check_walk
+
+        check_walk(stream)
     elif target in TARGETS:
         # ToolCallParser skips the delta objects that StreamParser builds (the Agent's
         # path): the two must agree on every input, not only on the recorded streams.

@@ -63,6 +63,9 @@ TOKENS: Final = (
     b"\"numberValue\"", b"$.a[99999]", b"$.a.b.c",
     # Errors.
     b"\"error\"", b"\"type\":\"error\"", b"\"code\"", b"\"message\"",
+    # The walk target's markers for what no JSON carries (sse_toolcalls/corpus/walk_target.py).
+    b"{\"$set\":[", b"{\"$bytes\":\"", b"{\"$tuple\":[", b"{\"$text\":\"", b"{\"$table\":{",
+    b"{\"$row\":[", b"{\"$real\":", b"{\"$level\":0}", b"{\"$key\":[", b"\"\\udfff\"",
 )  # fmt: skip
 """A libFuzzer dictionary: the words the parsers branch on, so that mutations can splice
 them in whole instead of guessing them byte by byte."""
@@ -87,7 +90,7 @@ def seed_streams(target: str) -> Iterator[tuple[str, bytes]]:
         if not manifest.is_file():
             raise FileNotFoundError(f"seed corpus {manifest} is missing")
         for entry in json.loads(manifest.read_text(encoding="utf-8")):
-            if target in ("detect", "framer") or _dialect_of(entry["provider"]) == target:
+            if target in ("detect", "framer", "walk") or _dialect_of(entry["provider"]) == target:
                 yield f"{folder.name}/{entry['file']}", (folder / entry["file"]).read_bytes()
 
 
