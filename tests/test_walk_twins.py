@@ -140,7 +140,7 @@ def pure_outcome(payload: dict[Any, Any]) -> tuple[Any, ...]:
         return ("error", type(exc), str(exc))
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(payload=payloads)
 def test_the_compiled_walk_answers_what_the_pure_walk_answers(payload: dict[Any, Any]) -> None:
     assert compiled is not None
@@ -179,7 +179,7 @@ def event_outcome(payload: Any, limit: int) -> tuple[Any, ...]:
     return ("text", event.event, event.data)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     payload=payloads | st.builds(Table, payloads),
     limit=st.integers(min_value=0, max_value=600) | st.just(DEFAULT_MAX_EVENT_BYTES),
