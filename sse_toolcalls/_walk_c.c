@@ -264,7 +264,18 @@ measure(PyObject *module, PyObject *payload)
     if (refused) {
         Py_RETURN_NONE;
     }
-    return Py_BuildValue("(nK)", deepest, (unsigned long long)size);
+    PyObject *answer = PyTuple_New(2);
+    PyObject *depth_obj = PyLong_FromSsize_t(deepest);
+    PyObject *size_obj = PyLong_FromUnsignedLongLong((unsigned long long)size);
+    if (answer == NULL || depth_obj == NULL || size_obj == NULL) {
+        Py_XDECREF(answer);
+        Py_XDECREF(depth_obj);
+        Py_XDECREF(size_obj);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(answer, 0, depth_obj);
+    PyTuple_SET_ITEM(answer, 1, size_obj);
+    return answer;
 }
 
 static PyMethodDef module_methods[] = {

@@ -292,3 +292,24 @@ def test_the_walk_in_use_is_the_one_the_environment_asks_for() -> None:
         assert _parsed._c_measure is None
     else:
         assert _parsed._c_measure is compiled
+
+
+def test_one_string_repeated_by_reference_is_not_copied_to_be_measured() -> None:
+    import tracemalloc
+
+    # 200 references to one string of a million characters: the pure walk joined them
+    # all (200 MB) to count their bytes; its twin never copies.
+    text = "x" * 1_000_000
+    payload = {"a": [text] * 200, "b": ["é" * 1_000_000] * 20}
+    tracemalloc.start()
+    try:
+        answer = _parsed._measure_py(payload, None)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000
+    # Braces and two members (10), the keys (2), the lists (202, 22), the strings.
+    assert answer == compiled(payload) == (2, 12 + 202 + 200 * 1_000_002 + 22 + 20 * 2_000_002)
+    for which in ("python", "c"):
+        with twin(which), pytest.raises(SSEToolCallsError, match="max_event_bytes"):
+            parsed_event(payload, max_event_bytes=DEFAULT_MAX_EVENT_BYTES)

@@ -52,6 +52,9 @@ not ``[DONE]``, short, no long run of digits."""
 # (the compiled twin's MAX_FRAMES: past it, it leaves the object to this walk).
 _SELF_CHECK_DEPTH = 65_536
 
+# The most characters the walk joins into one string to measure (64 MiB at most).
+_JOIN_MAX = 1 << 24
+
 # Past 2**1023 an integer may round to infinity as a double, which the text path's
 # orjson refuses ("number is infinity when parsed as double"); float() tells exactly.
 _DOUBLE_SAFE = 2**1023
@@ -178,8 +181,18 @@ def _measure_py(payload: dict[str, Any], dialect: str | None) -> tuple[int, int]
                 else:
                     raise _not_json(value, "a value", dialect)
         level = below
-    text = "".join(strings)
-    size += len(text) if text.isascii() else _utf8(text, dialect)
+    # One join measures every string at once, unless references repeat strings past
+    # _JOIN_MAX characters in all ({"a": [s] * 10_000} would build 10,000 copies of s):
+    # then each distinct string once, by itself.
+    if sum(map(len, strings)) <= _JOIN_MAX:
+        text = "".join(strings)
+        return depth, size + (len(text) if text.isascii() else _utf8(text, dialect))
+    measured: dict[int, int] = {}
+    for text in strings:
+        length = measured.get(id(text))
+        if length is None:
+            length = measured[id(text)] = len(text) if text.isascii() else _utf8(text, dialect)
+        size += length
     return depth, size
 
 
