@@ -297,6 +297,8 @@ def test_the_walk_in_use_is_the_one_the_environment_asks_for() -> None:
 def test_one_string_repeated_by_reference_is_not_copied_to_be_measured() -> None:
     import tracemalloc
 
+    assert compiled is not None
+
     # 200 references to one string of a million characters: the pure walk joined them
     # all (200 MB) to count their bytes; its twin never copies.
     text = "x" * 1_000_000
