@@ -6,11 +6,14 @@
 run so the ratio holds on a loaded machine:
 
 - ``objects``: ``ToolCallParser.feed_event`` (the object is checked, then read as it is);
+- ``pure``: the same on the pure walk, whichever twin is in use;
 - ``text``: the way ``parse_events`` worked before, each dict written back with orjson as
   an SSE block and fed as bytes (``feed``), framed and parsed again.
 
 Every run checks that both ways give the same calls. ``--fast`` times fewer repetitions
-(the CI smoke in ``tests/test_benchmarks_smoke.py``).
+(the CI smoke in ``tests/test_benchmarks_smoke.py``); ``--instructions`` counts
+instructions per event under callgrind instead (the noise-free figure; needs valgrind,
+about three minutes a dialect on a loaded machine).
 
 Figures (issue 12, the shared loaded machine, one run; ns per event, objects / text):
 Chat 16,159 / 10,604 (0.66x), Responses 8,503 / 5,997 (0.71x), Anthropic 7,902 / 5,531
@@ -21,6 +24,11 @@ object path is *slower*: its pure-Python walk (``dialects/_parsed._measure``, ab
 framer (2,800) and orjson's loads (13,900) together. It is kept for what the round trip
 got wrong (an SDK integer past 64 bits was a ``UsageError``, NaN became ``null``, depth
 and size unbounded by name); a compiled walk would be the way to make it faster.
+
+h37, the walk compiled (``sse_toolcalls/_walk_c.c``), callgrind per event, objects /
+pure / text: Chat 49,579 / 92,213 / 57,450 (1.16x), Responses 28,382 / 45,814 / 35,621
+(1.26x), Anthropic 26,952 / 43,285 / 30,999 (1.15x), Gemini 48,954 / 103,095 / 63,982
+(1.31x); what is left is the dialects' reading (``benchmarks/RESULTS.md``, "h37").
 """
 
 from __future__ import annotations
