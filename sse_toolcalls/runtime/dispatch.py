@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from .._checks import check_count
 from .._jsonsafe import safe_repr, safe_str
 from .._logging import log
 from ..calls import ToolCall, ToolResult
@@ -234,14 +235,12 @@ class Dispatcher:
                 closes); each sandboxed call starts a cold child without one.
 
         Raises:
-            UsageError: a concurrency or a call cap below 1, or negative retries.
+            UsageError: a concurrency or a call cap that is not a whole number of at
+                least 1, or retries that are not one of at least 0.
         """
-        if max_concurrency < 1:
-            raise UsageError("max_concurrency must be at least 1")
-        if max_calls_per_turn < 1:
-            raise UsageError("max_calls_per_turn must be at least 1")
-        if read_retries < 0:
-            raise UsageError("read_retries cannot be negative")
+        check_count("max_concurrency", max_concurrency, minimum=1)
+        check_count("max_calls_per_turn", max_calls_per_turn, minimum=1)
+        check_count("read_retries", read_retries, minimum=0)
         self.registry = registry
         """The tools."""
         self.ledger: IdempotencyLedger = (
