@@ -38,14 +38,18 @@ def _register(**kwargs: Any) -> None:
 
 
 def _agent(**kwargs: Any) -> None:
-    Agent(AnthropicClient(model="m", api_key="", http_client=_NoHTTP()), ToolRegistry(), **kwargs)
+    Agent(AnthropicClient(model="m", api_key="", http_client=_no_http()), ToolRegistry(), **kwargs)
 
 
 class _NoHTTP:
-    """Never used: the Agent is only constructed."""
+    """Never used: the clients are only constructed."""
 
     async def aclose(self) -> None:
         return None
+
+
+def _no_http() -> Any:
+    return _NoHTTP()
 
 
 @dataclass(frozen=True)
@@ -102,14 +106,14 @@ FIELDS = [
     ),
     Field(
         "idle_timeout",
-        lambda v: AnthropicClient(model="m", api_key="", http_client=_NoHTTP(), idle_timeout=v),
+        lambda v: AnthropicClient(model="m", api_key="", http_client=_no_http(), idle_timeout=v),
         "quantity",
         positive=True,
         optional=True,
     ),
     Field(
         "timeout",
-        lambda v: AnthropicClient(model="m", api_key="", http_client=_NoHTTP(), timeout=v),
+        lambda v: AnthropicClient(model="m", api_key="", http_client=_no_http(), timeout=v),
         "quantity",
         positive=True,
         numbers_only=True,
@@ -188,4 +192,4 @@ def test_a_valid_policy_always_computes_a_finite_wait(
 @pytest.mark.parametrize("field", ["memory", "file_size"])
 def test_a_size_string_past_the_float_range_is_refused_by_name(field: str) -> None:
     with pytest.raises(UsageError, match=f"^{field}: "):
-        Sandbox(**{field: "1" + "0" * 400 + " MiB"})
+        Sandbox(**{field: "1" + "0" * 400 + " MiB"})  # type: ignore[arg-type]
