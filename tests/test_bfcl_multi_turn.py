@@ -336,7 +336,7 @@ async def test_mathapi_results_agree_with_the_reference_at_the_calls_precision(
         if case.id in MATH_CASES
     ]
     assert {c.id for c in chosen} == set(MATH_CASES)
-    dialect = "anthropic" if anyio_backend == "asyncio" else "openai_responses"
+    dialect: Dialect = "anthropic" if anyio_backend == "asyncio" else "openai_responses"
     reports = await replay_all([(c, dialect, False) for c in chosen], code, registries)
     assert [p for r in reports for p in r.problems] == []
     assert all(r.identical for r in reports)
