@@ -19,6 +19,7 @@ LOGGERS = {
     "sse_toolcalls.tools": "a tool handler's exception, with its traceback",
     "sse_toolcalls.simulator": "each request the simulator served",
     "sse_toolcalls.mcp": "an MCP server's tool left out (skip_invalid=True), with the reason",
+    "sse_toolcalls.dialects": "a provider's stream that contradicted itself and was resolved",
 }
 """Each logger of the library and what it reports."""
 

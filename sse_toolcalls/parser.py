@@ -157,8 +157,12 @@ class StreamParser:
         dialect (each known root cause is fixed where it arose) is a stream we could not
         read, with the cause chained."""
         self._state = "failed"
+        # safe_str, imported on this path only (the parser loads no _jsonsafe): an
+        # exception whose __str__ raises would have escaped from here.
+        from ._jsonsafe import safe_str
+
         return MalformedStreamError(
-            f"the stream could not be read ({type(exc).__name__}: {exc})",
+            f"the stream could not be read ({type(exc).__name__}: {safe_str(exc)})",
             provider=self.dialect,
         )
 

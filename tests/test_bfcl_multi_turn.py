@@ -309,3 +309,62 @@ def test_the_command_says_when_the_data_is_missing(tmp_path: Any) -> None:
         pytest.skip("bfcl_eval is installed here: there is always data")
     assert done.returncode == 2, done.stderr
     assert "no BFCL data" in done.stderr
+
+
+MATH_CASES = (
+    "multi_turn_base_49",  # logarithm(value=20, base=10, precision=2)
+    "multi_turn_base_57",  # logarithm(value=630.0, base=10, precision=5)
+    "multi_turn_base_59",
+    "multi_turn_long_context_32",  # logarithm(value=36.0, base=6.0, precision=4): exact
+)
+"""The MathAPI cases whose ``logarithm`` results differed as text in the full run (48
+case-dialects: these and their miss_func and miss_param twins, in every dialect)."""
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(300)
+async def test_mathapi_results_agree_with_the_reference_at_the_calls_precision(
+    anyio_backend: str,
+    code: mt.BFCLCode,
+    cases: dict[str, list[mt.MultiTurnCase]],
+    registries: mt.RegistryCache,
+) -> None:
+    chosen = [
+        case
+        for category in mt.MULTI_TURN_CATEGORIES
+        for case in cases[category]
+        if case.id in MATH_CASES
+    ]
+    assert {c.id for c in chosen} == set(MATH_CASES)
+    dialect: Dialect = "anthropic" if anyio_backend == "asyncio" else "openai_responses"
+    reports = await replay_all([(c, dialect, False) for c in chosen], code, registries)
+    assert [p for r in reports for p in r.problems] == []
+    assert all(r.identical for r in reports)
+
+
+def test_an_mpf_reference_is_rendered_as_its_own_call_left_it() -> None:
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(2):
+        two_digits = mpmath.mp.prec
+    reference = "{'result': mpf('1.3027')}"
+    sent = received({"result": "1.3"})
+    assert mt.same_result(reference, "anthropic", sent, precision=two_digits)
+    # Exact: another number, or more digits than the call asked for, differ.
+    assert not mt.same_result(
+        reference, "anthropic", received({"result": "1.4"}), precision=two_digits
+    )
+    assert not mt.same_result(
+        reference, "anthropic", received({"result": "1.3027"}), precision=two_digits
+    )
+    # Without the call's precision the digits stand as they are (the old comparison).
+    assert not mt.same_result(reference, "anthropic", sent)
+    assert mt.same_result(reference, "anthropic", received({"result": "1.3027"}))
+
+
+def test_each_side_keeps_its_own_mpmath_precision() -> None:
+    mpmath = pytest.importorskip("mpmath")
+    before = mpmath.mp.prec
+    with mt._own_mpmath_context() as left:
+        mpmath.mp.dps = 2  # what MathAPI.logarithm does to the process's one context
+    assert mpmath.mp.prec == before
+    assert left[0] == 10

@@ -60,7 +60,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -522,7 +522,7 @@ def _tool_call(parsed: ParsedCall, index: int) -> ToolCall:
 _ERROR_PREFIX = "Error during execution:"
 
 
-def _reference_value(text: str) -> Any:
+def _reference_value(text: str, precision: int | None = None) -> Any:
     # BFCL's executor sends a str as it is, a dict as json.dumps, anything else as str().
     with contextlib.suppress(ValueError):
         return _jsonable(json.loads(text))
@@ -531,23 +531,93 @@ def _reference_value(text: str) -> Any:
         # A name in a str() is an object JSON cannot hold (long_context pads TradingBot's
         # watchlist with Ellipsis): the library sends any such object as its str, so the
         # name stands for its own text.
-        tree = _NamesAsText().visit(tree)
+        tree = _NamesAsText(precision).visit(tree)
         return _jsonable(ast.literal_eval(tree))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return text
 
 
 class _NamesAsText(ast.NodeTransformer):
+    def __init__(self, precision: int | None) -> None:
+        self.precision = precision
+
     def visit_Name(self, node: ast.Name) -> ast.Constant:
         return ast.copy_location(ast.Constant(value=node.id), node)
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
-        # The repr of a number object, such as MathAPI's mpmath ``mpf('2.0')``, whose str
-        # (what the library sends) is the text inside.
+        # The repr of a number object, such as MathAPI's mpmath ``mpf('2.0')``: the library
+        # sends the object's str, so the reference stands for that str too.
         arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-            return ast.copy_location(ast.Constant(value=arg.value), node)
+            text = arg.value
+            if isinstance(node.func, ast.Name) and node.func.id == "mpf":
+                text = _mpf_text(text, self.precision)
+            return ast.copy_location(ast.Constant(value=text), node)
         return node
+
+
+def _mpf_text(digits: str, precision: int | None) -> str:
+    """The str of BFCL's ``mpf(digits)`` in the mpmath context its call left.
+
+    An mpf's repr carries enough digits to rebuild the number exactly at the precision it
+    was made with, and its str rounds it to that precision's decimal digits: MathAPI's
+    ``logarithm(..., precision=2)`` makes ``mpf('1.3027')``, whose str (what the library
+    sends, the call's context still in force) is ``"1.3"``. So the reference is rebuilt
+    and rendered at the precision its own call left (:func:`_reference_turn`), exactly.
+    """
+    mpmath = sys.modules.get("mpmath")
+    if mpmath is None or precision is None:
+        return digits
+    with mpmath.workprec(precision):
+        return str(mpmath.mpf(digits))
+
+
+@contextlib.contextmanager
+def _own_mpmath_context() -> Iterator[list[int | None]]:
+    """Run a block in mpmath's context as it was, and put the context back after it;
+    yields a list whose item is set to the precision (bits) the block left.
+
+    mpmath's precision is one global of the process: MathAPI's ``logarithm`` sets
+    ``mp.dps`` to the call's ``precision`` and leaves it. BFCL's reference execution ran
+    in the same process as the live instances, so whatever precision it left stood for
+    the live side's later renderings, and one reference call's for the next one's.
+    """
+    module = sys.modules.get("mpmath")
+    saved = module.mp.prec if module is not None else None
+    left: list[int | None] = [None]
+    try:
+        yield left
+    finally:
+        module = sys.modules.get("mpmath")
+        if module is not None:
+            left[0] = module.mp.prec
+            # mpmath's own default (53 bits) when the block imported it.
+            module.mp.prec = saved if saved is not None else 53
+
+
+def _reference_turn(
+    code: BFCLCode, ground_truth: Sequence[str], case: MultiTurnCase, tag: str
+) -> tuple[list[str], list[int | None], dict[str, Any]]:
+    """BFCL's reference execution of one turn, one call at a time, each in an mpmath
+    context of its own (:func:`_own_mpmath_context`): its results, the precision each call
+    left, and the instances. BFCL keeps its instances in its module by name (``tag``), so
+    the calls one by one are the calls of the turn together."""
+    texts: list[str] = []
+    precisions: list[int | None] = []
+    reference: dict[str, Any] = {}
+    for calls in [[c] for c in ground_truth] or [[]]:
+        with _own_mpmath_context() as left:
+            results, reference = code.execute(
+                calls,
+                case.initial_config,
+                list(case.involved_classes),
+                tag,
+                case.id,
+                long_context=case.long_context,
+            )
+        texts += results
+        precisions += [left[0]] * len(results)
+    return texts, precisions, reference
 
 
 def _received_value(dialect: str, result: ReceivedResult) -> tuple[Any, bool]:
@@ -575,17 +645,21 @@ def _received_value(dialect: str, result: ReceivedResult) -> tuple[Any, bool]:
     return _jsonable(content), is_error
 
 
-def same_result(reference: str, dialect: str, received: ReceivedResult) -> bool:
+def same_result(
+    reference: str, dialect: str, received: ReceivedResult, *, precision: int | None = None
+) -> bool:
     """Whether ``received`` carries what BFCL's reference execution answered.
 
     A reference that is BFCL's ``Error during execution: ...`` must arrive as an error
     result; any other is compared as a value (BFCL's text parsed as JSON, or as a Python
-    literal, else kept as text) with the value the provider received.
+    literal, else kept as text) with the value the provider received. ``precision``: the
+    mpmath precision (bits) the reference call left, in which an ``mpf`` of its text is
+    rendered as the library renders it (:func:`_mpf_text`); ``None`` takes its digits.
     """
     value, is_error = _received_value(dialect, received)
     if reference.startswith(_ERROR_PREFIX):
         return is_error or (isinstance(value, dict) and "error" in value)
-    return not is_error and value == _reference_value(reference)
+    return not is_error and value == _reference_value(reference, precision)
 
 
 # --------------------------------------------------------------------------------------
@@ -861,14 +935,7 @@ async def replay_case(
                         f"{where}: the re-issued calls were {outcomes}, not all replayed"
                     )
             # BFCL's reference execution of this turn's ground truth, on its own instances.
-            expected, reference = code.execute(
-                list(ground_truth),
-                case.initial_config,
-                list(case.involved_classes),
-                tag,
-                case.id,
-                long_context=case.long_context,
-            )
+            expected, precisions, reference = _reference_turn(code, ground_truth, case, tag)
             verdict = code.state_checker(world.instances, reference)
             if not verdict["valid"]:
                 identical = False
@@ -887,7 +954,7 @@ async def replay_case(
                         f"{where}: {len(received)} results on the wire, {len(expected)} expected"
                     )
                 for k, (want, got) in enumerate(zip(expected, received, strict=False)):
-                    if not same_result(want, dialect, got):
+                    if not same_result(want, dialect, got, precision=precisions[k]):
                         shown = got.content[:120]
                         problems.append(
                             f"{where}: result {k} is {shown!r}, BFCL's is {want[:120]!r}"

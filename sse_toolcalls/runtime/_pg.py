@@ -22,6 +22,8 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
+from .._checks import check_count, check_quantity
+
 __all__ = [
     "DEFAULT_ATTEMPTS",
     "DEFAULT_MAX_SIZE",
@@ -92,10 +94,10 @@ class PgPool:
         component: str,
         migrations: Sequence[Migration],
     ) -> None:
-        if attempts < 1:
-            raise ValueError("attempts must be at least 1")
-        if not 1 <= min_size <= max_size:
-            raise ValueError("need 1 <= min_size <= max_size")
+        check_count("attempts", attempts, minimum=1)
+        check_count("min_size", min_size, minimum=1)
+        check_count("max_size", max_size, minimum=min_size)
+        check_quantity("timeout", timeout, positive=True)
         self.dsn = dsn
         self.what = what
         self.error = error

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
+from .._checks import check_count, check_quantity
 from .._jsonsafe import clean_text, safe_repr, safe_str
 from .._logging import log
 from ..calls import (
@@ -241,11 +242,14 @@ class Agent:
                 the application in the same event loop); a cold child per call without.
 
         Raises:
-            UsageError: ``max_steps`` below 1, a bad dispatcher setting, or
+            UsageError: ``max_steps`` not a whole number of at least 1, a
+                ``request_timeout`` not a finite positive number of seconds, a bad
+                dispatcher setting, or
                 ``tracing=True`` without ``opentelemetry-api``.
         """
-        if max_steps < 1:
-            raise UsageError("max_steps must be at least 1")
+        check_count("max_steps", max_steps, minimum=1)
+        if request_timeout is not None:
+            check_quantity("request_timeout", request_timeout, positive=True)
         self.client = client
         """The provider client."""
         self.registry = registry

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from ..errors import UsageError
+from .._checks import check_count, check_quantity
 
 if TYPE_CHECKING:
     from ..tools.registry import Tool
@@ -132,15 +132,14 @@ class CircuitBreaker:
             clock: a monotonic clock in seconds.
 
         Raises:
-            UsageError: a threshold below 1 or a negative cool-down.
+            UsageError: a threshold that is not a whole number of at least 1, or a
+                cool-down that is not a finite number of seconds of at least 0.
         """
-        if threshold < 1:
-            raise UsageError("the breaker threshold must be at least 1")
-        if cooldown < 0:
-            raise UsageError("the breaker cool-down cannot be negative")
-        self.threshold = threshold
+        # A NaN cool-down would pass "< 0" and keep every opened circuit half-open at
+        # once (``now - opened < nan`` is false): checked by name, as every config is.
+        self.threshold = check_count("threshold", threshold, minimum=1)
         """Consecutive failures that open a circuit."""
-        self.cooldown = cooldown
+        self.cooldown = check_quantity("cooldown", cooldown)
         """Seconds an open circuit refuses calls."""
         self._clock = clock
         self._circuits: dict[str, _Circuit] = {}

@@ -22,6 +22,7 @@ import anyio
 import httpx2
 
 from .. import _adopt
+from .._checks import check_quantity
 from .._jsonsafe import dumps_safe
 from ..calls import (
     Dialect,
@@ -119,8 +120,13 @@ class ProviderClient:
             headers: extra headers for every request.
 
         Raises:
-            UsageError: no API key given or found in the environment.
+            UsageError: no API key given or found in the environment, or an
+                ``idle_timeout`` or a number ``timeout`` that is not finite positive seconds.
         """
+        if idle_timeout is not None:
+            check_quantity("idle_timeout", idle_timeout, positive=True)
+        if isinstance(timeout, int | float):  # a Timeout object is httpx's to check
+            check_quantity("timeout", timeout, positive=True)
         if api_key is None:
             api_key = next((os.environ[v] for v in self.key_variables if os.environ.get(v)), None)
             if api_key is None:

@@ -50,12 +50,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 
+from .._checks import check_count
 from .._jsonsafe import safe_repr, safe_str
 from .._logging import log
 from ..calls import ToolCall, ToolResult
@@ -234,14 +235,12 @@ class Dispatcher:
                 closes); each sandboxed call starts a cold child without one.
 
         Raises:
-            UsageError: a concurrency or a call cap below 1, or negative retries.
+            UsageError: a concurrency or a call cap that is not a whole number of at
+                least 1, or retries that are not one of at least 0.
         """
-        if max_concurrency < 1:
-            raise UsageError("max_concurrency must be at least 1")
-        if max_calls_per_turn < 1:
-            raise UsageError("max_calls_per_turn must be at least 1")
-        if read_retries < 0:
-            raise UsageError("read_retries cannot be negative")
+        check_count("max_concurrency", max_concurrency, minimum=1)
+        check_count("max_calls_per_turn", max_calls_per_turn, minimum=1)
+        check_count("read_retries", read_retries, minimum=0)
         self.registry = registry
         """The tools."""
         self.ledger: IdempotencyLedger = (
@@ -424,13 +423,13 @@ class Dispatcher:
     async def _write(self, validated: ValidatedCall, key: str, circuit: str) -> CallReport:
         call, name = validated.call, validated.tool.name
         try:
-            entry = await self.ledger.get(key)
+            entry = await _ledger_call("get", self.ledger.get, key)
             if entry is not None:
                 return self._from_ledger(validated, key, entry)
             if not self.breaker.allow(circuit):
                 return self._unavailable(validated, circuit, key)
             try:
-                entry = await self.ledger.reserve(key, tool=name)
+                entry = await _ledger_call("reserve", self.ledger.reserve, key, tool=name)
             except BaseException:
                 self.breaker.release(circuit)
                 raise
@@ -450,11 +449,13 @@ class Dispatcher:
                 # ToolRetry is the tool saying it refused and did nothing: recording it
                 # would answer the corrected call (same arguments, once the model did
                 # what the tool asked) with this refusal, and the write would be lost.
-                await self.ledger.forget(key)
+                await _ledger_call("forget", self.ledger.forget, key)
             else:
                 # With its media, in the one record format (runtime/recorded.py).
                 recorded = recorded_content(result.content, result.media)
-                await self.ledger.record(key, recorded, is_error=result.is_error)
+                await _ledger_call(
+                    "record", self.ledger.record, key, recorded, is_error=result.is_error
+                )
         except LedgerError as exc:
             diagnostics.append(
                 _note(
@@ -646,6 +647,37 @@ class Dispatcher:
             key=key,
             diagnostics=(problem,),
         )
+
+
+_T = TypeVar("_T")
+
+
+async def _ledger_call(method: str, op: Callable[..., Awaitable[_T]], *args: Any, **kw: Any) -> _T:
+    """``op(*args, **kw)``, one of the ledger's methods, with any failure a ``LedgerError``.
+
+    The ledger is the guard against doubled writes, and a custom one (the public
+    protocol) may fail with its own exceptions (its driver's, a ``KeyError``...): each is
+    the ledger failing, so the write is refused before it runs, or its result kept
+    with a diagnostic after, exactly as for a ``LedgerError`` (it ended the run in the
+    ``internal_error`` fallback). Cancellation and other ``BaseException`` pass.
+
+    Raises:
+        LedgerError: the ledger's own, or a wrapper chained to what it raised.
+    """
+    try:
+        value = await op(*args, **kw)
+    except LedgerError:
+        raise
+    except Exception as exc:
+        raise LedgerError(
+            f"the ledger's {method} raised {type(exc).__name__}: {safe_str(exc)}"
+        ) from exc
+    if method in ("get", "reserve") and not (value is None or isinstance(value, LedgerEntry)):
+        # Read as an entry, it would fail later, outside this guard.
+        raise LedgerError(
+            f"the ledger's {method} returned {type(value).__name__}, not a LedgerEntry or None"
+        )
+    return value
 
 
 def _note(

@@ -738,13 +738,29 @@ class _EventStep:
 
         Raises:
             UsageError: not a parsed event, or not JSON (``StreamParser.feed_event``).
+            MalformedStreamError: the event could not give its JSON (its
+                ``model_dump()`` raised, a mapping failed when read), chained.
         """
-        payload = _payload(event)
-        if not self.told:
-            # The first events once more through the check the parser's feed_event makes
-            # (a walk of one event): the dialect check reads a checked event only.
-            probe = parsed_event(payload, max_event_bytes=DEFAULT_MAX_EVENT_BYTES)
-            self.told = _check_dialect(probe, self.provider)
+        try:
+            payload = _payload(event)
+            if not self.told:
+                # The first events once more through the check the parser's feed_event
+                # makes (a walk of one event): the dialect check reads a checked event only.
+                probe = parsed_event(payload, max_event_bytes=DEFAULT_MAX_EVENT_BYTES)
+                self.told = _check_dialect(probe, self.provider)
+        except SSEToolCallsError:
+            raise
+        except Exception as exc:
+            # The SDK's serialiser or the caller's mapping, on an event it built from the
+            # wire: the event cannot be read, as the parser's feed_event says of a mapping
+            # that fails there (only our exceptions leave the edge, STYLE 6). safe_str:
+            # an exception whose __str__ raises is arbitrary input too.
+            from .._jsonsafe import safe_str
+
+            raise MalformedStreamError(
+                f"a parsed event could not be read ({type(exc).__name__}: {safe_str(exc)})",
+                provider=self.provider,
+            ) from exc
         return self.parser.feed_event(payload)
 
     def end(self) -> list[Any]:

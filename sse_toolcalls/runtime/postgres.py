@@ -123,7 +123,8 @@ class PostgresLedger:
             clock: seconds since the epoch, for the timestamps and the sweep.
 
         Raises:
-            ValueError: a size or ``attempts`` out of range.
+            UsageError: a size, ``attempts`` or ``timeout`` that is not a number in
+                range (``min_size`` at least 1 and at most ``max_size``).
         """
         self._pg = PgPool(
             dsn,
@@ -301,7 +302,8 @@ class PostgresConversationStore:
         """Args: as :class:`PostgresLedger`'s.
 
         Raises:
-            ValueError: a size or ``attempts`` out of range.
+            UsageError: a size, ``attempts`` or ``timeout`` that is not a number in
+                range (``min_size`` at least 1 and at most ``max_size``).
         """
         self._pg = PgPool(
             dsn,

@@ -17,12 +17,14 @@ replaces that wait when it is longer, capped at ``max_retry_after``.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import anyio
 
+from .._checks import check_count, check_quantity
 from ..errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
 
 __all__ = ["DEFAULT_ATTEMPTS", "RetryPolicy", "is_transient"]
@@ -72,12 +74,14 @@ class RetryPolicy:
     """A float in [0, 1) (injectable for tests)."""
 
     def __post_init__(self) -> None:
-        if self.attempts < 1:
-            raise UsageError("a retry policy needs at least 1 attempt")
-        if min(self.base_delay, self.max_delay, self.max_retry_after) < 0:
-            raise UsageError("retry delays cannot be negative")
-        if self.multiplier < 1:
-            raise UsageError("the backoff multiplier must be at least 1")
+        # NaN would pass a plain "< 0" check and then make every wait NaN (and
+        # anyio.sleep(nan) raise ValueError mid-run): each field is checked by name.
+        check_count("attempts", self.attempts, minimum=1)
+        for name in ("base_delay", "max_delay", "max_retry_after"):
+            check_quantity(name, getattr(self, name))
+        check_quantity("multiplier", self.multiplier, minimum=1.0, unit="times")
+        if not isinstance(self.jitter, bool):
+            raise UsageError(f"jitter: expected True or False, got {self.jitter!r}")
 
     def should_retry(self, error: BaseException, attempt: int) -> bool:
         """Whether to retry after ``attempt`` (from 1) failed with ``error``."""
@@ -87,7 +91,11 @@ class RetryPolicy:
 
     def delay(self, retry: int, error: BaseException | None = None) -> float:
         """Seconds to wait before retry number ``retry`` (from 1) after ``error``."""
-        computed = min(self.max_delay, self.base_delay * self.multiplier ** (retry - 1))
+        try:
+            grown = self.base_delay * self.multiplier ** (retry - 1)
+        except OverflowError:  # a large multiplier after many retries: past any cap
+            grown = math.inf if self.base_delay else 0.0
+        computed = min(self.max_delay, grown)
         if self.jitter:
             computed = computed / 2 + self.random() * computed / 2
         hint = error.retry_after if isinstance(error, ProviderError) else None

@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 import anyio.to_thread
 
+from .._checks import check_count
 from .._jsonsafe import dumps_safe
 from ..calls import DIALECTS, ToolCall, ToolResult
 from ..conversation import (
@@ -248,8 +249,7 @@ class InMemoryConversationStore:
         """Args:
         max_conversations: conversations kept (``DEFAULT_MAX_CONVERSATIONS``).
         clock: seconds since the epoch, for ``saved_at``."""
-        if max_conversations < 1:
-            raise ValueError("max_conversations must be at least 1")
+        check_count("max_conversations", max_conversations, minimum=1)
         self.max_conversations = max_conversations
         """Conversations kept."""
         self._clock = clock

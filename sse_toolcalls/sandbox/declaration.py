@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._checks import check_quantity
 from ..errors import SandboxDeclarationError
 
 __all__ = ["HandlerRef", "Sandbox", "handler_ref", "parse_size"]
@@ -66,7 +67,10 @@ def parse_size(value: int | str, *, what: str = "size") -> int:
             raise SandboxDeclarationError(
                 f"{what}: cannot read {value!r} (write e.g. '256 MiB', '1 GiB', '64 MB')"
             )
-        size = math.floor(float(match.group(1)) * unit)
+        scaled = float(match.group(1)) * unit
+        if not math.isfinite(scaled):  # hundreds of digits: floor(inf) raised OverflowError
+            raise SandboxDeclarationError(f"{what}: {value!r} is past any size")
+        size = math.floor(scaled)
     if size <= 0:
         raise SandboxDeclarationError(f"{what}: must be positive, got {value!r}")
     return size
@@ -130,13 +134,9 @@ class Sandbox:
         if not isinstance(self.network, bool):
             raise SandboxDeclarationError("network: expected True or False")
         for what, number in (("timeout", self.timeout), ("cpu", self.cpu)):
-            if (
-                isinstance(number, bool)
-                or not isinstance(number, int | float)
-                or not math.isfinite(number)
-                or number <= 0
-            ):
-                raise SandboxDeclarationError(f"{what}: must be positive seconds")
+            # One owner of number checks: math.isfinite alone raised OverflowError for
+            # an int past the float range.
+            check_quantity(what, number, positive=True, error=SandboxDeclarationError)
         if isinstance(self.processes, bool) or not isinstance(self.processes, int):
             raise SandboxDeclarationError("processes: expected a whole number")
         if self.processes < 1:

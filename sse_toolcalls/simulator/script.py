@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from .._checks import check_count, check_quantity
 from ..errors import UsageError
 
 # --------------------------------------------------------------------------------------
@@ -58,6 +59,9 @@ class ErrorEvent:
     after_events: int = 1
     """How many of the turn's events go out before the error."""
 
+    def __post_init__(self) -> None:
+        check_count("after_events", self.after_events, minimum=0)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HTTPError:
@@ -76,6 +80,14 @@ class HTTPError:
     retry_after_ms: int | None = None
     """The ``retry-after-ms`` header value, when set (OpenAI and Anthropic send it)."""
 
+    def __post_init__(self) -> None:
+        # An HTTP status is three digits (RFC 9110, section 15); the server could not
+        # send any other.
+        if check_count("status", self.status, minimum=100) > 599:
+            raise UsageError(f"status: must be at most 599, got {self.status!r}")
+        if self.retry_after_ms is not None:
+            check_count("retry_after_ms", self.retry_after_ms, minimum=0)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Stall:
@@ -87,6 +99,10 @@ class Stall:
 
     after_events: int = 1
     """How many of the turn's events go out before the silence."""
+
+    def __post_init__(self) -> None:
+        check_quantity("seconds", self.seconds)
+        check_count("after_events", self.after_events, minimum=0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,6 +133,9 @@ class ExpectedResult:
 
     call_position: int
     """Which call of the previous turn (0-based) the result answers."""
+
+    def __post_init__(self) -> None:
+        check_count("call_position", self.call_position, minimum=0)
 
     contains: str = ""
     """Text the result's content must contain (its JSON text when it is not a string)."""
@@ -173,6 +192,10 @@ class Turn:
     expect_text_in_request: str = ""
     """Text that must appear somewhere in the request body (a user message...)."""
 
+    def __post_init__(self) -> None:
+        # Zero characters per delta would never finish a fragment.
+        check_count("fragment_size", self.fragment_size, minimum=1)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Script:
@@ -215,7 +238,7 @@ def _build(cls: type[Any], data: Any, where: str) -> Any:
         raise UsageError(f"{where}: expected a JSON object, got {type(data).__name__}")
     try:
         return cls(**data)
-    except TypeError as exc:
+    except (TypeError, UsageError) as exc:
         raise UsageError(f"{where}: {exc}") from exc
 
 

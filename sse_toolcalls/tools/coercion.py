@@ -21,6 +21,7 @@ alternatives such as ``integer | None``). A value that is already valid is never
 | ``integer`` | ``5.0`` | accepted as is | JSON Schema (Draft 6 on) already counts ``5.0`` as an integer; a function tool with an ``int`` hint receives ``5`` |
 | ``integer`` | ``1e300``, ``9007199254740993.0`` (a float of 2**53 or more) | refused | the float is not the integer written (``...993.0`` parses as ``...992``); the digits alone are exact |
 | ``integer``, ``number`` | ``true`` / ``false`` | refused | a boolean is not a count |
+| an ``enum`` / ``const`` with an int member | ``1.0`` for the member ``1`` | ``1`` | the same JSON value; the handler gets the member itself (``ArgumentValidator``) |
 | ``number`` | ``"2.5"``, ``"-0.5"``, ``"5"``, ``"1e3"`` | ``2.5``, ``-0.5``, ``5``, ``1000.0`` | the JSON spelling of one number |
 | ``number`` | ``"nan"``, ``"inf"``, ``"1e999"``, ``".5"``, ``"5."``, ``"2,5"`` | refused | not JSON, or not finite |
 | ``boolean`` | ``"true"`` / ``"false"`` (lower case, exactly) | ``true`` / ``false`` | the JSON spelling of one boolean |

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, ParamSpec, TypeVar, overload
 
+from .._checks import check_count, check_quantity
 from ..calls import ToolCall, ToolResult, ToolSpec
 from ..errors import (
     InvalidArgumentsError,
@@ -247,12 +248,11 @@ class ToolRegistry:
             raise UsageError(f"a tool named {tool.name!r} is already registered")
         if tool.parameters.get("type", "object") != "object":
             raise UsageError(f"{tool.name}: the parameters schema must describe an object")
-        if tool.timeout is not None and not tool.timeout > 0:
-            raise UsageError(f"{tool.name}: timeout must be positive seconds or None")
+        if tool.timeout is not None:
+            check_quantity(f"{tool.name}: timeout", tool.timeout, positive=True)
         if tool.effect not in ("read", "write"):
             raise UsageError(f"{tool.name}: effect must be 'read' or 'write'")
-        if tool.retries < 0:
-            raise UsageError(f"{tool.name}: retries cannot be negative")
+        check_count(f"{tool.name}: retries", tool.retries, minimum=0)
         for declared in (*tool.faults, *tool.transient):
             if not (isinstance(declared, type) and issubclass(declared, Exception)):
                 raise UsageError(

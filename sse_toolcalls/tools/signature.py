@@ -10,7 +10,7 @@ dataclass or pydantic model instance...).
 |---|---|---|
 | ``str``, ``int``, ``float``, ``bool`` | ``string``, ``integer``, ``number``, ``boolean`` | the value (``int`` for an integral ``5.0``; ``float`` for ``5``) |
 | ``None`` | ``null`` | ``None`` |
-| ``Literal["a", "b"]`` | ``enum`` (with ``type`` when all share one) | the value |
+| ``Literal["a", "b"]`` | ``enum`` (with ``type`` when all share one) | the value (the ``int`` member for an integral float) |
 | an ``Enum`` subclass | ``enum`` of its values | the member |
 | ``X | None``, ``Optional[X]``, ``Union[X, Y]`` | ``anyOf`` | the value of the matching member |
 | ``list[X]``, ``Sequence[X]``, ``set[X]``, ``frozenset[X]`` | ``array`` of ``X`` (sets: ``uniqueItems``) | a ``list`` (``set``) |

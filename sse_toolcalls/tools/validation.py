@@ -25,6 +25,7 @@ import copy
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -582,8 +583,23 @@ class ArgumentValidator:
         Returns:
             ``(arguments, coercions, problems)``: ``problems`` is empty when the call is
             valid, and then ``arguments`` is what the tool should receive (a coerced copy
-            when ``coercions`` is not empty, else ``args`` itself).
+            when ``coercions`` is not empty, a copy with an integral float accepted by an
+            ``enum`` or ``const`` of integers replaced by that member, else ``args``
+            itself).
         """
+        found: dict[int, tuple[float, int]] = {}
+        token = _ENUM_FLOATS.set(found)
+        try:
+            arguments, coercions, problems = self._validate(args)
+        finally:
+            _ENUM_FLOATS.reset(token)
+        if found and not problems:
+            arguments = _with_members(arguments, found)
+        return arguments, coercions, problems
+
+    def _validate(
+        self, args: dict[str, Any]
+    ) -> tuple[dict[str, Any], tuple[Coercion, ...], tuple[Problem, ...]]:
         deep = too_deep(args)
         if deep is not None:
             problem = Problem(
@@ -623,6 +639,59 @@ class ArgumentValidator:
         return args, (), _collect(errors)
 
 
+_ENUM_FLOATS: ContextVar[dict[int, tuple[float, int]] | None] = ContextVar(
+    "_ENUM_FLOATS", default=None
+)
+"""During one :meth:`ArgumentValidator.validate`: the floats of the arguments that an
+``enum`` or ``const`` accepted as equal to an ``int`` member, by ``id`` (with the float,
+kept alive so the id stays its own), and that member. Per call and per thread, while the
+compiled validator is shared."""
+
+
+def _narrowing(check: Callable[..., Iterator[ValidationError]], many: bool) -> Any:
+    """The ``enum`` (``many``) or ``const`` keyword ``check`` that also records an
+    integral float it accepted as an ``int`` member in :data:`_ENUM_FLOATS`.
+
+    ``Literal[1, 2]`` given ``1.0``: JSON Schema compares numbers by value, so ``1.0``
+    is the member ``1``, and the handler must get the member, as an ``int`` parameter
+    gets ``125`` for ``125.0`` (the decoder's ``_to_int``). Only the keyword itself knows
+    that a value was matched against its members, wherever it sits (``anyOf``, ``items``,
+    ``$ref``), so it records, and the validator replaces after a valid verdict.
+    """
+
+    def narrowing(validator: Any, expected: Any, instance: Any, schema: Any) -> Any:
+        failed = False
+        for error in check(validator, expected, instance, schema):
+            failed = True
+            yield error
+        found = _ENUM_FLOATS.get()
+        if failed or found is None or type(instance) is not float:
+            return
+        for member in expected if many and isinstance(expected, list) else (expected,):
+            if type(member) is int and member == instance:
+                found[id(instance)] = (instance, member)
+                return
+
+    return narrowing
+
+
+def _with_members(node: Any, found: dict[int, tuple[float, int]]) -> Any:
+    """``node`` with each float recorded in ``found`` replaced by its member: copies
+    where something changes, the caller's objects untouched. JSON Schema has one
+    number, so every keyword that accepted ``1.0`` accepts ``1``: the result stays
+    valid. Recursive, within the depth :func:`too_deep` already allowed."""
+    if type(node) is float:
+        hit = found.get(id(node))
+        return hit[1] if hit is not None and hit[0] is node else node
+    if type(node) is dict:
+        items = {key: _with_members(value, found) for key, value in node.items()}
+        return node if all(items[k] is v for k, v in node.items()) else items
+    if type(node) is list:
+        values = [_with_members(value, found) for value in node]
+        return node if all(a is b for a, b in zip(values, node, strict=True)) else values
+    return node
+
+
 EXACT_FLOAT_INTEGERS = 2**53
 """Below this magnitude every integral float is one integer exactly; past it a float
 stands for several (``9007199254740993.0`` parses as ``2**53``), so an ``integer``
@@ -633,7 +702,9 @@ _EXACT_CLASSES: dict[type, type] = {}
 
 def _exact_integers(cls: Any) -> Any:
     """``cls`` with an ``integer`` type check that refuses floats past
-    :data:`EXACT_FLOAT_INTEGERS` (one subclass per draft, made once)."""
+    :data:`EXACT_FLOAT_INTEGERS`, and ``enum`` and ``const`` that record the integral
+    floats they accept as ``int`` members (:func:`_narrowing`); one subclass per draft,
+    made once."""
     exact = _EXACT_CLASSES.get(cls)
     if exact is None:
         from jsonschema import validators
@@ -647,7 +718,12 @@ def _exact_integers(cls: Any) -> Any:
 
         checker = plain.redefine("integer", is_integer)
         extend: Callable[..., Any] = validators.extend  # jsonschema leaves it unannotated
-        exact = _EXACT_CLASSES[cls] = extend(cls, type_checker=checker)
+        keywords = {  # Draft 4 has no const
+            name: _narrowing(cls.VALIDATORS[name], many=name == "enum")
+            for name in ("enum", "const")
+            if name in cls.VALIDATORS
+        }
+        exact = _EXACT_CLASSES[cls] = extend(cls, validators=keywords, type_checker=checker)
     return exact
 
 

@@ -43,6 +43,8 @@ def _hint(schema: Any) -> Any:
     enum_values = schema.get("enum")
     if isinstance(enum_values, list) and enum_values and all(type(v) is str for v in enum_values):
         return Literal[tuple(enum_values)]
+    if isinstance(enum_values, list) and enum_values and all(type(v) is int for v in enum_values):
+        return Literal[tuple(enum_values)]  # the slow path alone (pydantic takes true for 1)
     if declared == "string":
         return str
     if declared == "integer":
@@ -113,7 +115,10 @@ def _coercion_variants(call: ToolCall, schema: dict[str, Any]) -> Iterator[ToolC
             continue
         value = call.args[name]
         variants: list[Any] = []
-        if sub.get("type") == "integer" and type(value) is int:
+        members = sub.get("enum")
+        if isinstance(members, list) and type(value) is int and value in members:
+            variants = [float(value)]  # the member itself must reach the handler (an int)
+        elif sub.get("type") == "integer" and type(value) is int:
             variants = [str(value), float(value), True]
         elif sub.get("type") == "number" and type(value) in (int, float):
             variants = [int(value), str(value), None]

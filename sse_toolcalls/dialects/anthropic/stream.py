@@ -85,7 +85,9 @@ class AnthropicReassembler(Reassembler):
                 fragment = delta.get("partial_json")
                 if call is not None and type(fragment) is str:
                     self.add_arguments(call, fragment)
-                return
+                    return
+                # Anything else (a server tool's input, a block not open) is the
+                # table's handler's to check.
         if not isinstance(kind, str):
             kind = event.event
         if kind == "content_block_start" and (
@@ -141,15 +143,34 @@ class AnthropicReassembler(Reassembler):
             thinking.data = wire_string(block.get("data"), "data", self.dialect)
             self._thinking[index] = thinking
 
+    def _not_open(self, payload: dict[str, Any]) -> MalformedStreamError:
+        # The API never sends a delta or a stop for a block it did not start
+        # (anthropic-sdk-python#1273); a proxy that does has lost track of its blocks, and
+        # the arguments it sends there belong to no call we could name: releasing the
+        # call with what it has would be a guess.
+        return MalformedStreamError(
+            f"anthropic: {payload.get('type')} for content block {payload['index']!r}, "
+            "which is not open",
+            provider=self.dialect,
+            data=dumps(payload),
+        )
+
     def _block_delta(self, payload: dict[str, Any]) -> None:
+        if payload["index"] not in self._kinds:
+            raise self._not_open(payload)
         delta = payload["delta"]
         kind = delta.get("type")
         if kind == "input_json_delta":
             call = self._blocks.get(payload["index"])
             if call is not None:
                 fragment = delta.get("partial_json")
-                if isinstance(fragment, str):
-                    self.add_arguments(call, fragment)
+                if not isinstance(fragment, str):
+                    raise MalformedStreamError(
+                        "anthropic: an input_json_delta without a partial_json string",
+                        provider=self.dialect,
+                        data=dumps(payload),
+                    )
+                self.add_arguments(call, fragment)
         elif kind == "text_delta":
             self.add_text(delta.get("text") or "")
         elif kind == "thinking_delta":
@@ -167,7 +188,9 @@ class AnthropicReassembler(Reassembler):
 
     def _block_stop(self, payload: dict[str, Any]) -> None:
         index = payload["index"]
-        self._kinds.pop(index, None)
+        if index not in self._kinds:
+            raise self._not_open(payload)
+        del self._kinds[index]
         thinking = self._thinking.pop(index, None)
         if thinking is not None:
             self.add_block(

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ...calls import Dialect, ReasoningBlock, StreamEvent
+from ...errors import MalformedStreamError
 from ...provider_errors import error_from_payload
 from ...sse import ServerSentEvent
 from .._common import (
@@ -38,6 +39,40 @@ from .._common import (
 )
 
 _FUNCTION_CALL = "function_call"
+
+_MAX_LOGGED_TEXT = 2000
+"""Characters of each argument text a replacement record carries (as a malformed
+stream's ``data``): enough to see the difference, bounded for the logs."""
+
+
+def _replaced(dialect: str, call: PendingCall, final: str) -> None:
+    """Say that ``call``'s streamed deltas differ from its final text, which replaces them.
+
+    The protocol makes the done events' text authoritative, and Responses-compatible
+    servers do send corrected final JSON after their deltas (kimi-code#1455), so the call
+    is the final text's, not refused; but a caller that showed the deltas, or compares
+    logs, must be able to see that they were not the call (a WARNING of the
+    ``sse_toolcalls.dialects`` logger). Imported here: the parser loads no logging
+    otherwise, and this is the rare path.
+    """
+    import logging
+
+    from ..._logging import log
+
+    log(
+        logging.getLogger("sse_toolcalls.dialects"),
+        logging.WARNING,
+        "arguments_replaced",
+        f"{dialect}: the streamed arguments of call {call.call_id or call.item_id!r} differ "
+        "from its final text, which replaces them",
+        provider=dialect,
+        call_id=call.call_id,
+        item_id=call.item_id,
+        streamed=call.text()[:_MAX_LOGGED_TEXT],
+        final=final[:_MAX_LOGGED_TEXT],
+    )
+
+
 _REASONING = "reasoning"
 
 
@@ -164,6 +199,7 @@ class ResponsesReassembler(Reassembler):
         arguments = payload.get("arguments")
         if isinstance(arguments, str):
             # Final text, released with the finished item (or the completed response).
+            self._check_final(call, arguments)
             call.final = arguments
 
     def _reasoning_item(self, item: dict[str, Any], before_call: int) -> None:
@@ -221,7 +257,23 @@ class ResponsesReassembler(Reassembler):
     def _release(self, call: PendingCall, arguments: Any) -> None:
         del self._open[call]
         # The final text in a .done event is authoritative; the deltas are a preview.
-        self.complete(call, arguments if isinstance(arguments, str) else call.final)
+        if isinstance(arguments, str):
+            self._check_final(call, arguments)
+        else:
+            arguments = call.final
+        if arguments is not None and call.fragments and call.text() != arguments:
+            _replaced(self.dialect, call, arguments)
+        self.complete(call, arguments)
+
+    def _check_final(self, call: PendingCall, arguments: str) -> None:
+        """Refuse a second final text of ``call`` that differs from its first: both are
+        the provider's last word, and running either would be a guess."""
+        if call.final is not None and call.final != arguments:
+            raise MalformedStreamError(
+                f"openai_responses: call {call.call_id or call.item_id!r} has two final "
+                f"argument texts that differ ({call.final[:200]!r}, then {arguments[:200]!r})",
+                provider=self.dialect,
+            )
 
     def _text_delta(self, payload: dict[str, Any]) -> None:
         delta = payload.get("delta")
