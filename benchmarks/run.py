@@ -349,12 +349,12 @@ def run_w3(impls: list[Impl], settings: Settings, report: Report) -> None:
                 row = rows[id(case.impl)]
                 row["sizes"].append(size)
                 row["seconds"].append(t)
-                # tracemalloc slows every allocation several times over (pydantic-heavy
-                # peers most): memory is measured only where a run is short, a peer's
-                # under 0.5 s, ours and the floor's under half the budget. The 10 MB
-                # deltas runs (2.4 M events, 890 MB of body on Chat) under tracemalloc
-                # were most of the 50 minutes a W3 to 10 MB had taken (RESULTS, h35).
-                short = t < (0.5 if case.impl.role == "peer" else settings.budget / 2)
+                # tracemalloc slows every allocation about ten times (pydantic-heavy
+                # peers more): memory is measured only where a run is short, a peer's
+                # under 0.5 s, ours and the floor's under an eighth of the budget. The
+                # deltas runs under tracemalloc (1 MB: 240 k events) were most of the
+                # time a W3 to 10 MB took (RESULTS, h35).
+                short = t < (0.5 if case.impl.role == "peer" else settings.budget / 8)
                 if settings.memory and short:
                     row["peak_bytes"].append(peak_memory(case))
                 else:
@@ -511,7 +511,7 @@ def render(report: Report, settings: Settings) -> str:
             "deltas, 1460 B chunks. `> budget`: not run, the previous size predicted more "
             f"than {settings.budget:.0f} s. Peak: tracemalloc, MiB, at the largest size "
             "measured (x floor's at the same size); measured where a run is short (under "
-            f"{settings.budget / 2:.0f} s, a peer's under 0.5 s).",
+            f"{settings.budget / 8:g} s, a peer's under 0.5 s).",
             "",
             f"| mode | dialect | implementation | {head} | exponent | peak MiB |",
             "|---|---|---|" + "---:|" * len(sizes) + "---:|---:|",
