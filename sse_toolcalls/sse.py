@@ -245,13 +245,14 @@ class SSEFramer:
             events = self._events(buf, stop)
             if buf is pending:
                 del pending[:stop]
+                # Nothing pending had nothing checked: only a carried event resets.
+                self._scanned = self._counted = self._data_lines = 0
             elif end < len(data):
                 pending += data[end:]
-            self._scanned = self._counted = self._data_lines = 0
             if complete > stop:
                 # The next event's first lines came with this chunk.
                 self._check_lines(complete - stop)
-            if len(pending) > self.max_event_bytes:
+            if pending and len(pending) > self.max_event_bytes:
                 self._fail(len(pending))
             return events
         except SSEToolCallsError:
@@ -297,11 +298,12 @@ class SSEFramer:
         last_id = self._last_event_id
         start = 0
         while start < stop:
-            if buf[start] == 0x0A:
+            eol = buf.find(b"\n", start)  # buf[stop - 1] is an LF: no bound needed
+            if eol == start:
                 # A blank line between events: it sets nothing the last one did not.
                 start += 1
                 continue
-            eol = buf.find(b"\n", start)  # buf[stop - 1] is an LF: no bound needed
+            # A line that is not blank ends before stop - 1: its next byte is in range.
             if buf[eol + 1] == 0x0A:
                 # "If the line is empty (a blank line): Dispatch the event": a one-line
                 # event; as a data line, its event is the line's value.
