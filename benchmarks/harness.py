@@ -21,7 +21,7 @@ from typing import Any
 
 from .model import Impl
 
-__all__ = ["Case", "check", "growth_exponent", "measure", "peak_memory", "time_run"]
+__all__ = ["Case", "Clock", "check", "growth_exponent", "measure", "peak_memory", "time_run"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,15 +33,21 @@ class Case:
     chunks: Sequence[bytes]
 
 
-def check(case: Case, expected: Any) -> tuple[str | None, float]:
-    """Run ``case`` once; return the mismatch (or ``None``) and the run's time in seconds."""
+Clock = Callable[[], float]
+
+
+def check(
+    case: Case, expected: Any, *, clock: Clock = time.perf_counter
+) -> tuple[str | None, float]:
+    """Run ``case`` once; return the mismatch (or ``None``) and the run's time in seconds
+    by ``clock`` (wall time unless told)."""
     gc.collect()
-    start = time.perf_counter()
+    start = clock()
     try:
         result = case.impl.run(case.dialect, case.chunks)
     except Exception as exc:  # a peer failing is a result to report, not a crash
         return f"raised {type(exc).__name__}: {str(exc)[:200]}", math.inf
-    elapsed = time.perf_counter() - start
+    elapsed = clock() - start
     got = case.impl.normalize(result)
     if got != expected:
         return _describe_mismatch(got, expected), elapsed
@@ -58,14 +64,14 @@ def _describe_mismatch(got: Any, expected: Any) -> str:
     return "output differs"
 
 
-def time_run(case: Case, inner: int) -> float:
+def time_run(case: Case, inner: int, *, clock: Clock = time.perf_counter) -> float:
     """Seconds per run, over ``inner`` back-to-back runs."""
     run = case.impl.run
     dialect, chunks = case.dialect, case.chunks
-    start = time.perf_counter()
+    start = clock()
     for _ in range(inner):
         run(dialect, chunks)
-    return (time.perf_counter() - start) / inner
+    return (clock() - start) / inner
 
 
 def measure(
@@ -75,6 +81,7 @@ def measure(
     reps: int,
     min_time: float,
     progress: Callable[[str], None] = lambda _: None,
+    clock: Clock = time.perf_counter,
 ) -> list[float]:
     """Median seconds per run of each case.
 
@@ -87,7 +94,7 @@ def measure(
         shift = rep % len(order)
         for i in order[shift:] + order[:shift]:
             gc.collect()
-            samples[i].append(time_run(cases[i], inners[i]))
+            samples[i].append(time_run(cases[i], inners[i], clock=clock))
         progress(f"  round {rep + 1}/{reps}")
     return [statistics.median(s) for s in samples]
 

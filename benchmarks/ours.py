@@ -1,8 +1,10 @@
 """Our implementation: ``sse_toolcalls.SSEFramer`` (W1) and ``ToolCallParser`` (W2, W3).
 
-Both twins of the framer are measured side by side when the compiled one is built: the
-rows are ``sse_toolcalls[c]`` and ``sse_toolcalls[py]`` (the parser then runs on each
-framer in turn), else the one row ``sse_toolcalls[py]``.
+Both twins are measured side by side when the compiled one is built: the rows are
+``sse_toolcalls[c]`` and ``sse_toolcalls[py]`` (the parser then runs on each framer in
+turn, and on the compiled ``json_scan`` or its pure path, as
+``SSE_TOOLCALLS_PURE_PYTHON`` picks them at import), else the one row
+``sse_toolcalls[py]``.
 """
 
 from __future__ import annotations
@@ -20,17 +22,20 @@ def impls() -> list[Impl]:
     from sse_toolcalls import ToolCallParser as parser
     from sse_toolcalls import parser as parser_module
     from sse_toolcalls import sse
+    from sse_toolcalls.dialects import _common
 
-    twins: list[tuple[str, Any]] = [("py", sse._PySSEFramer)]
+    twins: list[tuple[str, Any, Any]] = [("py", sse._PySSEFramer, None)]
     if sse._CSSEFramer is not None:
-        twins.insert(0, ("c", sse._CSSEFramer))
+        twins.insert(0, ("c", sse._CSSEFramer, _common.C_JSON_SCAN))
     out: list[Impl] = []
-    for label, framer in twins:
-        out += _impls(f"sse_toolcalls[{label}]", framer, parser, parser_module)
+    for label, framer, scan in twins:
+        out += _impls(f"sse_toolcalls[{label}]", framer, scan, parser, parser_module, _common)
     return out
 
 
-def _impls(name: str, framer: Any, parser: Any, parser_module: Any) -> list[Impl]:
+def _impls(
+    name: str, framer: Any, scan: Any, parser: Any, parser_module: Any, common: Any
+) -> list[Impl]:
     out: list[Impl] = []
 
     def frame(dialect: str, chunks: Sequence[bytes]) -> list[Any]:
@@ -56,8 +61,11 @@ def _impls(name: str, framer: Any, parser: Any, parser_module: Any) -> list[Impl
     )
 
     def parse(dialect: str, chunks: Sequence[bytes]) -> list[Any]:
-        # The parser builds its framer from its module's global: point it at this twin.
+        # The parser builds its framer from its module's global: point it at this twin,
+        # and the strict loader at this twin's scan (the pure one's depth test was W3's
+        # superlinear cost, which a [py] row on the compiled scan did not show).
         parser_module.SSEFramer = framer
+        common._c_json_scan = scan
         p = parser(dialect)
         calls: list[Any] = []
         for chunk in chunks:

@@ -325,6 +325,7 @@ def run_w3(impls: list[Impl], settings: Settings, report: Report) -> None:
                 "seconds": [],
                 "peak_bytes": [],
                 "capped_at": None,
+                "clock": "cpu",
             }
             for i in group
         }
@@ -348,9 +349,13 @@ def run_w3(impls: list[Impl], settings: Settings, report: Report) -> None:
                 row = rows[id(case.impl)]
                 row["sizes"].append(size)
                 row["seconds"].append(t)
-                # tracemalloc slows pydantic-heavy peers several times over: their memory
-                # is measured only where a run is short.
-                if settings.memory and (case.impl.role != "peer" or t < 0.5):
+                # tracemalloc slows every allocation about ten times (pydantic-heavy
+                # peers more): memory is measured only where a run is short, a peer's
+                # under 0.5 s, ours and the floor's under an eighth of the budget. The
+                # deltas runs under tracemalloc (1 MB: 240 k events) were most of the
+                # time a W3 to 10 MB took (RESULTS, h35).
+                short = t < (0.5 if case.impl.role == "peer" else settings.budget / 8)
+                if settings.memory and short:
                     row["peak_bytes"].append(peak_memory(case))
                 else:
                     row["peak_bytes"].append(None)
@@ -387,17 +392,22 @@ def _w3_times(
     report: Report,
     size: int,
 ) -> list[tuple[Case, float]]:
-    """Checked run of each implementation; short ones get up to 3 more samples."""
+    """Checked run of each implementation; short ones get up to 3 more samples.
+
+    Times are CPU time of this process (``time.process_time``): W3 is about how a cost
+    grows with size, and on a shared machine the wall time of one long run is mostly the
+    other jobs' (the 10 MB runs under a load of 20 took ten times their CPU time)."""
     out: list[tuple[Case, float]] = []
+    cpu = time.process_time
     for impl in active:
         case = Case(impl=impl, dialect=dialect, chunks=chunks)
-        problem, first = check(case, expected)
+        problem, first = check(case, expected, clock=cpu)
         if problem is not None:
             report.failures.append(f"W3 {dialect} {size} B: {impl.name} ({impl.role}): {problem}")
             _log(f"  WRONG {impl.name}: {problem}")
             continue
         if settings.reps > 1 and first < settings.budget / 16:
-            out.append((case, measure([case], [first], reps=3, min_time=0.05)[0]))
+            out.append((case, measure([case], [first], reps=3, min_time=0.05, clock=cpu)[0]))
         else:
             out.append((case, first))
     return out
@@ -490,14 +500,18 @@ def render(report: Report, settings: Settings) -> str:
         # The sizes measured (a saved run's settings may name sizes it never reached).
         sizes = tuple(sorted({s for r in report.w3 for s in r["sizes"]})) or settings.w3_sizes
         head = " | ".join(_size(s) for s in sizes)
+        # Runs saved before W3 took CPU time were timed by the wall clock.
+        cpu = all(r.get("clock") == "cpu" for r in report.w3)
         lines += [
             "",
-            "### W3: one call's arguments growing; ms per stream, growth exponent, peak memory",
+            f"### W3: one call's arguments growing; {'CPU ' if cpu else ''}ms per stream, "
+            "growth exponent, peak memory",
             "",
             "`event`: the whole arguments in one event, 64 B chunks; `deltas`: 4-character "
             "deltas, 1460 B chunks. `> budget`: not run, the previous size predicted more "
             f"than {settings.budget:.0f} s. Peak: tracemalloc, MiB, at the largest size "
-            "measured (x floor's at the same size).",
+            "measured (x floor's at the same size); measured where a run is short (under "
+            f"{settings.budget / 8:g} s, a peer's under 0.5 s).",
             "",
             f"| mode | dialect | implementation | {head} | exponent | peak MiB |",
             "|---|---|---|" + "---:|" * len(sizes) + "---:|---:|",

@@ -97,23 +97,29 @@ class ServerSentEvent(NamedTuple):
     """The last valid ``retry`` value inside this event's own block, else ``None``."""
 
 
+_COUNT_LINES_FROM = 5 * (MAX_DATA_LINES_PER_EVENT + 1)
+"""A pending event's complete lines are counted for ``MAX_DATA_LINES_PER_EVENT`` only from
+this many bytes up: a data line takes at least 5 (``data`` and its LF), so below it the
+limit cannot be crossed and no chunk of a real event pays for the count."""
+
+
 class SSEFramer:
     """Turns a byte stream into :class:`ServerSentEvent` values, incrementally.
 
-    Work is linear in the input however it is split: an unfinished line grows in one
-    ``bytearray`` and is read in place, by index, when its line ending arrives.
+    Work is linear in the input however it is split: the unfinished event grows in one
+    ``bytearray``, a chunk that completes no event is appended to it, and an event's
+    lines are read once, in place, by index, when its blank line arrives.
     """
 
     __slots__ = (
-        "_block_bytes",
-        "_block_retry",
         "_bom_checked",
-        "_data",
-        "_event_type",
+        "_counted",
+        "_data_lines",
         "_id_buffer",
         "_last_event_id",
         "_pending",
         "_retry",
+        "_scanned",
         "_skip_lf",
         "_state",
         "max_event_bytes",
@@ -125,13 +131,18 @@ class SSEFramer:
         self.max_event_bytes = max_event_bytes
         """Bound on one pending event, in bytes; past it :class:`EventTooLargeError`."""
         self._pending = bytearray()
-        """The unfinished line's bytes."""
-        self._block_bytes = 0
-        self._data: list[str] = []
-        self._event_type = ""
+        """The unfinished event's bytes, LF line endings, from its first line (the BOM
+        too until the stream's first line ends); it never opens with a blank line."""
+        self._scanned = 0
+        """Where the pending event's unchecked lines begin: the lines before were looked
+        at for the limits (a ``retry`` line's digits, the data lines' count)."""
+        self._counted = 0
+        """Where the pending event's uncounted lines begin (counted from
+        ``_COUNT_LINES_FROM`` bytes up)."""
+        self._data_lines = 0
+        """The data lines counted so far in the pending event."""
         self._id_buffer = ""
         self._last_event_id = ""
-        self._block_retry: int | None = None
         self._retry: int | None = None
         self._skip_lf = False
         self._bom_checked = False
@@ -153,11 +164,12 @@ class SSEFramer:
         Raises:
             EventTooLargeError: one pending event grew past ``max_event_bytes``; the
                 framer then refuses more input.
+            LimitExceededError: a ``retry`` value past ``MAX_RETRY_DIGITS``, or an event
+                past ``MAX_DATA_LINES_PER_EVENT``; the framer then refuses more input.
             UsageError: the framer already finished or failed.
         """
-        # One method from bytes to events (issue 16, item 2): the old feed -> _feed ->
-        # _text -> _part chain cost a Python call per layer on every read, and most reads
-        # (64-byte chunks, or one whole event) need none of the layers' generality.
+        # One method from bytes to events (issue 16, item 2): most reads (64-byte chunks,
+        # or one whole event) need none of the general path's layers.
         if self._state != "open":
             raise UsageError(f"the framer has {self._state}; it takes no more input")
         try:
@@ -185,39 +197,63 @@ class SSEFramer:
             pending = self._pending
             # A read of whole events ends with LF: one index instead of an rfind, whose
             # argument parsing alone is about 1 k instructions (callgrind, issue 16).
-            end = len(data) if data[-1] == 0x0A else data.rfind(b"\n") + 1
-            if not end:
-                # No line ends here (most 64-byte chunks): keep the bytes and wait.
+            lf = len(data) - 1 if data[-1] == 0x0A else data.rfind(b"\n")
+            if lf < 0:
+                # No line ends here (most 64-byte chunks, every chunk inside a huge line):
+                # one search and one append.
                 pending += data
-                if len(pending) + self._block_bytes > self.max_event_bytes:
-                    self._fail(len(pending) + self._block_bytes)
+                if len(pending) > self.max_event_bytes:
+                    self._fail(len(pending))
+                return []
+            if not self._bom_checked:
+                data, lf = self._strip_bom(data, lf)
+            # Where the last complete event ends: after the last blank line (LF LF), which
+            # may straddle the chunks; an LF opening an event is a blank line that does
+            # nothing (the one before it set what it would set).
+            if lf and data[lf - 1] == 0x0A:
+                end = lf + 1
+            else:
+                cut = data.rfind(b"\n\n", 0, lf) if lf > 1 else -1
+                if cut >= 0:
+                    end = cut + 2
+                elif data[0] == 0x0A and (not pending or pending[-1] == 0x0A):
+                    end = 1
+                else:
+                    end = 0
+            held = len(pending)
+            # The pending event's bytes up to the last line ending here.
+            complete = held + lf + 1
+            if not end:
+                # No event completes: the chunk's lines wait with their event, only checked
+                # for the limits a line crosses when it ends (the C twin raises there too).
+                pending += data
+                if len(pending) > self.max_event_bytes:
+                    self._too_large(complete)
+                self._check_lines(complete)
                 return []
             buf: bytes | bytearray
-            if pending:
-                # The unfinished line grew in one bytearray (amortised appends, no
-                # per-chunk objects); the lines are read from it in place, by index, and
-                # what follows the last LF stays in it, so nothing is copied to bytes.
-                end += len(pending)
+            if held:
+                # Read in place from the one buffer; what follows the last blank line
+                # stays in it, so nothing is copied to bytes.
                 pending += data
                 buf = pending
             else:
                 buf = data
-            start = 0
-            if not self._bom_checked:
-                self._bom_checked = True
-                # The UTF-8 decode algorithm strips exactly one leading BOM, even when the
-                # network split it: the first line is whole by now.
-                if buf.startswith(_BOM):
-                    start = 3
-            if end - start + self._block_bytes > self.max_event_bytes:
-                self._check_sizes(buf[start:end])
-            events = self._lines_in(buf, start, end)
+            stop = held + end
+            if complete > self.max_event_bytes:
+                self._check_sizes(buf, complete)
+            events = self._events(buf, stop)
             if buf is pending:
-                del pending[:end]
+                del pending[:stop]
+                # Nothing pending had nothing checked: only a carried event resets.
+                self._scanned = self._counted = self._data_lines = 0
             elif end < len(data):
                 pending += data[end:]
-            if pending and len(pending) + self._block_bytes > self.max_event_bytes:
-                self._fail(len(pending) + self._block_bytes)
+            if complete > stop:
+                # The next event's first lines came with this chunk.
+                self._check_lines(complete - stop)
+            if pending and len(pending) > self.max_event_bytes:
+                self._fail(len(pending))
             return events
         except SSEToolCallsError:
             raise
@@ -226,89 +262,126 @@ class SSEFramer:
             # above are the real defences, this is the net under them.
             self._state = "failed"
             self._pending = bytearray()
-            self._data = []
             if not isinstance(data, bytes | bytearray | memoryview):
                 raise UsageError(f"feed() takes bytes, not {type(data).__name__}") from exc
             raise FramingError(
                 f"the framer failed on its input ({type(exc).__name__}: {exc})"
             ) from exc
 
-    def _lines_in(self, buf: bytes | bytearray, start: int, end: int) -> list[ServerSentEvent]:
-        """Interpret ``buf[start:end]``: complete lines, each ended by LF, from a line start.
+    def _strip_bom(self, data: bytes, lf: int) -> tuple[bytes, int]:
+        """The stream's first line has ended: take it whole from the buffer, without one
+        leading BOM; returns the chunk to go on with and its last LF's index."""
+        self._bom_checked = True
+        pending = self._pending
+        held = len(pending)
+        if held:
+            data = bytes(pending) + data
+            lf += held
+            pending.clear()
+        # The UTF-8 decode algorithm strips exactly one leading BOM, even when the network
+        # split it: the first line is whole by now.
+        if data.startswith(_BOM):
+            return data[3:], lf - 3
+        return data, lf
 
-        Fast path: from a fresh block, every block that is one ``data:`` line (Chat
-        Completions, Gemini) or one ``event:`` line and one ``data:`` line (Anthropic,
-        Responses) is read by index on the bytes, each line's end found by ``find``
-        (``memchr``), and only its values decoded. Exact by construction, block by block:
-        the old batch checks (``str.count`` of LFs over the decoded chunk, a plain loop
-        over UCS-2 text) were 2.7 k of the 24.7 k instructions per one-event read.
-        Anything else (a block begun in an earlier chunk, comments, ``id``, ``retry``,
-        several data lines, an unfinished block) goes line by line through
-        :meth:`_lines`, which also keeps the block's byte count.
+    def _events(self, buf: bytes | bytearray, stop: int) -> list[ServerSentEvent]:
+        """The events of ``buf[:stop]``: whole events, from an event's start to the LF of
+        a blank line.
+
+        Fast path: an event that is one ``data:`` line (Chat Completions, Gemini) or one
+        ``event:`` line and one ``data:`` line (Anthropic, Responses) is read by index on
+        the bytes, its line ends found by ``find`` (``memchr``), only its values decoded.
+        Any other event (comments, ``id``, ``retry``, several data lines) is decoded and
+        read line by line by :meth:`_event`, then the fast path goes on.
         """
         events: list[ServerSentEvent] = []
-        if self._block_bytes:
-            # A block began in an earlier chunk: finish it line by line, then go fast.
-            if buf[start] == 0x0A:
-                events = self._lines([""])
-                start += 1
-            else:
-                first = buf.find(b"\n\n", start, end)
-                if first < 0:
-                    # Every line here goes on with that block: its count grows by them.
-                    before = self._block_bytes
-                    self._lines(_decode(buf, start, end - 1).split("\n"))
-                    self._block_bytes = before + end - start
-                    return events
-                lines = _decode(buf, start, first).split("\n")
-                lines.append("")
-                events = self._lines(lines)
-                start = first + 2
         last_id = self._last_event_id
-        while start < end:
-            eol = buf.find(b"\n", start)  # buf[end - 1] is an LF: no bound needed
-            if eol + 1 == end:
-                break  # the last line here opens a block that later chunks finish
+        start = 0
+        while start < stop:
+            eol = buf.find(b"\n", start)  # buf[stop - 1] is an LF: no bound needed
+            if eol == start:
+                # A blank line between events: it sets nothing the last one did not.
+                start += 1
+                continue
+            # A line that is not blank ends before stop - 1: its next byte is in range.
             if buf[eol + 1] == 0x0A:
                 # "If the line is empty (a blank line): Dispatch the event": a one-line
-                # block; as a data line, its event is the line's value.
-                if not buf.startswith(b"data: ", start):
-                    break
-                # Inline, not _decode(): a Python call per event is a fixed cost of the
-                # one-event-per-read regime; only a huge value takes the memoryview.
-                value = (
-                    buf[start + 6 : eol].decode("utf-8", "replace")
-                    if eol - start < _BIG
-                    else _decode(buf, start + 6, eol)
-                )
-                events.append(_new_event(ServerSentEvent, ("message", value, last_id, None)))
-                start = eol + 2
-                continue
-            if not buf.startswith(b"event: ", start):
-                break
-            eol2 = buf.find(b"\n", eol + 1)
-            if eol2 + 1 == end or buf[eol2 + 1] != 0x0A or not buf.startswith(b"data: ", eol + 1):
-                break
-            value = (
-                buf[eol + 7 : eol2].decode("utf-8", "replace")
-                if eol2 - eol < _BIG
-                else _decode(buf, eol + 7, eol2)
-            )
-            kind = buf[start + 7 : eol].decode("utf-8", "replace") or "message"
-            events.append(_new_event(ServerSentEvent, (kind, value, last_id, None)))
-            start = eol2 + 2
-        if start < end:
-            events += self._lines(_decode(buf, start, end - 1).split("\n"))
-            # The pending block after these lines, counted on the bytes (the one place
-            # that counts: counting decoded lines made an invalid byte 1 byte whole but 3,
-            # its U+FFFD re-encoded, when cut; issue 9): what follows the last blank line.
-            last = buf.rfind(b"\n\n", start, end)
-            # A range opening with LF opens with the blank line that ended the last block.
-            if last >= 0:
-                self._block_bytes = end - last - 2
-            else:
-                self._block_bytes = end - start - (buf[start] == 0x0A)
+                # event; as a data line, its event is the line's value.
+                if buf.startswith(b"data: ", start):
+                    # Inline, not _decode(): a Python call per event is a fixed cost of the
+                    # one-event-per-read regime; only a huge value takes the memoryview.
+                    value = (
+                        buf[start + 6 : eol].decode("utf-8", "replace")
+                        if eol - start < _BIG
+                        else _decode(buf, start + 6, eol)
+                    )
+                    events.append(_new_event(ServerSentEvent, ("message", value, last_id, None)))
+                    start = eol + 2
+                    continue
+            elif buf.startswith(b"event: ", start):
+                eol2 = buf.find(b"\n", eol + 1)
+                if buf[eol2 + 1] == 0x0A and buf.startswith(b"data: ", eol + 1):
+                    value = (
+                        buf[eol + 7 : eol2].decode("utf-8", "replace")
+                        if eol2 - eol < _BIG
+                        else _decode(buf, eol + 7, eol2)
+                    )
+                    kind = buf[start + 7 : eol].decode("utf-8", "replace") or "message"
+                    events.append(_new_event(ServerSentEvent, (kind, value, last_id, None)))
+                    start = eol2 + 2
+                    continue
+            blank = buf.find(b"\n\n", eol)
+            event = self._event(_decode(buf, start, blank).split("\n"))
+            if event is not None:
+                events.append(event)
+            last_id = self._last_event_id
+            start = blank + 2
         return events
+
+    def _event(self, lines: list[str]) -> ServerSentEvent | None:
+        """Interpret one event's lines (none blank, without their endings), then its blank
+        line: the event it dispatches, or ``None`` when it had no data."""
+        data: list[str] = []
+        kind = ""
+        retry: int | None = None
+        for line in lines:
+            if line.startswith("data: "):
+                # The common case, taken before the general field split (same result).
+                data.append(line[6:])
+                continue
+            if line[0] == ":":
+                # "If the line starts with a U+003A COLON character (:): Ignore the line."
+                continue
+            name, colon, value = line.partition(":")
+            # "If the line contains a U+003A COLON character: ... If value starts with a
+            # U+0020 SPACE character, remove it from value." Otherwise the whole line is
+            # the field name and the value is empty.
+            if colon and value.startswith(" "):
+                value = value[1:]
+            if name == "data":
+                data.append(value)
+            elif name == "event":
+                kind = value
+            elif name == "id":
+                # "If the field value does not contain U+0000 NULL, then set the last event
+                # ID buffer to the field value. Otherwise, ignore the field."
+                if "\x00" not in value:
+                    self._id_buffer = value
+            elif name == "retry":
+                # "If the field value consists of only ASCII digits, then interpret the
+                # field value as an integer in base ten" (no sign, no space, not empty).
+                if value and value.isascii() and value.isdigit():
+                    if len(value) > MAX_RETRY_DIGITS:
+                        self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
+                    self._retry = retry = int(value)
+            # "Otherwise: The field is ignored."
+        # "If the line is empty (a blank line): Dispatch the event."
+        self._last_event_id = self._id_buffer
+        if not data:
+            return None
+        if len(data) > MAX_DATA_LINES_PER_EVENT:
+            self._too_many_lines(len(data))
+        return ServerSentEvent(kind or "message", "\n".join(data), self._last_event_id, retry)
 
     def finish(self, *, unterminated: Callable[[str], bool] | None = None) -> list[ServerSentEvent]:
         """Declare the end of the stream; refuse further input.
@@ -336,98 +409,79 @@ class SSEFramer:
                 out.append(event)
         self._state = "finished"
         self._pending = bytearray()
-        self._data = []
         return out
 
     # ----------------------------------------------------------------------------------
+    # The limits a pending event's lines cross before it completes. The compiled twin
+    # reads every line as it ends, so it raises each limit at the feed whose line crosses
+    # it; this twin keeps the lines unread till the blank line, and looks here only at
+    # what the limits need, at the same feeds, in the same order: the blocks' sizes up to
+    # the chunk's last line ending, the lines' limits in stream order, then the
+    # unfinished line's size.
 
-    def _check_sizes(self, head: bytes | bytearray) -> None:
-        """Raise if a block in ``head`` (the first one with what was pending) is too big.
+    def _check_lines(self, complete: int) -> None:
+        """Check the pending event's lines that ended in this chunk, up to ``complete``:
+        a ``retry`` value takes effect (``retry`` is readable before the event is
+        dispatched, as the spec says) or crosses ``MAX_RETRY_DIGITS``; the data lines
+        are counted against ``MAX_DATA_LINES_PER_EVENT`` when the event is big enough
+        to hold too many."""
+        pending = self._pending
+        scanned = self._scanned
+        self._scanned = complete
+        # One search over the new lines; only a hit reads them.
+        if pending.find(b"retry", scanned, complete) >= 0:
+            for line in pending[scanned:complete].split(b"\n"):
+                if line[:5] == b"retry":
+                    name, colon, value = line.partition(b":")
+                    if name != b"retry":
+                        continue
+                    if colon and value[:1] == b" ":
+                        value = value[1:]
+                    # bytes.isdigit is ASCII digits only, as the spec's test is.
+                    if value and value.isdigit():
+                        if len(value) > MAX_RETRY_DIGITS:
+                            self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
+                        self._retry = int(value)
+        if complete >= _COUNT_LINES_FROM:
+            lines = self._data_lines
+            for line in pending[self._counted : complete].split(b"\n"):
+                if line[:5] == b"data:" or line == b"data":
+                    lines += 1
+            self._counted = complete
+            self._data_lines = lines
+            if lines > MAX_DATA_LINES_PER_EVENT:
+                self._too_many_lines(lines)
 
-        A block counts its lines with their line endings, not the blank line that ends it
-        (the last line of a complete block ends at the first LF of its LF LF).
+    def _too_large(self, complete: int) -> None:
+        """The pending event, unfinished line included, is past ``max_event_bytes``:
+        raise for its complete lines if they are, else after their lines' limits."""
+        if complete > self.max_event_bytes:
+            self._fail(complete)
+        self._check_lines(complete)
+        self._fail(len(self._pending))
+
+    def _check_sizes(self, buf: bytes | bytearray, complete: int) -> None:
+        """Raise if an event in ``buf[:complete]`` (whole events, then the next one's
+        complete lines) is too big.
+
+        An event counts its lines with their line endings, not the blank line that ends
+        it (its last line ends at the first LF of its LF LF).
         """
-        parts = head.split(b"\n\n")
+        parts = buf[:complete].split(b"\n\n")
         # A part that opens with an LF opens with one more blank line (LF LF LF): not its own.
         sizes = [len(part) + 1 - part.startswith(b"\n") for part in parts]
         sizes[-1] -= 1  # the rest after the last LF LF already holds its line endings
-        if head[0] != 0x0A:
-            # The first block goes on with the pending one, unless head opens with the
-            # blank line that ended it (that block was counted when it arrived, issue 9).
-            sizes[0] += self._block_bytes
         if max(sizes) > self.max_event_bytes:
             self._fail(max(sizes))
 
     def _fail(self, size: int) -> None:
         self._state = "failed"
         self._pending = bytearray()
-        self._data = []
         raise EventTooLargeError(
             f"a pending event reached {size} bytes, over max_event_bytes={self.max_event_bytes}",
             limit=self.max_event_bytes,
             size=size,
         )
-
-    def _lines(self, lines: list[str]) -> list[ServerSentEvent]:
-        """Interpret complete lines (without their endings); return dispatched events."""
-        events: list[ServerSentEvent] = []
-        data = self._data
-        for line in lines:
-            if not line:
-                # "If the line is empty (a blank line): Dispatch the event."
-                self._last_event_id = self._id_buffer
-                if data:
-                    if len(data) > MAX_DATA_LINES_PER_EVENT:
-                        # Checked here too, so a whole chunk fails as a split one does.
-                        self._too_many_lines(len(data))
-                    events.append(
-                        ServerSentEvent(
-                            self._event_type or "message",
-                            "\n".join(data),
-                            self._last_event_id,
-                            self._block_retry,
-                        )
-                    )
-                    data = self._data = []
-                self._event_type = ""
-                self._block_retry = None
-                self._block_bytes = 0
-                continue
-            # Only marks the block open for _lines_in; feed sets the count, in bytes received.
-            self._block_bytes += len(line) + 1
-            if line.startswith("data: "):
-                # The common case, taken before the general field split (same result).
-                data.append(line[6:])
-                continue
-            if line[0] == ":":
-                # "If the line starts with a U+003A COLON character (:): Ignore the line."
-                continue
-            name, colon, value = line.partition(":")
-            # "If the line contains a U+003A COLON character: ... If value starts with a
-            # U+0020 SPACE character, remove it from value." Otherwise the whole line is
-            # the field name and the value is empty.
-            if colon and value.startswith(" "):
-                value = value[1:]
-            if name == "data":
-                data.append(value)
-            elif name == "event":
-                self._event_type = value
-            elif name == "id":
-                # "If the field value does not contain U+0000 NULL, then set the last event
-                # ID buffer to the field value. Otherwise, ignore the field."
-                if "\x00" not in value:
-                    self._id_buffer = value
-            elif name == "retry":
-                # "If the field value consists of only ASCII digits, then interpret the
-                # field value as an integer in base ten" (no sign, no space, not empty).
-                if value and value.isascii() and value.isdigit():
-                    if len(value) > MAX_RETRY_DIGITS:
-                        self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
-                    self._retry = self._block_retry = int(value)
-            # "Otherwise: The field is ignored."
-        if len(data) > MAX_DATA_LINES_PER_EVENT:
-            self._too_many_lines(len(data))
-        return events
 
     def _too_many_lines(self, lines: int) -> None:
         self._limit("MAX_DATA_LINES_PER_EVENT", MAX_DATA_LINES_PER_EVENT, lines, "lines")
@@ -435,7 +489,6 @@ class SSEFramer:
     def _limit(self, name: str, limit: int, size: int, unit: str) -> None:
         self._state = "failed"
         self._pending = bytearray()
-        self._data = []
         raise LimitExceededError(
             f"the stream crossed {name}: {size} {unit}, over {limit}",
             limit_name=name,
