@@ -344,7 +344,7 @@ all_ascii(const char *s, Py_ssize_t n)
  * first) and whether all are ASCII (then no data line needs a check of its own). No
  * early exit: the CR test has to see every byte anyway. Returns SCAN_HIGH | SCAN_CR bits.
  * In a W4 Chat read it replaced a memchr for the CR over the chunk (99 instructions a
- * feed) and the data lines' ASCII checks (164), for 85 (AVX2; callgrind). Three versions
+ * feed) and the data lines' ASCII checks (164), for 136 (AVX2; callgrind). Three versions
  * with the same result (tests/test_sse_c_scan.py runs each this machine can): AVX2 where
  * the CPU has it, SSE2 (every x86-64), and byte by byte elsewhere. A bitmap of the LFs
  * from the same pass, instead of a memchr per line, did not pay: 2,660,000 against
@@ -708,6 +708,53 @@ check_sizes(Framer *self, const char *head, Py_ssize_t n)
     return 0;
 }
 
+/* Below this many bytes of complete lines, s is copied behind the pending bytes whole:
+ * the memchr that finds where the first line ends costs more than the copy it saves
+ * (W1 at 64 B: 7,175,000 -> 7,363,000 instructions inside Framer_feed when every read
+ * was split; callgrind). */
+#define SPLIT_MIN_BYTES 256
+
+/* The index in head = a then b of the last LF LF pair, or -1. */
+static Py_ssize_t
+last_blank(const char *a, Py_ssize_t na, const char *b, Py_ssize_t nb)
+{
+    for (Py_ssize_t i = nb - 2; i >= 0; i--) {
+        if (b[i] == '\n' && b[i + 1] == '\n') {
+            return na + i;
+        }
+    }
+    if (na && nb && a[na - 1] == '\n' && b[0] == '\n') {
+        return na - 1;
+    }
+    for (Py_ssize_t i = na - 2; i >= 0; i--) {
+        if (a[i] == '\n' && a[i + 1] == '\n') {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* The n bytes at p, complete lines each ending with an LF, interpreted in order. */
+static inline int
+run_lines(Framer *self, const char *p, Py_ssize_t n, int ascii)
+{
+    const char *stop = p + n;
+    while (p < stop) {
+        const char *lf = memchr(p, '\n', (size_t)(stop - p));
+        /* the bytes end with an LF, so lf is never NULL */
+        if (lf == p) {
+            if (dispatch(self) < 0) {
+                return -1;
+            }
+        }
+        else if (line(self, p, lf - p, ascii) < 0) {
+            return -1;
+        }
+        p = lf + 1;
+    }
+    return 0;
+}
+
 static PyObject *
 feed_bytes(Framer *self, const char *s, Py_ssize_t n)
 {
@@ -768,10 +815,23 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
         s = normal;
         n = k;
     }
-    Py_ssize_t end = n;
+    /* Just past the last LF, 0 if none. memrchr where the C library has it: byte by byte
+     * it was 235 instructions of a W1 64-byte read, a third of it (callgrind). */
+    Py_ssize_t end;
+#if defined(__GLIBC__)
+    if (s[n - 1] == '\n') {
+        end = n;  /* a read of whole events (W4) */
+    }
+    else {
+        const char *last_lf = memrchr(s, '\n', (size_t)n);
+        end = last_lf == NULL ? 0 : last_lf + 1 - s;
+    }
+#else
+    end = n;
     while (end > 0 && s[end - 1] != '\n') {
         end--;
     }
+#endif
     if (end == 0) {
         /* No line ends here (most 64-byte chunks): keep the bytes and wait. */
         if (pend_append(self, s, n) < 0) {
@@ -784,63 +844,64 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
         PyMem_Free(normal);
         return PyList_New(0);
     }
-    const char *head = s;
-    Py_ssize_t head_len = end;
+    /* The complete lines, `head`, are seg1 then seg2: seg1 alone when the unfinished line
+     * was empty (in place in s) or a size check may be due (all copied after it, as the
+     * check reads one buffer); otherwise seg1 is that line completed (the pending bytes
+     * and s up to its first LF) and seg2 the rest of s, read in place. Copying all of s
+     * behind the pending bytes was 16 KiB of memcpy a W1 read. No line spans the two:
+     * seg1 ends with an LF. */
+    const char *seg1 = s;
+    Py_ssize_t n1 = end;
+    const char *seg2 = NULL;
+    Py_ssize_t n2 = 0;
+    int ascii2 = 0;
     if (self->pend_len) {
-        ascii = 0;  /* the pending bytes were not scanned with this chunk */
-        if (pend_append(self, s, end) < 0) {
+        Py_ssize_t take = end;
+        if (end > SPLIT_MIN_BYTES
+            && self->pend_len + end + self->block_bytes <= self->max_event_bytes) {
+            take = (const char *)memchr(s, '\n', (size_t)end) + 1 - s;
+            seg2 = s + take;
+            n2 = end - take;
+            ascii2 = ascii;  /* s was scanned; the pending bytes were not */
+        }
+        if (pend_append(self, s, take) < 0) {
             goto error;
         }
-        head = self->pend;
-        head_len = self->pend_len;
+        seg1 = self->pend;
+        n1 = self->pend_len;
+        ascii = 0;
     }
     if (!self->bom_checked) {
         self->bom_checked = 1;
         /* The UTF-8 decode algorithm strips exactly one leading BOM, even when the network
          * split it: the first line is whole by now. */
-        if (head_len >= 3 && memcmp(head, "\xef\xbb\xbf", 3) == 0) {
-            head += 3;
-            head_len -= 3;
+        if (n1 >= 3 && memcmp(seg1, "\xef\xbb\xbf", 3) == 0) {
+            seg1 += 3;
+            n1 -= 3;
         }
     }
+    Py_ssize_t head_len = n1 + n2;
     if (head_len + self->block_bytes > self->max_event_bytes) {
-        if (check_sizes(self, head, head_len) < 0) {
+        /* n2 is 0 here: seg2 is only split off when no check can be due */
+        if (check_sizes(self, seg1, n1) < 0) {
             goto error;
         }
     }
     /* The pending block after these lines, in bytes received: what follows the last
      * blank line (the pure twin's _feed counts it the same way, on the bytes). */
     Py_ssize_t block_bytes;
-    Py_ssize_t last = -1;
-    for (Py_ssize_t i = head_len - 2; i >= 0; i--) {
-        if (head[i] == '\n' && head[i + 1] == '\n') {
-            last = i;
-            break;
-        }
-    }
+    Py_ssize_t last = last_blank(seg1, n1, seg2, n2);
     if (last >= 0) {
         block_bytes = head_len - last - 2;
     }
-    else if (head[0] == '\n') {
+    else if ((n1 ? seg1[0] : seg2[0]) == '\n') {
         block_bytes = head_len - 1;
     }
     else {
         block_bytes = self->block_bytes + head_len;
     }
-    const char *p = head;
-    const char *stop = head + head_len;
-    while (p < stop) {
-        const char *lf = memchr(p, '\n', (size_t)(stop - p));
-        /* head ends with an LF, so lf is never NULL */
-        if (lf == p) {
-            if (dispatch(self) < 0) {
-                goto error;
-            }
-        }
-        else if (line(self, p, lf - p, ascii) < 0) {
-            goto error;
-        }
-        p = lf + 1;
+    if (run_lines(self, seg1, n1, ascii) < 0 || (n2 && run_lines(self, seg2, n2, ascii2) < 0)) {
+        goto error;
     }
     if (self->nvals > max_data_lines) {
         fail_limit(self, "MAX_DATA_LINES_PER_EVENT", max_data_lines, self->nvals, "lines");

@@ -198,3 +198,32 @@ def test_setup_refuses_an_event_class_with_fields_of_its_own() -> None:
     assert compiled is not None
     (event,) = compiled().feed(b"data: ok\n\n")
     assert type(event) is sse_module.ServerSentEvent
+
+
+def outcome(cls: Any, chunks: list[bytes], limit: int | None) -> list[Any]:
+    framer = cls() if limit is None else cls(max_event_bytes=limit)
+    out: list[Any] = []
+    try:
+        for chunk in chunks:
+            out.append(framer.feed(chunk))
+        out.append(framer.finish())
+    except Exception as exc:  # the error's whole state, whatever it is
+        out.append((type(exc), str(exc), sorted(vars(exc).items())))
+    return out
+
+
+LONG = (
+    b"\xef\xbb\xbfdata: " + b"a" * 300 + b"\nid: 9\n\n"
+    b"data: " + b"b" * 290 + b"\xc3\xa9\ndata: c\n\n\n"
+    b"event: e\ndata: " + b"d" * 280 + b"\n\n" + b"data: tail" + b"e" * 270
+)
+
+
+@pytest.mark.parametrize("limit", [None, 300, 320, 600, 700])
+def test_a_long_read_after_an_unfinished_line_is_read_in_place(limit: int | None) -> None:
+    # The unfinished line is completed from the read and the rest of the read is taken
+    # in place (when no size check can be due): every cut, so that the pending bytes
+    # hold part of the BOM, end just before a blank line, or hold most of an event.
+    for point in range(1, len(LONG)):
+        for chunks in ([LONG[:point], LONG[point:]], [LONG[:point], LONG[point:], b"\n\n"]):
+            assert outcome(compiled, chunks, limit) == outcome(pure, chunks, limit), point
