@@ -227,3 +227,16 @@ def test_a_long_read_after_an_unfinished_line_is_read_in_place(limit: int | None
     for point in range(1, len(LONG)):
         for chunks in ([LONG[:point], LONG[point:]], [LONG[:point], LONG[point:], b"\n\n"]):
             assert outcome(compiled, chunks, limit) == outcome(pure, chunks, limit), point
+
+
+def test_a_repeated_event_type_is_reused_only_when_its_bytes_are_the_same() -> None:
+    names = [b"abc", b"abc", b"abd", b"ab", b"", b"abd", b"\xc3\xa9tat", b"\xc3\xa9tat", b"abd"]
+    raw = b"".join(b"event: " + name + b"\ndata: x\n\n" for name in names)
+    raw += b"event: abd\nevent: abc\ndata: y\n\nevent\ndata: z\n\n"
+    for chunks in ([raw], [raw[i : i + 1] for i in range(len(raw))]):
+        assert frame(compiled, chunks) == frame(pure, chunks)
+    assert compiled is not None
+    assert [e.event for e in compiled().feed(raw)] == [
+        *["abc", "abc", "abd", "ab", "message", "abd", "état", "état", "abd", "abc"],
+        "message",
+    ]
