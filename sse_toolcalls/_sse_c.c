@@ -20,6 +20,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h> /* scan_avx2, built for AVX2 by its target attribute */
+#endif
 #include <string.h>
 
 /* Set once by _setup(); owned references for the life of the process. */
@@ -46,8 +49,21 @@ typedef struct {
     Py_ssize_t pend_len;
     Py_ssize_t pend_cap;
     Py_ssize_t block_bytes;  /* the pending block's bytes, as the pure twin counts them */
-    PyObject *data;          /* list of str: the block's data values */
+    /* The block's data values (owned str), in a C array rather than a list: a list's
+     * append and clear were 41 and 14 instructions a line of a W4 Chat feed (callgrind). */
+    PyObject **vals;
+    Py_ssize_t nvals;
+    Py_ssize_t vcap;
+    /* The events this feed() has dispatched so far (owned), moved into a list of the
+     * right size at its end: PyList_New(0) and PyList_Append per event, which grows the
+     * list's array on its first append, were 155 instructions of a W4 Chat feed. Kept
+     * between feeds, empty, so that its storage is allocated once. */
+    PyObject **out;
+    Py_ssize_t nout;
+    Py_ssize_t ocap;
     PyObject *event_type;    /* str */
+    PyObject *type_seen;     /* str or NULL: the last event type decoded, reused when the
+                              * next event line has the same bytes */
     PyObject *id_buffer;     /* str */
     PyObject *last_event_id; /* str */
     PyObject *block_retry;   /* int or None */
@@ -55,9 +71,58 @@ typedef struct {
     int skip_lf;
     int bom_checked;
     int state;
+    int ready;               /* __init__ has run */
 } Framer;
 
 /* ---------------------------------------------------------------------------------- */
+
+/* Doubles an array of references (push_ref's rare case, kept out of line). */
+static int
+grow_refs(PyObject ***items, Py_ssize_t *cap)
+{
+    Py_ssize_t grown_cap = *cap ? *cap * 2 : 8;
+    /* A feed's first event allocates (take_events gave the last array away): malloc
+     * rather than realloc of NULL, which takes a longer way to the same allocator. */
+    PyObject **grown = *items == NULL ? PyMem_New(PyObject *, (size_t)grown_cap)
+                                      : PyMem_Resize(*items, PyObject *, (size_t)grown_cap);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *items = grown;
+    *cap = grown_cap;
+    return 0;
+}
+
+/* Append `obj` to a growing array of owned references; steals `obj` even on failure.
+ * Inline: called, it was 22 instructions a line (callgrind, W4 Chat). */
+static inline int
+push_ref(PyObject ***items, Py_ssize_t *len, Py_ssize_t *cap, PyObject *obj)
+{
+    if (*len == *cap && grow_refs(items, cap) < 0) {
+        Py_DECREF(obj);
+        return -1;
+    }
+    (*items)[(*len)++] = obj;
+    return 0;
+}
+
+static void
+clear_refs(PyObject **items, Py_ssize_t *len)
+{
+    /* Emptied first, so that a str's dealloc never sees a half-cleared array. */
+    Py_ssize_t n = *len;
+    *len = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_DECREF(items[i]);
+    }
+}
+
+static void
+clear_vals(Framer *self)
+{
+    clear_refs(self->vals, &self->nvals);
+}
 
 static void
 drop_buffers(Framer *self)
@@ -69,8 +134,11 @@ drop_buffers(Framer *self)
         self->pend = NULL;
         self->pend_cap = 0;
     }
-    if (self->data != NULL && PyList_GET_SIZE(self->data)) {
-        PyList_SetSlice(self->data, 0, PyList_GET_SIZE(self->data), NULL);
+    clear_vals(self);
+    if (self->vcap > 1024) {
+        PyMem_Free(self->vals);
+        self->vals = NULL;
+        self->vcap = 0;
     }
 }
 
@@ -216,16 +284,34 @@ decode(const char *s, Py_ssize_t n)
  * Gemini W4 run's 1,920,000 instructions (callgrind), on every non-ASCII event of
  * every dialect. Past KEEP_UTF8_MAX_BYTES a framer-only caller's memory matters more
  * (W3's peak), and the text stays as decode() makes it. */
+/* Whether the last n < 16 bytes at s hold a byte with its high bit set: two words that
+ * may overlap (the same byte tested twice is harmless in an OR), else byte by byte. */
+static inline int
+short_high(const char *s, Py_ssize_t n)
+{
+    const uint64_t high = 0x8080808080808080ull;
+    if (n >= 8) {
+        uint64_t w, x;
+        memcpy(&w, s, 8);
+        memcpy(&x, s + n - 8, 8);
+        return ((w | x) & high) != 0;
+    }
+    unsigned char any = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        any |= (unsigned char)s[i];
+    }
+    return (any & 0x80) != 0;
+}
+
 /* Whether n bytes are all ASCII: 64 bytes a step (an OR of the words, one test of their
  * high bits), so a non-ASCII line stops within 64 bytes of its first such byte. */
 static int
 all_ascii(const char *s, Py_ssize_t n)
 {
-    const uint64_t high = 0x8080808080808080ull;
     Py_ssize_t i = 0;
 #if defined(__SSE2__)
     /* Every x86-64 has SSE2: four 16-byte loads, three ORs and one test of the high
-     * bits per 64 bytes (gcc -O2 does not vectorise the word loop below). */
+     * bits per 64 bytes (gcc -O2 does not vectorise a word loop). */
     for (; i + 64 <= n; i += 64) {
         __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
         __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
@@ -235,34 +321,142 @@ all_ascii(const char *s, Py_ssize_t n)
             return 0;
         }
     }
+    for (; i + 16 <= n; i += 16) {
+        if (_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(s + i)))) {
+            return 0;
+        }
+    }
+    if (i < n && n >= 16) {
+        /* The last 16 bytes, overlapping those already seen: one load, not a word loop
+         * and a byte loop (those were 84 instructions of a W4 Chat feed, callgrind). */
+        return _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(s + n - 16))) == 0;
+    }
 #else
-    for (; i + 64 <= n; i += 64) {
-        uint64_t w[8];
-        memcpy(w, s + i, 64);  /* unaligned loads, as the compiler likes them */
-        if ((w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) & high) {
+    const uint64_t high = 0x8080808080808080ull;
+    for (; i + 16 <= n; i += 16) {
+        uint64_t w[2];
+        memcpy(w, s + i, 16);  /* unaligned loads, as the compiler likes them */
+        if ((w[0] | w[1]) & high) {
             return 0;
         }
     }
 #endif
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        if (w & high) {
-            return 0;
-        }
-    }
-    for (; i < n; i++) {
-        if ((unsigned char)s[i] & 0x80) {
-            return 0;
-        }
-    }
-    return 1;
+    return !short_high(s + i, n - i);
 }
 
-static PyObject *
-decode_data(const char *s, Py_ssize_t n)
+/* One pass over a chunk (after a CRLF's split LF is dropped) for the two facts
+ * feed_bytes needs of all its bytes: whether any is a CR (its lines are normalised
+ * first) and whether all are ASCII (then no data line needs a check of its own). No
+ * early exit: the CR test has to see every byte anyway. Returns SCAN_HIGH | SCAN_CR bits.
+ * In a W4 Chat read it replaced a memchr for the CR over the chunk (99 instructions a
+ * feed) and the data lines' ASCII checks (164), for 136 (AVX2; callgrind). Three versions
+ * with the same result (tests/test_sse_c_scan.py runs each this machine can): AVX2 where
+ * the CPU has it, SSE2 (every x86-64), and byte by byte elsewhere. A bitmap of the LFs
+ * from the same pass, instead of a memchr per line, did not pay: 2,660,000 against
+ * 2,567,000 instructions for the scan and the line loop (the same W4 Chat run). */
+enum { SCAN_HIGH = 1, SCAN_CR = 2 };
+typedef int (*scan_fn)(const char *s, Py_ssize_t n);
+
+/* Chunks up to this many bytes are scanned so; a larger one (W1's 16 KiB reads) keeps
+ * memchr for its CRs (as fast over many bytes) and each data line checks its own. */
+#define SCAN_CHUNK_MAX_BYTES 4096
+
+static int
+scan_bytes(const char *s, Py_ssize_t n)
 {
-    if (n > 0 && all_ascii(s, n)) {
+    unsigned char bits = 0;
+    int cr = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        bits |= (unsigned char)s[i];
+        cr |= s[i] == '\r';
+    }
+    return (bits & 0x80 ? SCAN_HIGH : 0) | (cr ? SCAN_CR : 0);
+}
+
+#if defined(__SSE2__)
+static int
+scan_sse2(const char *s, Py_ssize_t n)
+{
+    if (n < 16) {
+        return scan_bytes(s, n);
+    }
+    const __m128i cr = _mm_set1_epi8('\r');
+    __m128i bits = _mm_setzero_si128();
+    __m128i crs = _mm_setzero_si128();
+    Py_ssize_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
+        __m128i d = _mm_loadu_si128((const __m128i *)(s + i + 48));
+        bits = _mm_or_si128(bits, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)));
+        crs = _mm_or_si128(
+            crs, _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(a, cr), _mm_cmpeq_epi8(b, cr)),
+                              _mm_or_si128(_mm_cmpeq_epi8(c, cr), _mm_cmpeq_epi8(d, cr))));
+    }
+    for (; i + 16 <= n; i += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+        bits = _mm_or_si128(bits, a);
+        crs = _mm_or_si128(crs, _mm_cmpeq_epi8(a, cr));
+    }
+    if (i < n) {
+        /* The last 16 bytes, overlapping: an OR sees a byte twice, harmlessly. */
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + n - 16));
+        bits = _mm_or_si128(bits, a);
+        crs = _mm_or_si128(crs, _mm_cmpeq_epi8(a, cr));
+    }
+    return (_mm_movemask_epi8(bits) ? SCAN_HIGH : 0) | (_mm_movemask_epi8(crs) ? SCAN_CR : 0);
+}
+#endif
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define HAVE_SCAN_AVX2 1
+/* Built for AVX2 whatever the compiler's flags; called only where the CPU has it. */
+__attribute__((target("avx2"))) static int
+scan_avx2(const char *s, Py_ssize_t n)
+{
+    if (n < 32) {
+        return scan_bytes(s, n);
+    }
+    const __m256i cr = _mm256_set1_epi8('\r');
+    __m256i bits = _mm256_setzero_si256();
+    __m256i crs = _mm256_setzero_si256();
+    Py_ssize_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+        bits = _mm256_or_si256(bits, _mm256_or_si256(a, b));
+        crs = _mm256_or_si256(crs, _mm256_or_si256(_mm256_cmpeq_epi8(a, cr),
+                                                   _mm256_cmpeq_epi8(b, cr)));
+    }
+    if (i + 32 <= n) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        bits = _mm256_or_si256(bits, a);
+        crs = _mm256_or_si256(crs, _mm256_cmpeq_epi8(a, cr));
+        i += 32;
+    }
+    if (i < n) {
+        /* The last 32 bytes, overlapping: an OR sees a byte twice, harmlessly. */
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + n - 32));
+        bits = _mm256_or_si256(bits, a);
+        crs = _mm256_or_si256(crs, _mm256_cmpeq_epi8(a, cr));
+    }
+    return (_mm256_movemask_epi8(bits) ? SCAN_HIGH : 0)
+           | (_mm256_testz_si256(crs, crs) ? 0 : SCAN_CR);
+}
+#endif
+
+/* The best version this CPU runs, chosen by _setup(); _scan_version() may change it. */
+#if defined(__SSE2__)
+static scan_fn scan_chunk = scan_sse2;
+#else
+static scan_fn scan_chunk = scan_bytes;
+#endif
+
+static PyObject *
+decode_data(const char *s, Py_ssize_t n, int ascii)
+{
+    if (n > 0 && (ascii || all_ascii(s, n))) {
         /* The usual data line: its text is its bytes. One check and one copy instead of
          * the decoder's combined pass, which was a sixth of a W4 Chat feed's
          * instructions, the most of any function (callgrind). */
@@ -304,28 +498,48 @@ decode_data(const char *s, Py_ssize_t n)
 
 /* "If the line is empty (a blank line): Dispatch the event." */
 static int
-dispatch(Framer *self, PyObject *events)
+dispatch(Framer *self)
 {
-    Py_SETREF(self->last_event_id, Py_NewRef(self->id_buffer));
-    Py_ssize_t count = PyList_GET_SIZE(self->data);
+    /* Each of these three is usually the object it is set to already (one id for the
+     * stream, no event type, no retry): tested first, 14 instructions an event. */
+    if (self->last_event_id != self->id_buffer) {
+        Py_SETREF(self->last_event_id, Py_NewRef(self->id_buffer));
+    }
+    Py_ssize_t count = self->nvals;
     if (count) {
         if (count > max_data_lines) {
             return fail_limit(self, "MAX_DATA_LINES_PER_EVENT", max_data_lines, count, "lines");
         }
         PyObject *data;
         if (count == 1) {
-            data = Py_NewRef(PyList_GET_ITEM(self->data, 0));
+            /* The array's reference moves into the event. */
+            data = self->vals[0];
+            self->nvals = 0;
         }
         else {
-            data = PyUnicode_Join(str_lf, self->data);
+            PyObject *parts = PyTuple_New(count);
+            if (parts == NULL) {
+                return -1;
+            }
+            for (Py_ssize_t i = 0; i < count; i++) {
+                PyTuple_SET_ITEM(parts, i, self->vals[i]);
+            }
+            self->nvals = 0;
+            data = PyUnicode_Join(str_lf, parts);
+            Py_DECREF(parts);
             if (data == NULL) {
                 return -1;
             }
         }
-        /* A NamedTuple instance is a tuple of the subclass: built as tuple.__new__ builds
-         * one, without the generated __new__'s Python-level call. */
+        /* A NamedTuple instance is a tuple of the subclass (_setup() checked that it adds
+         * no fields of its own), made as tuple.__new__ makes one but without what
+         * tp_alloc adds: the zeroing of the items, set just below, and the collector's
+         * tracking. Its items are str, str, str and int or None, so it can never be part
+         * of a cycle and is never tracked (CPython untracks such tuples itself, but only
+         * once a collection has scanned them). tp_alloc, its tracking and the untracking
+         * were 232 instructions an event (callgrind, W4 Chat). */
         PyTypeObject *tp = (PyTypeObject *)event_type_obj;
-        PyObject *event = tp->tp_alloc(tp, 4);
+        PyObject *event = (PyObject *)PyObject_GC_NewVar(PyObject, tp, 4);
         if (event == NULL) {
             Py_DECREF(data);
             return -1;
@@ -335,47 +549,57 @@ dispatch(Framer *self, PyObject *events)
         PyTuple_SET_ITEM(event, 1, data);
         PyTuple_SET_ITEM(event, 2, Py_NewRef(self->last_event_id));
         PyTuple_SET_ITEM(event, 3, Py_NewRef(self->block_retry));
-        /* Its items are str, str, str and int or None, and the class has no __dict__: it
-         * can never be part of a cycle, so the collector need not track it (CPython
-         * untracks such tuples itself, but only once a collection has scanned them: a
-         * caller holding many events paid for every full collection). */
-        if (PyObject_GC_IsTracked(event)) {
-            PyObject_GC_UnTrack(event);
-        }
-        int rc = PyList_Append(events, event);
-        Py_DECREF(event);
-        if (rc < 0) {
+        if (push_ref(&self->out, &self->nout, &self->ocap, event) < 0) {
             return -1;
         }
-        /* Emptied in place, keeping its storage: PyList_SetSlice to empty frees the item
-         * array, and the next event's first append allocates it again (one malloc and
-         * one free per event on the hottest path). The list is ours alone. */
-        PyObject **items = ((PyListObject *)self->data)->ob_item;
-        Py_SET_SIZE(self->data, 0);
-        for (Py_ssize_t i = 0; i < count; i++) {
-            Py_CLEAR(items[i]);
-        }
     }
-    Py_SETREF(self->event_type, Py_NewRef(str_empty));
-    Py_SETREF(self->block_retry, Py_NewRef(Py_None));
+    if (self->event_type != str_empty) {
+        Py_SETREF(self->event_type, Py_NewRef(str_empty));
+    }
+    if (self->block_retry != Py_None) {
+        Py_SETREF(self->block_retry, Py_NewRef(Py_None));
+    }
     return 0;
 }
 
-/* One complete, non-empty line without its ending. */
+/* The events of this feed as a new list; the framer's array is left empty. */
+static PyObject *
+take_events(Framer *self)
+{
+    PyObject *events = PyList_New(0);
+    if (events == NULL) {
+        clear_refs(self->out, &self->nout);
+        return NULL;
+    }
+    if (self->nout) {
+        /* The array becomes the list's own (a list's items are a PyMem block of
+         * `allocated` slots, as push_ref's are): no copy, and no PyList_New(n), whose
+         * zeroed allocation and the copy into it were 90 instructions of a W4 Chat feed
+         * (callgrind). The next event allocates the framer a new array. */
+        PyListObject *list = (PyListObject *)events;
+        list->ob_item = self->out;
+        list->allocated = self->ocap;
+        Py_SET_SIZE(list, self->nout);
+        self->out = NULL;
+        self->nout = 0;
+        self->ocap = 0;
+    }
+    return events;
+}
+
+/* One complete, non-empty line without its ending; `ascii`: its bytes are known ASCII. */
 static int
-line(Framer *self, const char *p, Py_ssize_t n)
+line(Framer *self, const char *p, Py_ssize_t n, int ascii)
 {
     const char *value;
     Py_ssize_t vlen;
     if (n >= 6 && memcmp(p, "data: ", 6) == 0) {
         /* The common case, taken before the general field split (same result). */
-        PyObject *v = decode_data(p + 6, n - 6);
+        PyObject *v = decode_data(p + 6, n - 6, ascii);
         if (v == NULL) {
             return -1;
         }
-        int rc = PyList_Append(self->data, v);
-        Py_DECREF(v);
-        return rc;
+        return push_ref(&self->vals, &self->nvals, &self->vcap, v);
     }
     if (p[0] == ':') {
         /* "If the line starts with a U+003A COLON character (:): Ignore the line." */
@@ -402,18 +626,29 @@ line(Framer *self, const char *p, Py_ssize_t n)
         vlen = 0;
     }
     if (nlen == 4 && memcmp(p, "data", 4) == 0) {
-        PyObject *v = decode_data(value, vlen);
+        PyObject *v = decode_data(value, vlen, ascii);
         if (v == NULL) {
             return -1;
         }
-        int rc = PyList_Append(self->data, v);
-        Py_DECREF(v);
-        return rc;
+        return push_ref(&self->vals, &self->nvals, &self->vcap, v);
     }
     if (nlen == 5 && memcmp(p, "event", 5) == 0) {
+        /* A stream names a few event types over and over (Anthropic's and Responses'
+         * every event): the last one's str is reused when the bytes are the same, ASCII
+         * text being its bytes. Decoding each was a quarter of a W4 Anthropic feed's
+         * instructions (callgrind). */
+        PyObject *seen = self->type_seen;
+        if (seen != NULL && PyUnicode_GET_LENGTH(seen) == vlen
+            && memcmp(PyUnicode_DATA(seen), value, (size_t)vlen) == 0) {
+            Py_SETREF(self->event_type, Py_NewRef(seen));
+            return 0;
+        }
         PyObject *v = decode(value, vlen);
         if (v == NULL) {
             return -1;
+        }
+        if (PyUnicode_IS_ASCII(v)) {
+            Py_XSETREF(self->type_seen, Py_NewRef(v));
         }
         Py_SETREF(self->event_type, v);
         return 0;
@@ -499,11 +734,60 @@ check_sizes(Framer *self, const char *head, Py_ssize_t n)
     return 0;
 }
 
+/* Below this many bytes of complete lines, s is copied behind the pending bytes whole:
+ * the memchr that finds where the first line ends costs more than the copy it saves
+ * (W1 at 64 B: 7,175,000 -> 7,363,000 instructions inside Framer_feed when every read
+ * was split; callgrind). */
+#define SPLIT_MIN_BYTES 256
+
+/* The index in head = a then b of the last LF LF pair, or -1. */
+static Py_ssize_t
+last_blank(const char *a, Py_ssize_t na, const char *b, Py_ssize_t nb)
+{
+    for (Py_ssize_t i = nb - 2; i >= 0; i--) {
+        if (b[i] == '\n' && b[i + 1] == '\n') {
+            return na + i;
+        }
+    }
+    if (na && nb && a[na - 1] == '\n' && b[0] == '\n') {
+        return na - 1;
+    }
+    for (Py_ssize_t i = na - 2; i >= 0; i--) {
+        if (a[i] == '\n' && a[i + 1] == '\n') {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* The n bytes at p, complete lines each ending with an LF, interpreted in order. */
+static inline int
+run_lines(Framer *self, const char *p, Py_ssize_t n, int ascii)
+{
+    const char *stop = p + n;
+    while (p < stop) {
+        if (*p == '\n') {
+            /* A blank line, the one after each event's last line: no memchr call. */
+            if (dispatch(self) < 0) {
+                return -1;
+            }
+            p++;
+            continue;
+        }
+        const char *lf = memchr(p, '\n', (size_t)(stop - p));
+        /* the bytes end with an LF, so lf is never NULL (nor p: *p is not one) */
+        if (line(self, p, lf - p, ascii) < 0) {
+            return -1;
+        }
+        p = lf + 1;
+    }
+    return 0;
+}
+
 static PyObject *
 feed_bytes(Framer *self, const char *s, Py_ssize_t n)
 {
     char *normal = NULL;
-    PyObject *events = NULL;
     if (n == 0) {
         return PyList_New(0);
     }
@@ -518,7 +802,17 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
             }
         }
     }
-    if (memchr(s, '\r', (size_t)n) != NULL) {
+    int has_cr;
+    int ascii = 0;
+    if (n <= SCAN_CHUNK_MAX_BYTES) {
+        int found = scan_chunk(s, n);
+        ascii = !(found & SCAN_HIGH);
+        has_cr = (found & SCAN_CR) != 0;
+    }
+    else {
+        has_cr = memchr(s, '\r', (size_t)n) != NULL;
+    }
+    if (has_cr) {
         /* "Lines must be separated by either a U+000D CARRIAGE RETURN U+000A LINE FEED
          * (CRLF) character pair, a single U+000A LINE FEED (LF) character, or a single
          * U+000D CARRIAGE RETURN (CR) character." Normalise to LF; a CR at the very end
@@ -550,10 +844,23 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
         s = normal;
         n = k;
     }
-    Py_ssize_t end = n;
+    /* Just past the last LF, 0 if none. memrchr where the C library has it: byte by byte
+     * it was 235 instructions of a W1 64-byte read, a third of it (callgrind). */
+    Py_ssize_t end;
+#if defined(__GLIBC__)
+    if (s[n - 1] == '\n') {
+        end = n;  /* a read of whole events (W4) */
+    }
+    else {
+        const char *last_lf = memrchr(s, '\n', (size_t)n);
+        end = last_lf == NULL ? 0 : last_lf + 1 - s;
+    }
+#else
+    end = n;
     while (end > 0 && s[end - 1] != '\n') {
         end--;
     }
+#endif
     if (end == 0) {
         /* No line ends here (most 64-byte chunks): keep the bytes and wait. */
         if (pend_append(self, s, n) < 0) {
@@ -566,70 +873,67 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
         PyMem_Free(normal);
         return PyList_New(0);
     }
-    const char *head = s;
-    Py_ssize_t head_len = end;
+    /* The complete lines, `head`, are seg1 then seg2: seg1 alone when the unfinished line
+     * was empty (in place in s) or a size check may be due (all copied after it, as the
+     * check reads one buffer); otherwise seg1 is that line completed (the pending bytes
+     * and s up to its first LF) and seg2 the rest of s, read in place. Copying all of s
+     * behind the pending bytes was 16 KiB of memcpy a W1 read. No line spans the two:
+     * seg1 ends with an LF. */
+    const char *seg1 = s;
+    Py_ssize_t n1 = end;
+    const char *seg2 = NULL;
+    Py_ssize_t n2 = 0;
+    int ascii2 = 0;
     if (self->pend_len) {
-        if (pend_append(self, s, end) < 0) {
+        Py_ssize_t take = end;
+        if (end > SPLIT_MIN_BYTES
+            && self->pend_len + end + self->block_bytes <= self->max_event_bytes) {
+            take = (const char *)memchr(s, '\n', (size_t)end) + 1 - s;
+            seg2 = s + take;
+            n2 = end - take;
+            ascii2 = ascii;  /* s was scanned; the pending bytes were not */
+        }
+        if (pend_append(self, s, take) < 0) {
             goto error;
         }
-        head = self->pend;
-        head_len = self->pend_len;
+        seg1 = self->pend;
+        n1 = self->pend_len;
+        ascii = 0;
     }
     if (!self->bom_checked) {
         self->bom_checked = 1;
         /* The UTF-8 decode algorithm strips exactly one leading BOM, even when the network
          * split it: the first line is whole by now. */
-        if (head_len >= 3 && memcmp(head, "\xef\xbb\xbf", 3) == 0) {
-            head += 3;
-            head_len -= 3;
+        if (n1 >= 3 && memcmp(seg1, "\xef\xbb\xbf", 3) == 0) {
+            seg1 += 3;
+            n1 -= 3;
         }
     }
+    Py_ssize_t head_len = n1 + n2;
     if (head_len + self->block_bytes > self->max_event_bytes) {
-        if (check_sizes(self, head, head_len) < 0) {
+        /* n2 is 0 here: seg2 is only split off when no check can be due */
+        if (check_sizes(self, seg1, n1) < 0) {
             goto error;
         }
     }
     /* The pending block after these lines, in bytes received: what follows the last
      * blank line (the pure twin's _feed counts it the same way, on the bytes). */
     Py_ssize_t block_bytes;
-    Py_ssize_t last = -1;
-    for (Py_ssize_t i = head_len - 2; i >= 0; i--) {
-        if (head[i] == '\n' && head[i + 1] == '\n') {
-            last = i;
-            break;
-        }
-    }
+    Py_ssize_t last = last_blank(seg1, n1, seg2, n2);
     if (last >= 0) {
         block_bytes = head_len - last - 2;
     }
-    else if (head[0] == '\n') {
+    else if ((n1 ? seg1[0] : seg2[0]) == '\n') {
         block_bytes = head_len - 1;
     }
     else {
         block_bytes = self->block_bytes + head_len;
     }
-    events = PyList_New(0);
-    if (events == NULL) {
+    if (run_lines(self, seg1, n1, ascii) < 0 || (n2 && run_lines(self, seg2, n2, ascii2) < 0)) {
         goto error;
     }
-    const char *p = head;
-    const char *stop = head + head_len;
-    while (p < stop) {
-        const char *lf = memchr(p, '\n', (size_t)(stop - p));
-        /* head ends with an LF, so lf is never NULL */
-        if (lf == p) {
-            if (dispatch(self, events) < 0) {
-                goto error;
-            }
-        }
-        else if (line(self, p, lf - p) < 0) {
-            goto error;
-        }
-        p = lf + 1;
-    }
-    if (PyList_GET_SIZE(self->data) > max_data_lines) {
-        fail_limit(self, "MAX_DATA_LINES_PER_EVENT", max_data_lines,
-                   PyList_GET_SIZE(self->data), "lines");
+    if (self->nvals > max_data_lines) {
+        fail_limit(self, "MAX_DATA_LINES_PER_EVENT", max_data_lines, self->nvals, "lines");
         goto error;
     }
     self->block_bytes = block_bytes;
@@ -644,11 +948,11 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
         }
     }
     PyMem_Free(normal);
-    return events;
+    return take_events(self);
 
 error:
     PyMem_Free(normal);
-    Py_XDECREF(events);
+    clear_refs(self->out, &self->nout);
     return translate_error(self);
 }
 
@@ -657,7 +961,7 @@ error:
 static PyObject *
 Framer_feed(Framer *self, PyObject *arg)
 {
-    if (self->data == NULL) {
+    if (!self->ready) {
         PyErr_SetString(usage_exc, "SSEFramer.__init__() was not called");
         return NULL;
     }
@@ -689,7 +993,7 @@ Framer_finish(Framer *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:finish", kwlist, &unterminated)) {
         return NULL;
     }
-    if (self->data == NULL) {
+    if (!self->ready) {
         PyErr_SetString(usage_exc, "SSEFramer.__init__() was not called");
         return NULL;
     }
@@ -770,15 +1074,14 @@ Framer_init(Framer *self, PyObject *args, PyObject *kwargs)
     self->skip_lf = 0;
     self->bom_checked = 0;
     self->state = OPEN;
-    Py_XSETREF(self->data, PyList_New(0));
-    if (self->data == NULL) {
-        return -1;
-    }
+    clear_vals(self);
+    clear_refs(self->out, &self->nout);
     Py_XSETREF(self->event_type, Py_NewRef(str_empty));
     Py_XSETREF(self->id_buffer, Py_NewRef(str_empty));
     Py_XSETREF(self->last_event_id, Py_NewRef(str_empty));
     Py_XSETREF(self->block_retry, Py_NewRef(Py_None));
     Py_XSETREF(self->retry, Py_NewRef(Py_None));
+    self->ready = 1;
     return 0;
 }
 
@@ -786,8 +1089,12 @@ static void
 Framer_dealloc(Framer *self)
 {
     PyMem_Free(self->pend);
-    Py_XDECREF(self->data);
+    clear_vals(self);
+    PyMem_Free(self->vals);
+    clear_refs(self->out, &self->nout);
+    PyMem_Free(self->out);
     Py_XDECREF(self->event_type);
+    Py_XDECREF(self->type_seen);
     Py_XDECREF(self->id_buffer);
     Py_XDECREF(self->last_event_id);
     Py_XDECREF(self->block_retry);
@@ -813,7 +1120,7 @@ Framer_get_retry(Framer *self, void *closure)
 static PyObject *
 Framer_copy(Framer *self, PyObject *unused)
 {
-    if (self->data == NULL) {
+    if (!self->ready) {
         PyErr_SetString(usage_exc, "SSEFramer.__init__() was not called");
         return NULL;
     }
@@ -827,13 +1134,19 @@ Framer_copy(Framer *self, PyObject *unused)
     copy->skip_lf = self->skip_lf;
     copy->bom_checked = self->bom_checked;
     copy->state = self->state;
-    copy->data = PyList_GetSlice(self->data, 0, PyList_GET_SIZE(self->data));
+    copy->ready = 1;
     copy->event_type = Py_NewRef(self->event_type);
     copy->id_buffer = Py_NewRef(self->id_buffer);
     copy->last_event_id = Py_NewRef(self->last_event_id);
     copy->block_retry = Py_NewRef(self->block_retry);
     copy->retry = Py_NewRef(self->retry);
-    if (copy->data == NULL || pend_append(copy, self->pend, self->pend_len) < 0) {
+    for (Py_ssize_t i = 0; i < self->nvals; i++) {
+        if (push_ref(&copy->vals, &copy->nvals, &copy->vcap, Py_NewRef(self->vals[i])) < 0) {
+            Py_DECREF(copy);
+            return NULL;
+        }
+    }
+    if (pend_append(copy, self->pend, self->pend_len) < 0) {
         Py_DECREF(copy);
         return NULL;
     }
@@ -895,8 +1208,14 @@ setup(PyObject *module, PyObject *args, PyObject *kwargs)
                                      &PyType_Type, &limit, &max_event, &digits, &lines)) {
         return NULL;
     }
-    if (!PyType_IsSubtype((PyTypeObject *)event, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "event must be a tuple subclass");
+    PyTypeObject *et = (PyTypeObject *)event;
+    /* dispatch() makes its events with PyObject_GC_NewVar and sets only the items: the
+     * class must add nothing to a tuple (a NamedTuple's __slots__ = ()). */
+    if (!PyType_IsSubtype(et, &PyTuple_Type) || !PyType_HasFeature(et, Py_TPFLAGS_HAVE_GC)
+        || et->tp_basicsize != PyTuple_Type.tp_basicsize
+        || et->tp_itemsize != PyTuple_Type.tp_itemsize || et->tp_dictoffset != 0
+        || et->tp_weaklistoffset != 0) {
+        PyErr_SetString(PyExc_TypeError, "event must be a tuple subclass with no fields of its own");
         return NULL;
     }
     if (digits < 1 || digits >= 128 || lines < 1 || max_event < 1) {
@@ -912,7 +1231,54 @@ setup(PyObject *module, PyObject *args, PyObject *kwargs)
     default_max_event_bytes = max_event;
     max_retry_digits = digits;
     max_data_lines = lines;
+#if defined(HAVE_SCAN_AVX2)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        scan_chunk = scan_avx2;
+    }
+#endif
     Py_RETURN_NONE;
+}
+
+/* _scan_version(name=None): which version of scan_chunk runs ("avx2", "sse2" or
+ * "bytes"), and with a name, run that one instead: the tests hold each version this
+ * machine can run to the pure twin. */
+static PyObject *
+scan_version(PyObject *module, PyObject *args)
+{
+    const char *name = NULL;
+    if (!PyArg_ParseTuple(args, "|z:_scan_version", &name)) {
+        return NULL;
+    }
+    const char *current = scan_chunk == scan_bytes ? "bytes" : "sse2";
+#if defined(HAVE_SCAN_AVX2)
+    if (scan_chunk == scan_avx2) {
+        current = "avx2";
+    }
+#endif
+    PyObject *result = PyUnicode_FromString(current);
+    if (name == NULL || result == NULL) {
+        return result;
+    }
+    if (strcmp(name, "bytes") == 0) {
+        scan_chunk = scan_bytes;
+        return result;
+    }
+#if defined(__SSE2__)
+    if (strcmp(name, "sse2") == 0) {
+        scan_chunk = scan_sse2;
+        return result;
+    }
+#endif
+#if defined(HAVE_SCAN_AVX2)
+    if (strcmp(name, "avx2") == 0 && __builtin_cpu_supports("avx2")) {
+        scan_chunk = scan_avx2;
+        return result;
+    }
+#endif
+    Py_DECREF(result);
+    PyErr_Format(PyExc_ValueError, "scan version %s is not available here", name);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -1096,6 +1462,8 @@ json_scan(PyObject *module, PyObject *text)
 static PyMethodDef module_methods[] = {
     {"_setup", (PyCFunction)(void (*)(void))setup, METH_VARARGS | METH_KEYWORDS,
      "Give the module sse.py's event class, exception classes and limits."},
+    {"_scan_version", scan_version, METH_VARARGS,
+     "_scan_version(name=None) -> the chunk scan's version before; a name switches it."},
     {"json_scan", (PyCFunction)json_scan, METH_O,
      "json_scan(text) -> (depth, long_run): the nesting depth of valid JSON text and "
      "whether it holds 19 ASCII digits in a row."},
