@@ -8,7 +8,8 @@
  * brackets and a comma per element; per string its quotes and its UTF-8 bytes; one byte
  * per other value). When the object holds anything the pure walk refuses (a value no JSON
  * can carry, a non-string key, NaN or an infinity, an integer that overflows a double, a
- * lone surrogate) it answers None and raises nothing: _parsed.py then runs the pure walk,
+ * lone surrogate) or is larger than the limit it is given, it answers None and raises
+ * nothing (and stops walking at the limit): _parsed.py then runs the pure walk,
  * which raises its own error, so each message, its type and which of two problems wins
  * have one owner (STYLE.md item 17). A refused event ends its stream, so the second walk
  * costs nothing that matters; tests/test_walk_twins.py holds the two verdicts equal.
@@ -156,9 +157,18 @@ add_container(PyObject *node, uint64_t *size)
 }
 
 static PyObject *
-measure(PyObject *module, PyObject *payload)
+measure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "measure() takes a dict and a limit");
+        return NULL;
+    }
+    PyObject *payload = args[0];
+    unsigned long long limit = PyLong_AsUnsignedLongLong(args[1]);
+    if (limit == (unsigned long long)-1 && PyErr_Occurred()) {
+        return NULL;
+    }
     if (!PyDict_CheckExact(payload)) {
         /* _parsed.py hands over exact dicts only; anything else is a bug of ours. */
         PyErr_Format(PyExc_TypeError, "measure() takes a dict, not %.100s",
@@ -248,6 +258,12 @@ measure(PyObject *module, PyObject *payload)
                 capacity = wanted;
             }
             add_container(value, &size);
+            if (size > limit) {
+                /* Past the limit: the pure walk says how far it got (it stops at the end
+                 * of a level), so that a DAG of shared containers is not walked out. */
+                refused = 1;
+                break;
+            }
             stack[top++] = (Frame){value, 0};
             if (top > deepest) {
                 deepest = top;
@@ -261,7 +277,8 @@ measure(PyObject *module, PyObject *payload)
     if (stack != inline_frames) {
         PyMem_Free(stack);
     }
-    if (refused) {
+    if (refused || size > limit) {
+        /* Refused, or too large: the pure walk gives the error and its size. */
         Py_RETURN_NONE;
     }
     PyObject *answer = PyTuple_New(2);
@@ -279,10 +296,10 @@ measure(PyObject *module, PyObject *payload)
 }
 
 static PyMethodDef module_methods[] = {
-    {"measure", (PyCFunction)measure, METH_O,
-     "measure(payload) -> (depth, size) | None: the nesting depth of a parsed JSON object "
-     "and a lower bound of its JSON size in bytes, or None when it holds what the text "
-     "path refuses (the pure walk then says what)."},
+    {"measure", (PyCFunction)(void (*)(void))measure, METH_FASTCALL,
+     "measure(payload, limit) -> (depth, size) | None: the nesting depth of a parsed JSON "
+     "object and a lower bound of its JSON size in bytes, or None when it holds what the "
+     "text path refuses or is larger than limit bytes (the pure walk then says what)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -133,22 +133,29 @@ values = st.recursive(st.one_of(scalars, scalars, scalars, refused), _containers
 payloads = st.dictionaries(keys, values, max_size=5) | st.dictionaries(strings, values, max_size=5)
 
 
-def pure_outcome(payload: dict[Any, Any]) -> tuple[Any, ...]:
+NO_LIMIT = 2**62
+limits = st.integers(min_value=0, max_value=600) | st.just(DEFAULT_MAX_EVENT_BYTES)
+
+
+def pure_outcome(payload: dict[Any, Any], limit: int = NO_LIMIT) -> tuple[Any, ...]:
     try:
-        return ("ok", _parsed._measure_py(payload, "anthropic"))
+        return ("ok", _parsed._measure_py(payload, "anthropic", limit))
     except SSEToolCallsError as exc:
         return ("error", type(exc), str(exc))
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(payload=payloads)
-def test_the_compiled_walk_answers_what_the_pure_walk_answers(payload: dict[Any, Any]) -> None:
+@given(payload=payloads, limit=limits)
+def test_the_compiled_walk_answers_what_the_pure_walk_answers(
+    payload: dict[Any, Any], limit: int
+) -> None:
     assert compiled is not None
-    pure = pure_outcome(payload)
-    if pure[0] == "ok":
-        assert compiled(payload) == pure[1]
+    pure = pure_outcome(payload, limit)
+    if pure[0] == "ok" and pure[1][1] <= limit:
+        assert compiled(payload, limit) == pure[1]
     else:
-        assert compiled(payload) is None, pure
+        # Refused, or too large: the pure walk says what, and how large.
+        assert compiled(payload, limit) is None, pure
 
 
 @contextmanager
@@ -182,7 +189,7 @@ def event_outcome(payload: Any, limit: int) -> tuple[Any, ...]:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     payload=payloads | st.builds(Table, payloads),
-    limit=st.integers(min_value=0, max_value=600) | st.just(DEFAULT_MAX_EVENT_BYTES),
+    limit=limits,
 )
 def test_both_twins_give_the_same_event_or_the_same_error(
     payload: dict[Any, Any], limit: int
@@ -241,19 +248,21 @@ def test_two_problems_give_the_pure_walks_error_on_both_twins(
 def test_a_str_subclass_key_is_measured_and_a_value_refused_on_both_twins() -> None:
     assert compiled is not None
     taken: dict[str, Any] = {Text("é"): [1, None, True, 2.5]}
-    assert compiled(taken) == _parsed._measure_py(taken, None) == (2, 2 + 4 + 2 + 2 + 4 + 4)
+    assert (
+        compiled(taken, NO_LIMIT) == _parsed._measure_py(taken, None) == (2, 2 + 4 + 2 + 2 + 4 + 4)
+    )
     for value in (Text("x"), Level.LOW, Real(1.0), Row(), Table(), True):
         payload = {"v": value}
         expected = pure_outcome(payload)
-        assert (compiled(payload) is None) == (expected[0] == "error"), value
-    assert compiled({"v": True}) == (1, 8)
+        assert (compiled(payload, NO_LIMIT) is None) == (expected[0] == "error"), value
+    assert compiled({"v": True}, NO_LIMIT) == (1, 8)
 
 
 def test_nesting_far_past_the_inline_frames_is_walked_without_recursion() -> None:
     assert compiled is not None
     for levels in (62, 63, 64, 65, 129, 5_000, 60_000):
         payload = {"k": _deep(levels, "é")}
-        assert compiled(payload) == _parsed._measure_py(payload, None), levels
+        assert compiled(payload, NO_LIMIT) == _parsed._measure_py(payload, None), levels
 
 
 def test_the_compiled_walk_leaves_what_it_cannot_hold_to_the_pure_walk() -> None:
@@ -261,14 +270,14 @@ def test_the_compiled_walk_leaves_what_it_cannot_hold_to_the_pure_walk() -> None
     # Up to 65,536 levels (1 MiB of frames) the compiled walk answers; past them it says
     # None, even for an object the pure walk takes, and the pure walk decides.
     held = {"k": _deep(2**16 - 1, 1)}
-    answer = compiled(held)
+    answer = compiled(held, NO_LIMIT)
     assert answer is not None and answer[0] == 2**16
     assert answer == _parsed._measure_py(held, None)
     deeper = {"k": _deep(2**16, 1)}
-    assert compiled(deeper) is None
+    assert compiled(deeper, NO_LIMIT) is None
     assert _parsed._measure_py(deeper, None)[0] == 2**16 + 1
     with pytest.raises(TypeError):
-        compiled([])  # type: ignore[arg-type]
+        compiled([], NO_LIMIT)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("shape", ["dict", "list", "far"])
@@ -311,7 +320,26 @@ def test_one_string_repeated_by_reference_is_not_copied_to_be_measured() -> None
         tracemalloc.stop()
     assert peak < 10_000_000
     # Braces and two members (10), the keys (2), the lists (202, 22), the strings.
-    assert answer == compiled(payload) == (2, 12 + 202 + 200 * 1_000_002 + 22 + 20 * 2_000_002)
+    assert (
+        answer
+        == compiled(payload, NO_LIMIT)
+        == (2, 12 + 202 + 200 * 1_000_002 + 22 + 20 * 2_000_002)
+    )
     for which in ("python", "c"):
         with twin(which), pytest.raises(SSEToolCallsError, match="max_event_bytes"):
             parsed_event(payload, max_event_bytes=DEFAULT_MAX_EVENT_BYTES)
+
+
+def test_containers_shared_many_times_over_stop_at_the_limit() -> None:
+    # Forty lists, each holding the one before twice: 2**40 paths, about 3 KB of memory.
+    # Both walks went down every path (the pure one 1.7 s at twenty); now each stops at
+    # the first level past max_event_bytes (linear in it), as the text would be refused
+    # for its size.
+    shared: list[Any] = []
+    for _ in range(40):
+        shared = [shared, shared]
+    for which in ("python", "c"):
+        with twin(which), pytest.raises(SSEToolCallsError, match="max_event_bytes"):
+            parsed_event({"a": shared}, max_event_bytes=1_048_576)
+    assert compiled is not None
+    assert compiled({"a": shared}, 1_048_576) is None

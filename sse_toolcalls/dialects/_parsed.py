@@ -105,8 +105,8 @@ def parsed_event(
     if event is None:
         kind = payload.get("type")
         event = kind if type(kind) is str and kind else "message"
-    found = _c_measure(payload) if _c_measure is not None else None
-    depth, size = found if found is not None else _measure_py(payload, dialect)
+    found = _c_measure(payload, max_event_bytes) if _c_measure is not None else None
+    depth, size = found if found is not None else _measure_py(payload, dialect, max_event_bytes)
     if size > max_event_bytes:
         raise EventTooLargeError(
             f"a parsed event's JSON holds at least {size} bytes, over "
@@ -126,10 +126,15 @@ def parsed_event(
 _new_tuple = tuple.__new__
 
 
-def _measure_py(payload: dict[str, Any], dialect: str | None) -> tuple[int, int]:
+def _measure_py(
+    payload: dict[str, Any], dialect: str | None, limit: int | None = None
+) -> tuple[int, int]:
     """The nesting depth of a JSON object and a lower bound of its JSON size, in bytes;
     refuses what is not JSON (see :func:`parsed_event`). One walk, level by level,
-    without recursion."""
+    without recursion. Once a level ends past ``limit`` bytes the walk stops there and
+    answers the depth and size so far: the text of such an event is refused for its
+    size before it is parsed, so its size is the error (and an object that shares its
+    containers, ``a = [a, a]`` forty times over, is not walked 2**40 times)."""
     # Level by level, so no (node, level) pair is built per container; keys are checked
     # and measured by one join per object, strings by one join per event (a TypeError
     # from the join is a key that is not a string).
@@ -181,6 +186,8 @@ def _measure_py(payload: dict[str, Any], dialect: str | None) -> tuple[int, int]
                 else:
                     raise _not_json(value, "a value", dialect)
         level = below
+        if limit is not None and size > limit:
+            return depth, size
     # One join measures every string at once, unless references repeat strings past
     # _JOIN_MAX characters in all ({"a": [s] * 10_000} would build 10,000 copies of s):
     # then each distinct string once, by itself.
@@ -303,7 +310,7 @@ class _Raw:
         self.text = text
 
 
-def _load_compiled() -> Callable[[dict[str, Any]], tuple[int, int] | None] | None:
+def _load_compiled() -> Callable[[dict[str, Any], int], tuple[int, int] | None] | None:
     try:
         from .._walk_c import measure
     except ImportError:
