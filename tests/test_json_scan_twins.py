@@ -144,7 +144,7 @@ def test_compiled_scan_equals_the_pure_one_at_every_block_offset(value: Any, shi
     assert compiled(text) == _common.json_scan_py(text)
 
 
-@pytest.mark.parametrize("shift", range(0, 130))
+@pytest.mark.parametrize("shift", range(130))
 def test_block_edges(shift: int) -> None:
     # An escape run, a string and a digit run of exactly 18 and 19 ending at each offset.
     assert compiled is not None
