@@ -117,3 +117,42 @@ def test_scan_refuses_what_is_not_a_str() -> None:
     assert compiled is not None
     with pytest.raises(TypeError):
         compiled(b"[]")  # type: ignore[arg-type]
+
+
+# The compiled scan reads 64-byte blocks: leading whitespace (still the same JSON) moves
+# every quote, escape, bracket and digit run across every position of a block and over
+# its edges. Long strings, escape runs and digit runs make those crossings likely.
+_long_strings = st.lists(
+    st.one_of(_TRICKY, st.sampled_from(["\\\\", '\\"', "1" * 9, "x" * 30])),
+    min_size=5,
+    max_size=60,
+).map("".join)
+_long_values = st.recursive(
+    st.one_of(scalars, _long_strings, st.integers(min_value=10**15, max_value=10**22)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6), st.dictionaries(_long_strings, inner, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_long_values, shift=st.integers(min_value=0, max_value=130))
+def test_compiled_scan_equals_the_pure_one_at_every_block_offset(value: Any, shift: int) -> None:
+    assert compiled is not None
+    text = " " * shift + json.dumps(value, ensure_ascii=False)
+    assert compiled(text) == _common.json_scan_py(text)
+
+
+@pytest.mark.parametrize("shift", range(130))
+def test_block_edges(shift: int) -> None:
+    # An escape run, a string and a digit run of exactly 18 and 19 ending at each offset.
+    assert compiled is not None
+    pad = " " * shift
+    for text in (
+        pad + '["' + "\\\\" * 40 + '\\"[", [' + "1" * 18 + "]]",
+        pad + '[{"' + "x" * shift + '":[' + "2" * 19 + "]}]",
+        pad + '"' + "\\\\" * shift + '"',
+        pad + "[" * 3 + "1" * 18 + "]" * 3,
+    ):
+        assert compiled(text) == _common.json_scan_py(text), text
