@@ -1051,9 +1051,9 @@ Framer_init(Framer *self, PyObject *args, PyObject *kwargs)
     }
     Py_ssize_t max = default_max_event_bytes;
     if (limit != NULL) {
-        if (!PyLong_Check(limit)) {
-            PyErr_Format(PyExc_TypeError, "max_event_bytes must be an int, not %s",
-                         Py_TYPE(limit)->tp_name);
+        /* _checks.check_count's rule and words: an int, not a bool (NaN or 2.5 is a slip). */
+        if (PyBool_Check(limit) || !PyLong_Check(limit)) {
+            PyErr_Format(usage_exc, "max_event_bytes: expected a whole number, got %R", limit);
             return -1;
         }
         int overflow = 0;
@@ -1062,7 +1062,7 @@ Framer_init(Framer *self, PyObject *args, PyObject *kwargs)
             return -1;
         }
         if (overflow < 0 || (!overflow && value < 1)) {
-            PyErr_SetString(usage_exc, "max_event_bytes must be at least 1");
+            PyErr_Format(usage_exc, "max_event_bytes: must be at least 1, got %R", limit);
             return -1;
         }
         /* Past PY_SSIZE_T_MAX no buffer could ever reach the limit anyway. */

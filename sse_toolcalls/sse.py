@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from . import _adopt
+from ._checks import check_count
 from .errors import (
     EventTooLargeError,
     FramingError,
@@ -126,9 +127,8 @@ class SSEFramer:
     )
 
     def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
-        if max_event_bytes < 1:
-            raise UsageError("max_event_bytes must be at least 1")
-        self.max_event_bytes = max_event_bytes
+        # NaN would pass ``< 1`` and switch the limit off; a float or a bool is a slip.
+        self.max_event_bytes = check_count("max_event_bytes", max_event_bytes, minimum=1)
         """Bound on one pending event, in bytes; past it :class:`EventTooLargeError`."""
         self._pending = bytearray()
         """The unfinished event's bytes, LF line endings, from its first line (the BOM

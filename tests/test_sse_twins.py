@@ -174,3 +174,19 @@ def test_a_deep_copied_framer_goes_on_from_the_same_state() -> None:
         assert fork.feed(rest) == want
         assert [e.data for e in want] == ["a\nb\nc", "d"]
         assert (fork.last_event_id, fork.retry) == ("3", 5)
+
+
+@pytest.mark.parametrize("limit", [0, -5, 2.5, float("nan"), float("inf"), True, "10", None])
+def test_both_twins_refuse_a_limit_that_is_not_a_whole_number_of_at_least_one(
+    limit: object,
+) -> None:
+    # NaN passed the pure twin's ``< 1`` test and switched the limit off, while the
+    # compiled one raised a TypeError of its own: both must say the same UsageError.
+    twins: list[type[Any]] = [sse_module._PySSEFramer] + ([compiled] if compiled else [])
+    messages = set()
+    for twin in twins:
+        with pytest.raises(UsageError) as caught:
+            twin(max_event_bytes=limit)
+        messages.add(str(caught.value))
+    assert len(messages) == 1
+    assert messages.pop().startswith("max_event_bytes: ")
