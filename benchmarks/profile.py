@@ -4,6 +4,7 @@
     python -m benchmarks.profile W2 --dialect anthropic
     python -m benchmarks.profile W3 --dialect openai_chat --mode deltas --size 1000000
     python -m benchmarks.profile W2 --dialect openai_chat --pyinstrument
+    python -m benchmarks.profile W2 --dialect gemini --twin py   # the pure twin
 
 Runs the same inputs as :mod:`benchmarks.run` and prints the functions with the most own
 time, so each hotspot can be traced to a line.
@@ -31,9 +32,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--pyinstrument", action="store_true")
+    parser.add_argument(
+        "--twin", choices=["c", "py"], default="c", help="which twin (c when it is built)"
+    )
     args = parser.parse_args(argv)
 
-    framer, calls = ours.impls()
+    # Two rows per twin (the framer, the parser); the pure twin's alone when the
+    # compiled one is not built.
+    rows = {(i.name, i.kind): i for i in ours.impls()}
+    name = f"sse_toolcalls[{args.twin}]"
+    if (name, "framer") not in rows:
+        parser.error(f"{name} is not built here")
+    framer, calls = rows[name, "framer"], rows[name, "calls"]
     if args.workload == "W1":
         impl, dialect = framer, "openai_chat"
         body = inputs.framing_stream().body

@@ -286,3 +286,23 @@ def test_the_parsed_events_benchmark_checks_its_outputs(capsys: pytest.CaptureFi
     bench.main(["--fast"])  # asserts both ways give the same calls in every dialect
     out = capsys.readouterr().out
     assert all(dialect in out for dialect in bench.STREAMS)
+
+
+@pytest.mark.parametrize("twin", ["c", "py"])
+def test_the_profile_command_runs_on_each_twin(
+    twin: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It unpacked ours.impls() as two rows after the twins made it four, and nothing ran it.
+    from benchmarks import profile
+    from sse_toolcalls import sse
+
+    if twin == "c" and sse._CSSEFramer is None:
+        with pytest.raises(SystemExit):
+            profile.main(["W2", "--dialect", "gemini", "--twin", "c"])
+        return
+    assert (
+        profile.main(["W2", "--dialect", "gemini", "--repeat", "1", "--top", "3", "--twin", twin])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "function calls" in out and "on_event" in out

@@ -146,7 +146,13 @@ class ChatReassembler(Reassembler):
     def _choice(self, choice: dict[str, Any]) -> None:
         delta = choice.get("delta")
         carries = False
-        if isinstance(delta, dict):
+        if type(delta) is dict and len(delta) == 1 and (tool_calls := delta.get("tool_calls")):
+            # The hot path: a delta of only tool_calls (nearly every chunk of a tool-calling
+            # turn) skips the five text and legacy lookups below, which find nothing there.
+            carries = True
+            for entry in tool_calls:
+                self._tool_delta(entry)
+        elif isinstance(delta, dict):
             content = delta.get("content")
             if isinstance(content, str) and content:
                 carries = True
