@@ -300,8 +300,12 @@ def test_the_profile_command_runs_on_each_twin(
         with pytest.raises(SystemExit):
             profile.main(["W2", "--dialect", "gemini", "--twin", "c"])
         return
+    # The listing is ordered by time, which is noise on a loaded machine: list every function
+    # (about 60) so the check does not depend on which three happened to be slowest.
     assert (
-        profile.main(["W2", "--dialect", "gemini", "--repeat", "1", "--top", "3", "--twin", twin])
+        profile.main(
+            ["W2", "--dialect", "gemini", "--repeat", "1", "--top", "1000", "--twin", twin]
+        )
         == 0
     )
     out = capsys.readouterr().out
