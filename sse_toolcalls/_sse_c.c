@@ -446,17 +446,124 @@ scan_avx2(const char *s, Py_ssize_t n)
 }
 #endif
 
+/* The end of a line and whether its bytes are ASCII, in one pass: for the lines of a
+ * chunk not known ASCII as a whole (past SCAN_CHUNK_MAX_BYTES, or holding a non-ASCII
+ * byte somewhere), which took a memchr for the LF and then all_ascii over the same
+ * bytes, 125 and 135 instructions of each W1 event at 16 KiB (callgrind). Returns the
+ * first LF at or after p before stop, or stop; *ascii is whether the bytes before it
+ * are all ASCII. Versions as scan_chunk's, chosen with it. */
+typedef const char *(*line_fn)(const char *p, const char *stop, int *ascii);
+
+static const char *
+line_end_bytes(const char *p, const char *stop, int *ascii)
+{
+    unsigned char bits = 0;
+    for (; p < stop && *p != '\n'; p++) {
+        bits |= (unsigned char)*p;
+    }
+    *ascii = !(bits & 0x80);
+    return p;
+}
+
+#if defined(__SSE2__)
+static const char *
+line_end_sse2(const char *p, const char *stop, int *ascii)
+{
+    const char *start = p;
+    const __m128i lf = _mm_set1_epi8('\n');
+    unsigned high = 0;
+    for (; stop - p >= 16; p += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)p);
+        unsigned lfs = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, lf));
+        unsigned h = (unsigned)_mm_movemask_epi8(a);
+        if (lfs) {
+            *ascii = !(high | (h & ((lfs & -lfs) - 1)));
+            return p + __builtin_ctz(lfs);
+        }
+        high |= h;
+    }
+    if (p < stop && stop - start >= 16) {
+        /* The last bytes, in the 16 ending at stop: the ones already seen shifted out. */
+        unsigned skip = (unsigned)(16 - (stop - p));
+        __m128i a = _mm_loadu_si128((const __m128i *)(stop - 16));
+        unsigned lfs = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, lf)) >> skip;
+        unsigned h = (unsigned)_mm_movemask_epi8(a) >> skip;
+        if (lfs) {
+            *ascii = !(high | (h & ((lfs & -lfs) - 1)));
+            return p + __builtin_ctz(lfs);
+        }
+        *ascii = !(high | h);
+        return stop;
+    }
+    const char *end = line_end_bytes(p, stop, ascii);
+    *ascii = *ascii && !high;
+    return end;
+}
+#endif
+
+#if defined(HAVE_SCAN_AVX2)
+__attribute__((target("avx2"))) static const char *
+line_end_avx2(const char *p, const char *stop, int *ascii)
+{
+    const char *start = p;
+    const __m256i lf = _mm256_set1_epi8('\n');
+    /* 64 bytes a step, the LF test once for both halves and the high bits gathered in
+     * a vector, read once at the end: line_end was 160 instructions a W1 data line with the 32-byte step alone, 125 so. */
+    __m256i seen = _mm256_setzero_si256();
+    for (; stop - p >= 64; p += 64) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)p);
+        __m256i b = _mm256_loadu_si256((const __m256i *)(p + 32));
+        __m256i either = _mm256_or_si256(_mm256_cmpeq_epi8(a, lf), _mm256_cmpeq_epi8(b, lf));
+        if (!_mm256_testz_si256(either, either)) {
+            break;
+        }
+        seen = _mm256_or_si256(seen, _mm256_or_si256(a, b));
+    }
+    uint32_t high = (uint32_t)_mm256_movemask_epi8(seen);
+    for (; stop - p >= 32; p += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)p);
+        uint32_t lfs = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, lf));
+        uint32_t h = (uint32_t)_mm256_movemask_epi8(a);
+        if (lfs) {
+            *ascii = !(high | (h & ((lfs & -lfs) - 1)));
+            return p + __builtin_ctz(lfs);
+        }
+        high |= h;
+    }
+    if (p < stop && stop - start >= 32) {
+        uint32_t skip = (uint32_t)(32 - (stop - p));
+        __m256i a = _mm256_loadu_si256((const __m256i *)(stop - 32));
+        uint32_t lfs = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, lf)) >> skip;
+        uint32_t h = (uint32_t)_mm256_movemask_epi8(a) >> skip;
+        if (lfs) {
+            *ascii = !(high | (h & ((lfs & -lfs) - 1)));
+            return p + __builtin_ctz(lfs);
+        }
+        *ascii = !(high | h);
+        return stop;
+    }
+#if defined(__SSE2__)
+    return line_end_sse2(p, stop, ascii); /* under 32 bytes in all, so high is 0 */
+#else
+    return line_end_bytes(p, stop, ascii);
+#endif
+}
+#endif
+
 /* The best version this CPU runs, chosen by _setup(); _scan_version() may change it. */
 #if defined(__SSE2__)
 static scan_fn scan_chunk = scan_sse2;
+static line_fn line_end = line_end_sse2;
 #else
 static scan_fn scan_chunk = scan_bytes;
+static line_fn line_end = line_end_bytes;
 #endif
 
+/* `ascii`: 1 when the bytes are known ASCII, -1 when known not to be, 0 unknown. */
 static PyObject *
 decode_data(const char *s, Py_ssize_t n, int ascii)
 {
-    if (n > 0 && (ascii || all_ascii(s, n))) {
+    if (n > 0 && (ascii > 0 || (ascii == 0 && all_ascii(s, n)))) {
         /* The usual data line: its text is its bytes. One check and one copy instead of
          * the decoder's combined pass, which was a sixth of a W4 Chat feed's
          * instructions, the most of any function (callgrind). */
@@ -496,6 +603,108 @@ decode_data(const char *s, Py_ssize_t n, int ascii)
     return decode(s, n);
 }
 
+/* The event class's deallocator, and a free list of the events it frees.
+ *
+ * A NamedTuple is a heap type, freed by CPython's generic subtype_dealloc, which looks
+ * for finalizers, slots, a __dict__ and weak references before it calls the tuple's own
+ * dealloc; the allocation tracked and linked each event for the collector. Both were
+ * about 470 instructions of each event framed (W1 at 16 KiB: subtype_dealloc,
+ * tupledealloc, GC_NewVar, GC_Link and GC_Del; callgrind), more than its parsing. The
+ * class adds nothing to a tuple (_setup() checks it), so its instances are freed here as
+ * a tuple is, and an event the framer made (never tracked, four items) is kept for the
+ * next dispatch instead: the usual consumer drops each event before the next one comes,
+ * so the list rarely holds more than one. Everything else (an event built in Python, a
+ * subclass's instance, which subtype_dealloc hands here as its base's dealloc) takes
+ * the general path, with the trashcan for deep nesting as tuples have it.
+ *
+ * Not in debug builds (the reference totals count allocations) nor from 3.14, whose
+ * tuples cache their hash in the object. */
+#if !defined(Py_DEBUG) && !defined(Py_TRACE_REFS) && PY_VERSION_HEX < 0x030E0000
+#define EVENT_FREE_LIST 1
+#define EVENT_FREE_MAX 2000
+static PyObject *event_free[EVENT_FREE_MAX];
+static int event_nfree;
+#endif
+
+static void
+event_dealloc(PyObject *op)
+{
+    PyTypeObject *tp = Py_TYPE(op);
+#if defined(EVENT_FREE_LIST)
+    /* The framer's own events first: never tracked, four items that are str, str, str
+     * and int or None (no nesting, so no trashcan), the class without a finalizer. */
+    if (tp == (PyTypeObject *)event_type_obj && tp->tp_finalize == NULL && Py_SIZE(op) == 4
+        && !PyObject_GC_IsTracked(op)) {
+        Py_DECREF(PyTuple_GET_ITEM(op, 0));
+        Py_DECREF(PyTuple_GET_ITEM(op, 1));
+        Py_DECREF(PyTuple_GET_ITEM(op, 2));
+        Py_DECREF(PyTuple_GET_ITEM(op, 3));
+        if (event_nfree < EVENT_FREE_MAX) {
+            event_free[event_nfree++] = op;
+        }
+        else {
+            tp->tp_free(op);
+        }
+        Py_DECREF(tp); /* a heap type's instance holds a reference to it */
+        return;
+    }
+#endif
+    if (tp->tp_finalize != NULL && tp->tp_dealloc == event_dealloc) {
+        /* A __del__ given to the class after _setup(): it runs first, as it would. */
+        if (PyObject_CallFinalizerFromDealloc(op) < 0) {
+            return; /* resurrected */
+        }
+    }
+    PyObject_GC_UnTrack(op);
+    Py_TRASHCAN_BEGIN(op, event_dealloc)
+    for (Py_ssize_t i = Py_SIZE(op); --i >= 0;) {
+        Py_XDECREF(PyTuple_GET_ITEM(op, i));
+    }
+    tp->tp_free(op);
+    Py_DECREF(tp);
+    Py_TRASHCAN_END
+}
+
+/* A new event of the class with these four items (references stolen); NULL and the
+ * items released on failure. */
+static inline PyObject *
+new_event(PyObject *kind, PyObject *data, PyObject *id, PyObject *retry)
+{
+    PyTypeObject *tp = (PyTypeObject *)event_type_obj;
+    PyObject *event;
+#if defined(EVENT_FREE_LIST)
+    if (event_nfree && tp->tp_dealloc == event_dealloc) {
+        event = event_free[--event_nfree];
+        Py_SET_TYPE(event, tp);
+        Py_INCREF(tp);
+        Py_SET_REFCNT(event, 1);
+    }
+    else
+#endif
+    {
+        /* A NamedTuple instance is a tuple of the subclass (_setup() checked that it
+         * adds no fields of its own), made as tuple.__new__ makes one but without what
+         * tp_alloc adds: the zeroing of the items, set just below, and the collector's
+         * tracking. Its items are str, str, str and int or None, so it can never be part
+         * of a cycle and is never tracked (CPython untracks such tuples itself, but only
+         * once a collection has scanned them). tp_alloc, its tracking and the untracking
+         * were 232 instructions an event (callgrind, W4 Chat). */
+        event = (PyObject *)PyObject_GC_NewVar(PyObject, tp, 4);
+        if (event == NULL) {
+            Py_DECREF(kind);
+            Py_DECREF(data);
+            Py_DECREF(id);
+            Py_DECREF(retry);
+            return NULL;
+        }
+    }
+    PyTuple_SET_ITEM(event, 0, kind);
+    PyTuple_SET_ITEM(event, 1, data);
+    PyTuple_SET_ITEM(event, 2, id);
+    PyTuple_SET_ITEM(event, 3, retry);
+    return event;
+}
+
 /* "If the line is empty (a blank line): Dispatch the event." */
 static int
 dispatch(Framer *self)
@@ -531,24 +740,12 @@ dispatch(Framer *self)
                 return -1;
             }
         }
-        /* A NamedTuple instance is a tuple of the subclass (_setup() checked that it adds
-         * no fields of its own), made as tuple.__new__ makes one but without what
-         * tp_alloc adds: the zeroing of the items, set just below, and the collector's
-         * tracking. Its items are str, str, str and int or None, so it can never be part
-         * of a cycle and is never tracked (CPython untracks such tuples itself, but only
-         * once a collection has scanned them). tp_alloc, its tracking and the untracking
-         * were 232 instructions an event (callgrind, W4 Chat). */
-        PyTypeObject *tp = (PyTypeObject *)event_type_obj;
-        PyObject *event = (PyObject *)PyObject_GC_NewVar(PyObject, tp, 4);
+        PyObject *kind = PyUnicode_GET_LENGTH(self->event_type) ? self->event_type : str_message;
+        PyObject *event = new_event(Py_NewRef(kind), data, Py_NewRef(self->last_event_id),
+                                    Py_NewRef(self->block_retry));
         if (event == NULL) {
-            Py_DECREF(data);
             return -1;
         }
-        PyObject *kind = PyUnicode_GET_LENGTH(self->event_type) ? self->event_type : str_message;
-        PyTuple_SET_ITEM(event, 0, Py_NewRef(kind));
-        PyTuple_SET_ITEM(event, 1, data);
-        PyTuple_SET_ITEM(event, 2, Py_NewRef(self->last_event_id));
-        PyTuple_SET_ITEM(event, 3, Py_NewRef(self->block_retry));
         if (push_ref(&self->out, &self->nout, &self->ocap, event) < 0) {
             return -1;
         }
@@ -587,7 +784,8 @@ take_events(Framer *self)
     return events;
 }
 
-/* One complete, non-empty line without its ending; `ascii`: its bytes are known ASCII. */
+/* One complete, non-empty line without its ending; `ascii`: what is known of its bytes
+ * (decode_data's argument). */
 static int
 line(Framer *self, const char *p, Py_ssize_t n, int ascii)
 {
@@ -605,8 +803,16 @@ line(Framer *self, const char *p, Py_ssize_t n, int ascii)
         /* "If the line starts with a U+003A COLON character (:): Ignore the line." */
         return 0;
     }
-    const char *colon = memchr(p, ':', (size_t)n);
+    const char *colon;
     Py_ssize_t nlen;
+    if (n >= 7 && memcmp(p, "event: ", 7) == 0) {
+        /* Every Anthropic and Responses event's first line: the colon is known, no
+         * memchr for it (the same split as below). */
+        colon = p + 5;
+    }
+    else {
+        colon = memchr(p, ':', (size_t)n);
+    }
     if (colon != NULL) {
         /* "If the line contains a U+003A COLON character: ... If value starts with a
          * U+0020 SPACE character, remove it from value." */
@@ -774,9 +980,16 @@ run_lines(Framer *self, const char *p, Py_ssize_t n, int ascii)
             p++;
             continue;
         }
-        const char *lf = memchr(p, '\n', (size_t)(stop - p));
-        /* the bytes end with an LF, so lf is never NULL (nor p: *p is not one) */
-        if (line(self, p, lf - p, ascii) < 0) {
+        const char *lf;
+        int line_ascii = 1;
+        if (ascii) {
+            lf = memchr(p, '\n', (size_t)(stop - p));
+        }
+        else {
+            lf = line_end(p, stop, &line_ascii);
+        }
+        /* the bytes end with an LF, so lf is never stop (nor p: *p is not one) */
+        if (line(self, p, lf - p, line_ascii ? 1 : -1) < 0) {
             return -1;
         }
         p = lf + 1;
@@ -1222,6 +1435,12 @@ setup(PyObject *module, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_ValueError, "limits out of range");
         return NULL;
     }
+    /* The class's instances are freed by event_dealloc (above) when nothing of
+     * subtype_dealloc's is needed: a Python class straight on tuple, no __del__. */
+    if (et->tp_dealloc != event_dealloc && (et->tp_flags & Py_TPFLAGS_HEAPTYPE)
+        && et->tp_base == &PyTuple_Type && et->tp_finalize == NULL && et->tp_del == NULL) {
+        et->tp_dealloc = event_dealloc;
+    }
     Py_XSETREF(event_type_obj, Py_NewRef(event));
     Py_XSETREF(base_exc, Py_NewRef(base));
     Py_XSETREF(usage_exc, Py_NewRef(usage));
@@ -1235,13 +1454,14 @@ setup(PyObject *module, PyObject *args, PyObject *kwargs)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2")) {
         scan_chunk = scan_avx2;
+        line_end = line_end_avx2;
     }
 #endif
     Py_RETURN_NONE;
 }
 
-/* _scan_version(name=None): which version of scan_chunk runs ("avx2", "sse2" or
- * "bytes"), and with a name, run that one instead: the tests hold each version this
+/* _scan_version(name=None): which version of scan_chunk and line_end runs ("avx2",
+ * "sse2" or "bytes"), and with a name, run that one instead: the tests hold each version this
  * machine can run to the pure twin. */
 static PyObject *
 scan_version(PyObject *module, PyObject *args)
@@ -1262,17 +1482,20 @@ scan_version(PyObject *module, PyObject *args)
     }
     if (strcmp(name, "bytes") == 0) {
         scan_chunk = scan_bytes;
+        line_end = line_end_bytes;
         return result;
     }
 #if defined(__SSE2__)
     if (strcmp(name, "sse2") == 0) {
         scan_chunk = scan_sse2;
+        line_end = line_end_sse2;
         return result;
     }
 #endif
 #if defined(HAVE_SCAN_AVX2)
     if (strcmp(name, "avx2") == 0 && __builtin_cpu_supports("avx2")) {
         scan_chunk = scan_avx2;
+        line_end = line_end_avx2;
         return result;
     }
 #endif

@@ -240,3 +240,33 @@ def test_a_repeated_event_type_is_reused_only_when_its_bytes_are_the_same() -> N
         *["abc", "abc", "abd", "ab", "message", "abd", "état", "état", "abd", "abc"],
         "message",
     ]
+
+
+# The lines of a chunk not known ASCII as a whole (a non-ASCII byte somewhere in it, or
+# past the scanned size) find their LF and their own ASCII-ness in one pass (line_end):
+# a line must be called ASCII only when every byte before its LF is, whatever follows.
+PAD = b":" + b"p" * 4100 + b"\n"  # a comment line that takes the chunk past 4096 bytes
+
+
+def test_each_line_of_a_mixed_chunk_is_judged_on_its_own_bytes(version: str) -> None:
+    for length in LENGTHS:
+        for at in sorted({0, 1, length // 2, max(length - 1, 0), length}):
+            for flagged in (False, True):
+                first = b"a" * at + (b"\xc3\xa9" if flagged else b"") + b"b" * (length - at)
+                for gap in (0, 1, 15, 31, 33, 63):
+                    # the next line's non-ASCII byte lands in the same vector as this LF
+                    second = b"c" * gap + b"\xc3\xa9"
+                    for pad in (b"", PAD):
+                        raw = pad + b"data: " + first + b"\ndata: " + second + b"\n\n"
+                        got = frame(compiled, [raw])
+                        assert got == frame(pure, [raw]), (version, length, at, gap, len(pad))
+                        (event,) = got[0]
+                        assert event.data.encode() == first + b"\n" + second
+
+
+def test_a_long_ascii_line_in_a_large_chunk_is_ascii_text(version: str) -> None:
+    for length in (4097, 5000, 20_000):
+        raw = b"data: " + bytes(range(32, 127)) * (length // 95) + b"\n\n"
+        ((event,), _) = frame(compiled, [raw])
+        assert event.data.isascii() and event.data == raw[6:-2].decode()
+        assert frame(compiled, [raw]) == frame(pure, [raw])
