@@ -25,6 +25,15 @@
 #endif
 #include <string.h>
 
+/* The per-line and per-event steps, forced inline into the line loop: called, their
+ * prologues and epilogues were 50 instructions a W4 read (callgrind; -2% to -5% a read
+ * in W1 and W4 inlined). */
+#if defined(__GNUC__)
+#define HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define HOT_INLINE static inline
+#endif
+
 /* Set once by _setup(); owned references for the life of the process. */
 static PyObject *event_type_obj;  /* ServerSentEvent (a NamedTuple: a tuple subclass) */
 static PyObject *too_large_exc;   /* EventTooLargeError */
@@ -706,7 +715,7 @@ new_event(PyObject *kind, PyObject *data, PyObject *id, PyObject *retry)
 }
 
 /* "If the line is empty (a blank line): Dispatch the event." */
-static int
+HOT_INLINE int
 dispatch(Framer *self)
 {
     /* Each of these three is usually the object it is set to already (one id for the
@@ -786,7 +795,7 @@ take_events(Framer *self)
 
 /* One complete, non-empty line without its ending; `ascii`: what is known of its bytes
  * (decode_data's argument). */
-static int
+HOT_INLINE int
 line(Framer *self, const char *p, Py_ssize_t n, int ascii)
 {
     const char *value;
