@@ -8,6 +8,8 @@ import sys
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sse_toolcalls import sse as sse_module
 
@@ -64,3 +66,50 @@ def test_ascii_data_is_unchanged() -> None:
     text = data_of(compiled, b'data: {"a":1}\n\n')  # type: ignore[arg-type]
     assert text.isascii()
     assert sys.getsizeof(text) == sys.getsizeof('{"a":1}')
+
+
+# A line whose non-ASCII characters are all two-byte sequences (U+0080-U+07FF) is decoded
+# by the framer itself (decode_two_byte_utf8); anything else by CPython's decoder. Either
+# way the text must be bytes.decode's, of the same kind (one or two bytes a character),
+# with its UTF-8 kept.
+TWO_BYTE = [chr(c) for c in (0x80, 0xA9, 0xE9, 0xFF, 0x100, 0x416, 0x5D0, 0x7FF)]
+OTHERS = ["a", "z" * 20, "€", "データ", "😀", "\x7f"]
+INVALID = [b"\xc0\x80", b"\xc1\xbf", b"\xc2", b"\x80", b"\xdf\xc0", b"\xed\xa0\x80", b"\xff"]
+
+
+def test_every_two_byte_character_is_decoded_as_the_standard_decoder_does() -> None:
+    for code in range(0x80, 0x800):
+        char = chr(code)
+        for inner in (char, "a" * 17 + char, char + "b" * 33, "x" + char * 3 + "y" * 15):
+            text = f'["{inner}"]'
+            raw = b"data: " + text.encode() + b"\n\n"
+            got = data_of(compiled, raw)  # type: ignore[arg-type]
+            assert got == text, hex(code)
+            assert not grows_when_loaded(got)  # its UTF-8 was kept
+
+
+def test_a_two_byte_text_takes_the_smallest_kind() -> None:
+    # CPython's own strs are of the smallest kind that holds their largest character;
+    # a str of a larger kind compares unequal to the same characters.
+    for text, size in (("é" * 10, 1), ("é" * 9 + "Ā", 2), ("ÿ" * 10, 1), ("ж" * 10, 2)):
+        got = data_of(compiled, b"data: " + text.encode() + b"\n\n")  # type: ignore[arg-type]
+        assert got == text  # equal strs are of one kind (CPython compares kinds first)
+        copy = got + "!"  # a new str of got's kind, without the UTF-8 got carries
+        assert sys.getsizeof(copy) - sys.getsizeof(copy[:-1] + "") == size
+
+
+@given(
+    parts=st.lists(
+        st.one_of(
+            st.sampled_from(TWO_BYTE + OTHERS).map(str.encode),
+            st.sampled_from(INVALID),
+        ),
+        max_size=40,
+    )
+)
+@settings(max_examples=400, deadline=None)
+def test_mixed_and_invalid_lines_equal_the_pure_twin(parts: list[bytes]) -> None:
+    raw = b"data: " + b"".join(parts) + b"\n\n"
+    got = data_of(compiled, raw)  # type: ignore[arg-type]
+    assert got == data_of(pure, raw)
+    assert orjson.dumps(got) == orjson.dumps(got.encode("utf-8", "surrogatepass").decode())
