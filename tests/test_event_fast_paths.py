@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls.calls import DIALECTS, Dialect, ToolCall
+from sse_toolcalls.calls import DIALECTS, Dialect, ToolCall, ToolCallCompleted, _Deferred
 from sse_toolcalls.dialects import _common, reassembler_for
 from sse_toolcalls.errors import SSEToolCallsError
 from sse_toolcalls.sse import ServerSentEvent
@@ -90,3 +90,39 @@ def test_calls_are_built_as_the_dataclass_builds_them() -> None:
         assert getattr(built, name) == values[name]
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.name = "other"  # type: ignore[misc]
+
+
+def test_completed_events_and_deferred_texts_are_built_as_their_classes_build_them() -> None:
+    # The slots set inline by Gemini's hot path and by _emit_call (h38).
+    assert _common._set_completed_call is not None
+    assert _common._set_deferred_make is not None
+    call = ToolCall(name="f", args={}, provider="gemini", call_id=None, index=0)
+    built = _common._new_object(ToolCallCompleted)
+    _common._set_completed_call(built, call)
+    reference = ToolCallCompleted(call=call)
+    assert type(built) is ToolCallCompleted
+    assert built == reference
+    assert repr(built) == repr(reference)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.call = call  # type: ignore[misc]
+    deferred = _common._new_object(_Deferred)
+    _common._set_deferred_make(deferred, str)
+    assert deferred.make is str
+
+
+def test_a_class_with_more_than_its_one_slot_is_built_by_the_class() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Two:
+        call: int
+        other: int = 0
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        call: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    assert _common._only_slot(Two, "call") is None
+    assert _common._only_slot(Checked, "call") is None
+    assert _common._only_slot(ToolCallCompleted, "call") is not None

@@ -11,6 +11,7 @@ built; CI builds it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,6 +22,40 @@ from sse_toolcalls.dialects import _common
 
 compiled = _common.C_JSON_SCAN
 pytestmark = pytest.mark.skipif(compiled is None, reason="the C extension was not built")
+
+
+def _versions() -> list[str]:
+    """The versions of the compiled scan this machine can run (SSE2 or its byte loop
+    always, AVX2 where the CPU has it)."""
+    if compiled is None:
+        return ["none"]
+    from sse_toolcalls import _sse_c
+
+    chosen = _sse_c._json_scan_version()
+    out = []
+    for name in ("sse2", "avx2"):
+        try:
+            _sse_c._json_scan_version(name)
+        except ValueError:
+            continue
+        out.append(name)
+    _sse_c._json_scan_version(chosen)
+    return out
+
+
+@pytest.fixture(scope="module", params=_versions(), autouse=True)
+def version(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test runs on each version of the compiled scan (h38)."""
+    name: str = request.param
+    if compiled is None:
+        yield name
+        return
+    from sse_toolcalls import _sse_c
+
+    chosen = _sse_c._json_scan_version(name)
+    yield name
+    _sse_c._json_scan_version(chosen)
+
 
 # Characters that matter to the scan, and some of each string width.
 _TRICKY = st.sampled_from([*'[]{}"\\0123456789,:u \n\t', "é", "デ", "😀", "\x7f"])
@@ -156,3 +191,18 @@ def test_block_edges(shift: int) -> None:
         pad + "[" * 3 + "1" * 18 + "]" * 3,
     ):
         assert compiled(text) == _common.json_scan_py(text), text
+
+
+def test_both_versions_are_here_where_the_cpu_has_avx2() -> None:
+    from sse_toolcalls import _sse_c
+
+    assert compiled is not None
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            flags = info.read()
+    except OSError:
+        flags = ""  # not Linux: only the refusal below
+    if " avx2" in flags and " pclmulqdq" in flags and " popcnt" in flags:
+        assert _versions() == ["sse2", "avx2"]
+    with pytest.raises(ValueError, match="not available"):
+        _sse_c._json_scan_version("neon")

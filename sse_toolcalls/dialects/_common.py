@@ -26,6 +26,7 @@ from ..calls import (
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
+    _Deferred,
     defer_raw_arguments,
 )
 from ..errors import (
@@ -519,6 +520,27 @@ def _tool_call_builder() -> Callable[..., ToolCall]:
 
 _new_tool_call = _tool_call_builder()
 
+# The same for the two small objects around a released call, set through their slots
+# inline by a dialect's hot path (Gemini's whole parts): ToolCallCompleted's frozen
+# __init__ and _Deferred's were two more Python frames a call (callgrind, issue 16, h38).
+# Where either class gains a field (or a __post_init__) this is None and the hot path
+# calls the class as before; tests/test_event_fast_paths.py holds the two ways equal.
+_new_object = object.__new__
+
+
+def _only_slot(cls: type, name: str) -> Callable[[Any, Any], None] | None:
+    slots = getattr(cls, "__slots__", ())
+    if tuple(slots) != (name,) or hasattr(cls, "__post_init__"):
+        return None
+    if dataclasses.is_dataclass(cls) and [f.name for f in dataclasses.fields(cls)] != [name]:
+        return None
+    setter: Callable[[Any, Any], None] = vars(cls)[name].__set__
+    return setter
+
+
+_set_completed_call = _only_slot(ToolCallCompleted, "call")
+_set_deferred_make = _only_slot(_Deferred, "make")
+
 
 class PendingCall:
     """A call being assembled: its id, name and argument fragments so far."""
@@ -746,7 +768,12 @@ class Reassembler:
             call.item_id,
         )
         self.completed.append(done)
-        self.out.append(ToolCallCompleted(call=done))
+        if _set_completed_call is not None:
+            completed = _new_object(ToolCallCompleted)
+            _set_completed_call(completed, done)
+        else:
+            completed = ToolCallCompleted(call=done)
+        self.out.append(completed)
         return done
 
     def finished(self) -> None:
