@@ -1175,8 +1175,20 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
             goto error;
         }
         if (self->pend_len + self->block_bytes > self->max_event_bytes) {
-            fail_size(self, self->pend_len + self->block_bytes);
-            goto error;
+            /* The stream's first line is not counted with a BOM, nor with what may
+             * still become one: fed whole, the BOM is stripped before any size is taken
+             * (the pure twin's _without_bom). */
+            Py_ssize_t size = self->pend_len + self->block_bytes;
+            if (!self->bom_checked) {
+                Py_ssize_t k = self->pend_len < 3 ? self->pend_len : 3;
+                if (memcmp(self->pend, "\xef\xbb\xbf", (size_t)k) == 0) {
+                    size -= k;
+                }
+            }
+            if (size > self->max_event_bytes) {
+                fail_size(self, size);
+                goto error;
+            }
         }
         PyMem_Free(normal);
         return PyList_New(0);

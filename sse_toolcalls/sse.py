@@ -59,6 +59,17 @@ lines cost at most about 3 MiB of overhead. Past it: :class:`LimitExceededError`
 
 _BOM = b"\xef\xbb\xbf"
 
+
+def _without_bom(first: bytes | bytearray) -> int:
+    """The size of the stream's unfinished first line as the limit counts it: without a
+    leading BOM, or without all of it when it may still become one (fed whole, the BOM
+    is stripped before any size is taken; fed byte by byte it must not count either)."""
+    if first.startswith(_BOM):
+        return len(first) - 3
+    if len(first) < 3 and _BOM.startswith(first):
+        return 0
+    return len(first)
+
 _BIG = 1 << 16
 """Values from this many bytes up are decoded through a ``memoryview``, without first
 copying their bytes out: one 10 MB event then costs its buffer and its ``str``, not a third
@@ -203,7 +214,9 @@ class SSEFramer:
                 # one search and one append.
                 pending += data
                 if len(pending) > self.max_event_bytes:
-                    self._fail(len(pending))
+                    size = len(pending) if self._bom_checked else _without_bom(pending)
+                    if size > self.max_event_bytes:
+                        self._fail(size)
                 return []
             if not self._bom_checked:
                 data, lf = self._strip_bom(data, lf)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls import EventTooLargeError, ServerSentEvent, SSEFramer, UsageError
+from sse_toolcalls import sse as sse_module
 from sse_toolcalls.sse import MAX_RETRY_DIGITS
 
 
@@ -279,3 +282,33 @@ def test_retry_in_an_unfinished_block_takes_effect_when_its_line_ends() -> None:
     assert framer.feed(b"\ndata: b") == []
     assert framer.retry == 250  # before the block is dispatched, as the spec says
     assert [e.retry for e in framer.feed(b"\n\n")] == [250]
+
+
+_TWINS = [t for t in (sse_module._PySSEFramer, sse_module._CSSEFramer) if t is not None]
+
+
+def _limited_outcome(cls: Any, chunks: list[bytes], limit: int) -> Any:
+    framer = cls(max_event_bytes=limit)
+    try:
+        events = [e for chunk in chunks for e in framer.feed(chunk)]
+        return ("events", events, framer.finish())
+    except EventTooLargeError as exc:
+        return ("too large", exc.size)
+
+
+@pytest.mark.parametrize("twin", _TWINS, ids=[t.__module__ for t in _TWINS])
+def test_a_leading_bom_never_counts_toward_the_limit_however_it_is_split(twin: Any) -> None:
+    # Fed whole, the BOM is stripped before any size is taken; fed byte by byte, the
+    # unfinished first line held it (or the start of it) and crossed the limit by up to
+    # three bytes (found by the framer fuzz target, both twins).
+    bom = b"\xef\xbb\xbf"
+    for first in (b"data: " + b"a" * 8, b"\xef\xbbdata: x", bom + b"data: y", b"\xef"):
+        raw = bom + first + b"\n\ndata: z\n\n"
+        for limit in range(1, len(raw) + 2):
+            whole = _limited_outcome(twin, [raw], limit)
+            kind = whole[0]
+            for chunks in (
+                [raw[i : i + 1] for i in range(len(raw))],
+                *([raw[:cut], raw[cut:]] for cut in range(1, len(raw))),
+            ):
+                assert _limited_outcome(twin, chunks, limit)[0] == kind, (first, limit, chunks)
