@@ -70,6 +70,7 @@ def _without_bom(first: bytes | bytearray) -> int:
         return 0
     return len(first)
 
+
 _BIG = 1 << 16
 """Values from this many bytes up are decoded through a ``memoryview``, without first
 copying their bytes out: one 10 MB event then costs its buffer and its ``str``, not a third
