@@ -521,8 +521,9 @@ def _tool_call_builder() -> Callable[..., ToolCall]:
 _new_tool_call = _tool_call_builder()
 
 # The same for the two small objects around a released call, set through their slots
-# inline by a dialect's hot path (Gemini's whole parts): ToolCallCompleted's frozen
-# __init__ and _Deferred's were two more Python frames a call (callgrind, issue 16, h38).
+# (completed_event for every dialect; _Deferred inline in Gemini's whole parts):
+# ToolCallCompleted's frozen __init__ and _Deferred's were two more Python frames a call
+# (callgrind, issue 16, h38).
 # Where either class gains a field (or a __post_init__) this is None and the hot path
 # calls the class as before; tests/test_event_fast_paths.py holds the two ways equal.
 _new_object = object.__new__
@@ -540,6 +541,15 @@ def _only_slot(cls: type, name: str) -> Callable[[Any, Any], None] | None:
 
 _set_completed_call = _only_slot(ToolCallCompleted, "call")
 _set_deferred_make = _only_slot(_Deferred, "make")
+
+
+def completed_event(done: ToolCall) -> ToolCallCompleted:
+    """``ToolCallCompleted(call=done)``, set through its slot where it has only that one."""
+    if _set_completed_call is None:
+        return ToolCallCompleted(call=done)
+    completed: ToolCallCompleted = _new_object(ToolCallCompleted)
+    _set_completed_call(completed, done)
+    return completed
 
 
 class PendingCall:
@@ -768,12 +778,7 @@ class Reassembler:
             call.item_id,
         )
         self.completed.append(done)
-        if _set_completed_call is not None:
-            completed = _new_object(ToolCallCompleted)
-            _set_completed_call(completed, done)
-        else:
-            completed = ToolCallCompleted(call=done)
-        self.out.append(completed)
+        self.out.append(completed_event(done))
         return done
 
     def finished(self) -> None:

@@ -35,7 +35,6 @@ from ...calls import (
     Dialect,
     StreamEvent,
     TextDelta,
-    ToolCallCompleted,
     ToolCallStarted,
     _Deferred,
 )
@@ -50,8 +49,8 @@ from .._common import (
     Reassembler,
     _new_object,
     _new_tool_call,
-    _set_completed_call,
     _set_deferred_make,
+    completed_event,
     dumps,
     event_object,
     event_object_bounded,
@@ -202,10 +201,10 @@ class GeminiReassembler(Reassembler):
                         and self._bound <= MAX_PARSED_ARGUMENTS_DEPTH
                         and not (limited and position == last)
                     ):
-                        # As _part and complete_object would release it, in this one
-                        # frame where those were seven a call (new_call, PendingCall,
-                        # complete_object, _emit_call, the raw maker and its deferral,
-                        # ToolCallCompleted: callgrind, h38).
+                        # As _part and complete_object would release it, in this frame
+                        # and completed_event's where those were seven a call (new_call,
+                        # PendingCall, complete_object, _emit_call, the raw maker and its
+                        # deferral, ToolCallCompleted: callgrind, h38).
                         index = self.next_index
                         self.next_index = index + 1
                         make = bind(_raw_text, self._data, where, position)
@@ -231,12 +230,7 @@ class GeminiReassembler(Reassembler):
                             None,
                         )
                         self.completed.append(done)
-                        if _set_completed_call is not None:
-                            completed = _new_object(ToolCallCompleted)
-                            _set_completed_call(completed, done)
-                        else:
-                            completed = ToolCallCompleted(call=done)
-                        self.out.append(completed)
+                        self.out.append(completed_event(done))
                         continue
                 call = self._part(
                     part, release=not (limited and position == last), where=(where, position)
