@@ -586,34 +586,70 @@ next_high(const char *s, Py_ssize_t i, Py_ssize_t n)
     return i;
 }
 
-/* The text of n bytes of UTF-8 whose non-ASCII characters are all two-byte sequences
- * (U+0080 to U+07FF: accented Latin, Greek, Cyrillic, Hebrew, Arabic), the most a
- * non-ASCII line of a real stream usually holds; NULL with no error set when a byte is
- * anything else (a longer sequence, an invalid one: the full decoder's case). Two
- * passes, the ASCII runs skipped 16 bytes at a time: CPython's decoder took 1,930
- * instructions for each such line of a W4 Responses read (callgrind), a tenth of the
- * reads. A lead byte C2 or C3 gives a character below U+0100 (a str of one byte per
- * character), C4 to DF one above it (two bytes), as CPython's own kinds must be; C0 and
- * C1 are overlong encodings, refused. tests/test_sse_c_utf8.py holds it to bytes.decode. */
-static PyObject *
-decode_two_byte_utf8(const char *s, Py_ssize_t n)
+/* The n bytes at s widened to n UCS-2 code units (ASCII bytes: each is its character). */
+static inline void
+widen_ascii(Py_UCS2 *out, const char *s, Py_ssize_t n)
 {
-    Py_ssize_t pairs = 0;
+    Py_ssize_t i = 0;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+        _mm_storeu_si128((__m128i *)(out + i), _mm_unpacklo_epi8(v, zero));
+        _mm_storeu_si128((__m128i *)(out + i + 8), _mm_unpackhi_epi8(v, zero));
+    }
+#endif
+    for (; i < n; i++) {
+        out[i] = (unsigned char)s[i];
+    }
+}
+
+/* The text of n bytes of UTF-8 whose non-ASCII characters are all two- and three-byte
+ * sequences (U+0080 to U+FFFF: accented Latin, Greek, Cyrillic, CJK, symbols), the most
+ * a non-ASCII line of a real stream usually holds; NULL with no error set when a byte is
+ * anything else (a four-byte sequence, an invalid one: the full decoder's case). Two
+ * passes, the ASCII runs skipped and copied 16 bytes at a time. CPython's decoder took
+ * 1,930 instructions for each two-byte line of a W4 Responses read and 5,240 for each
+ * line with a three-byte character (it widens its buffer and copies the text again when
+ * it meets one; callgrind), a tenth of the reads. The result is of the kind CPython's
+ * own would be: one byte a character when every lead byte is C2 or C3 (below U+0100),
+ * two otherwise (a lead C4 to DF is U+0100 or above; E0 to EF with a valid sequence
+ * U+0800 or above). C0 and C1 and E0 80-9F are overlong encodings, ED A0-BF surrogates:
+ * refused, as are a truncated sequence and a stray continuation byte.
+ * tests/test_sse_c_utf8.py holds it to bytes.decode. */
+static PyObject *
+decode_bmp_utf8(const char *s, Py_ssize_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    Py_ssize_t extra = 0; /* continuation bytes: the text is n - extra characters */
     unsigned char top = 0;
     for (Py_ssize_t i = next_high(s, 0, n); i < n; i = next_high(s, i, n)) {
-        unsigned char lead = (unsigned char)s[i];
-        if (lead < 0xC2 || lead > 0xDF || i + 1 >= n || ((unsigned char)s[i + 1] & 0xC0) != 0x80) {
+        unsigned char lead = u[i];
+        if (lead >= 0xC2 && lead <= 0xDF) {
+            if (i + 1 >= n || (u[i + 1] & 0xC0) != 0x80) {
+                return NULL;
+            }
+            i += 2;
+            extra += 1;
+        }
+        else if (lead >= 0xE0 && lead <= 0xEF) {
+            if (i + 2 >= n || (u[i + 1] & 0xC0) != 0x80 || (u[i + 2] & 0xC0) != 0x80
+                || (lead == 0xE0 && u[i + 1] < 0xA0) || (lead == 0xED && u[i + 1] >= 0xA0)) {
+                return NULL;
+            }
+            i += 3;
+            extra += 2;
+        }
+        else {
             return NULL;
         }
         top = lead > top ? lead : top;
-        pairs++;
-        i += 2;
     }
-    if (pairs == 0) {
+    if (extra == 0) {
         return NULL; /* all ASCII: not this function's case (a str's kind must fit) */
     }
-    Py_ssize_t len = n - pairs;
-    PyObject *v = PyUnicode_New(len, top <= 0xC3 ? 0xFF : 0x7FF);
+    Py_ssize_t len = n - extra;
+    PyObject *v = PyUnicode_New(len, top <= 0xC3 ? 0xFF : 0xFFFF);
     if (v == NULL) {
         return NULL;
     }
@@ -627,21 +663,27 @@ decode_two_byte_utf8(const char *s, Py_ssize_t n)
             if (j >= n) {
                 break;
             }
-            *out++ = (Py_UCS1)((((unsigned char)s[j] & 0x1F) << 6) | ((unsigned char)s[j + 1] & 0x3F));
+            *out++ = (Py_UCS1)(((u[j] & 0x1F) << 6) | (u[j + 1] & 0x3F));
             i = j + 2;
         }
     }
     else {
         Py_UCS2 *out = PyUnicode_2BYTE_DATA(v);
         while (i < n) {
-            unsigned char c = (unsigned char)s[i];
-            if (c < 0x80) {
-                *out++ = c;
-                i++;
+            Py_ssize_t j = next_high(s, i, n);
+            widen_ascii(out, s + i, j - i);
+            out += j - i;
+            if (j >= n) {
+                break;
+            }
+            if (u[j] < 0xE0) {
+                *out++ = (Py_UCS2)(((u[j] & 0x1F) << 6) | (u[j + 1] & 0x3F));
+                i = j + 2;
             }
             else {
-                *out++ = (Py_UCS2)(((c & 0x1F) << 6) | ((unsigned char)s[i + 1] & 0x3F));
-                i += 2;
+                *out++ = (Py_UCS2)(((u[j] & 0x0F) << 12) | ((u[j + 1] & 0x3F) << 6)
+                                   | (u[j + 2] & 0x3F));
+                i = j + 3;
             }
         }
     }
@@ -664,7 +706,7 @@ decode_data(const char *s, Py_ssize_t n, int ascii)
     }
 #if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
     if (n > 0 && n <= KEEP_UTF8_MAX_BYTES) {
-        PyObject *v = decode_two_byte_utf8(s, n);
+        PyObject *v = decode_bmp_utf8(s, n);
         if (v == NULL) {
             if (PyErr_Occurred()) {
                 return NULL;
@@ -707,8 +749,13 @@ decode_data(const char *s, Py_ssize_t n, int ascii)
  * tupledealloc, GC_NewVar, GC_Link and GC_Del; callgrind), more than its parsing. The
  * class adds nothing to a tuple (_setup() checks it), so its instances are freed here as
  * a tuple is, and an event the framer made (never tracked, four items) is kept for the
- * next dispatch instead: the usual consumer drops each event before the next one comes,
- * so the list rarely holds more than one. Everything else (an event built in Python, a
+ * next dispatch instead. The usual consumer (the parser) drops each event before the
+ * next one comes, so the list rarely holds more than one; one that keeps a whole stream's
+ * events and then drops them (`events += framer.feed(read)`, the benchmarks' framing
+ * runs) gets them all back up to EVENT_FREE_MAX. At 2,000 (CPython's bound for its own
+ * tuples) a W4 run's 2,900 events took 900 fresh allocations a pass, 150 instructions a
+ * feed (callgrind: 2,288 -> 2,140 for Chat at 4,096); the most it keeps is 4,096 events
+ * of 72 bytes, 288 KiB. Everything else (an event built in Python, a
  * subclass's instance, which subtype_dealloc hands here as its base's dealloc) takes
  * the general path, with the trashcan for deep nesting as tuples have it.
  *
@@ -716,7 +763,7 @@ decode_data(const char *s, Py_ssize_t n, int ascii)
  * tuples cache their hash in the object. */
 #if !defined(Py_DEBUG) && !defined(Py_TRACE_REFS) && PY_VERSION_HEX < 0x030E0000
 #define EVENT_FREE_LIST 1
-#define EVENT_FREE_MAX 2000
+#define EVENT_FREE_MAX 4096
 static PyObject *event_free[EVENT_FREE_MAX];
 static int event_nfree;
 #endif

@@ -68,13 +68,28 @@ def test_ascii_data_is_unchanged() -> None:
     assert sys.getsizeof(text) == sys.getsizeof('{"a":1}')
 
 
-# A line whose non-ASCII characters are all two-byte sequences (U+0080-U+07FF) is decoded
-# by the framer itself (decode_two_byte_utf8); anything else by CPython's decoder. Either
-# way the text must be bytes.decode's, of the same kind (one or two bytes a character),
-# with its UTF-8 kept.
+# A line whose non-ASCII characters are all two- and three-byte sequences (U+0080-U+FFFF)
+# is decoded by the framer itself (decode_bmp_utf8); anything else by CPython's decoder.
+# Either way the text must be bytes.decode's, of the same kind (one or two bytes a
+# character), with its UTF-8 kept.
 TWO_BYTE = [chr(c) for c in (0x80, 0xA9, 0xE9, 0xFF, 0x100, 0x416, 0x5D0, 0x7FF)]
-OTHERS = ["a", "z" * 20, "€", "データ", "😀", "\x7f"]
-INVALID = [b"\xc0\x80", b"\xc1\xbf", b"\xc2", b"\x80", b"\xdf\xc0", b"\xed\xa0\x80", b"\xff"]
+THREE_BYTE = [chr(c) for c in (0x800, 0xFFF, 0x1000, 0x20AC, 0x30C7, 0xD7FF, 0xE000, 0xFFFF)]
+OTHERS = ["a", "z" * 20, "データ", "😀", "\x7f"]
+INVALID = [
+    b"\xc0\x80",
+    b"\xc1\xbf",
+    b"\xc2",
+    b"\x80",
+    b"\xdf\xc0",
+    b"\xe0\x80\x80",  # overlong
+    b"\xe0\x9f\xbf",  # overlong
+    b"\xed\xa0\x80",  # a surrogate
+    b"\xed\xbf\xbf",  # a surrogate
+    b"\xe2\x82",  # truncated
+    b"\xe2\x28\xa1",  # a bad continuation byte
+    b"\xef\xbf\x3f",
+    b"\xff",
+]
 
 
 def test_every_two_byte_character_is_decoded_as_the_standard_decoder_does() -> None:
@@ -88,10 +103,23 @@ def test_every_two_byte_character_is_decoded_as_the_standard_decoder_does() -> N
             assert not grows_when_loaded(got)  # its UTF-8 was kept
 
 
+def test_every_three_byte_character_is_decoded_as_the_standard_decoder_does() -> None:
+    # U+0800-U+FFFF but the surrogates, 64 to a line, each after a run of ASCII of a
+    # different length, so that each lands at every offset of the 16-byte blocks.
+    codes = [c for c in range(0x800, 0x10000) if not 0xD800 <= c <= 0xDFFF]
+    for start in range(0, len(codes), 64):
+        inner = "".join(chr(c) + "a" * (c % 19) for c in codes[start : start + 64])
+        text = f'["{inner}"]'
+        got = data_of(compiled, b"data: " + text.encode() + b"\n\n")  # type: ignore[arg-type]
+        assert got == text, hex(codes[start])
+        assert not grows_when_loaded(got)  # its UTF-8 was kept
+
+
 def test_a_two_byte_text_takes_the_smallest_kind() -> None:
     # CPython's own strs are of the smallest kind that holds their largest character;
     # a str of a larger kind compares unequal to the same characters.
-    for text, size in (("é" * 10, 1), ("é" * 9 + "Ā", 2), ("ÿ" * 10, 1), ("ж" * 10, 2)):
+    cases = (("é" * 10, 1), ("é" * 9 + "Ā", 2), ("ÿ" * 10, 1), ("ж" * 10, 2), ("é" * 9 + "€", 2))
+    for text, size in cases:
         got = data_of(compiled, b"data: " + text.encode() + b"\n\n")  # type: ignore[arg-type]
         assert got == text  # equal strs are of one kind (CPython compares kinds first)
         copy = got + "!"  # a new str of got's kind, without the UTF-8 got carries
@@ -101,7 +129,7 @@ def test_a_two_byte_text_takes_the_smallest_kind() -> None:
 @given(
     parts=st.lists(
         st.one_of(
-            st.sampled_from(TWO_BYTE + OTHERS).map(str.encode),
+            st.sampled_from(TWO_BYTE + THREE_BYTE + OTHERS).map(str.encode),
             st.sampled_from(INVALID),
         ),
         max_size=40,
