@@ -312,3 +312,20 @@ def test_a_leading_bom_never_counts_toward_the_limit_however_it_is_split(twin: A
                 *([raw[:cut], raw[cut:]] for cut in range(1, len(raw))),
             ):
                 assert _limited_outcome(twin, chunks, limit)[0] == kind, (first, limit, chunks)
+
+
+@pytest.mark.parametrize("twin", _TWINS, ids=[t.__module__ for t in _TWINS])
+def test_a_read_that_opens_with_a_split_crlfs_lf_and_ends_no_line(twin: Any) -> None:
+    # The pure twin takes such a read (after dropping the LF) down its line-less path:
+    # the same events, and the same limit crossed at the same byte, as fed whole.
+    raw = b"data: a\r\nxyzxyz\r\ndata: b\r\n\r\n"
+    cut = raw.index(b"\n")  # the first chunk ends with the CR
+    later = raw.index(b"\r", cut)  # the second holds the LF and "xyzxyz", no line end
+    chunks = [raw[:cut], raw[cut:later], raw[later:]]
+    for limit in range(1, len(raw) + 2):
+        split, whole = _limited_outcome(twin, chunks, limit), _limited_outcome(twin, [raw], limit)
+        assert split[0] == whole[0], limit
+        if split[0] == "events":
+            assert split == whole
+    framer = twin()
+    assert [e.data for chunk in chunks for e in framer.feed(chunk)] == ["a\nb"]
