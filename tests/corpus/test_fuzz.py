@@ -115,11 +115,13 @@ class Rescanning(ToolCallParser):
         return super().feed(data)
 
     def rescan(self) -> None:
-        # CPU work in proportion to what was read: at the 8-fold size it costs a few
+        # CPU work in proportion to what was read: at the 8-fold size it costs several
         # times the real parse (a quadratic that small would not be the parser's), so
         # at 64-fold it is 60 times that, far past the 32-fold bar, under coverage too
         # (the scan is C, which coverage does not slow, while the parse slows twofold).
-        for _ in range(3):
+        # Three scans a read were too few: under coverage on a loaded CI machine one of
+        # the three confirmations measured under the bar (a fresh-clone run, 2026-12-02).
+        for _ in range(6):
             re.findall(rb'"', self.seen)
 
 
