@@ -26,6 +26,27 @@ else:
     settings.load_profile("sse_toolcalls")
 
 
+@pytest.fixture(autouse=True)
+def _parser_twin_restored() -> Iterator[None]:
+    """After each test, the parser frames and scans with the process's own twin again.
+
+    The benchmarks point the parser's module globals at one twin and leave them there
+    (``benchmarks/ours.py``): a test running them in-process (the profile command on the
+    pure twin) left every later test of its worker on the pure framer, which made the
+    planted quadratic in ``tests/corpus/test_fuzz.py`` fall under the growth bar. Only
+    modules already imported are touched (some tests check what an import loads)."""
+    yield
+    import sys
+
+    parser = sys.modules.get("sse_toolcalls.parser")
+    sse = sys.modules.get("sse_toolcalls.sse")
+    common = sys.modules.get("sse_toolcalls.dialects._common")
+    if parser is not None and sse is not None:
+        parser.SSEFramer = sse.SSEFramer  # type: ignore[attr-defined]
+    if common is not None:
+        common._c_json_scan = None if common.PURE_PYTHON else common.C_JSON_SCAN  # type: ignore[attr-defined]
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Every async test runs on asyncio and on trio (anyio's pytest plugin)."""
