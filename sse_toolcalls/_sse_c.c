@@ -79,6 +79,7 @@ typedef struct {
     PyObject *retry;         /* int or None */
     int skip_lf;
     int bom_checked;
+    int saw_cr;              /* a read held a CR: the stream's reads skip feed_whole_lines */
     int state;
     int ready;               /* __init__ has run */
 } Framer;
@@ -357,8 +358,10 @@ all_ascii(const char *s, Py_ssize_t n)
  * feed_bytes needs of all its bytes: whether any is a CR (its lines are normalised
  * first) and whether all are ASCII (then no data line needs a check of its own). No
  * early exit: the CR test has to see every byte anyway. Returns SCAN_HIGH | SCAN_CR bits.
- * In a W4 Chat read it replaced a memchr for the CR over the chunk (99 instructions a
- * feed) and the data lines' ASCII checks (164), for 136 (AVX2; callgrind). Three versions
+ * For the reads feed_whole_lines does not take (something pending, the stream's first
+ * read, a stream with CRs). In a W4 Chat read it replaced a memchr for the CR over the
+ * chunk (99 instructions a feed) and the data lines' ASCII checks (164), for 136 (AVX2;
+ * callgrind); feed_whole_lines then took that read without it. Three versions
  * with the same result (tests/test_sse_c_scan.py runs each this machine can): AVX2 where
  * the CPU has it, SSE2 (every x86-64), and byte by byte elsewhere. A bitmap of the LFs
  * from the same pass, instead of a memchr per line, did not pay: 2,660,000 against
@@ -455,111 +458,155 @@ scan_avx2(const char *s, Py_ssize_t n)
 }
 #endif
 
-/* The end of a line and whether its bytes are ASCII, in one pass: for the lines of a
- * chunk not known ASCII as a whole (past SCAN_CHUNK_MAX_BYTES, or holding a non-ASCII
- * byte somewhere), which took a memchr for the LF and then all_ascii over the same
- * bytes, 125 and 135 instructions of each W1 event at 16 KiB (callgrind). Returns the
- * first LF at or after p before stop, or stop; *ascii is whether the bytes before it
- * are all ASCII. Versions as scan_chunk's, chosen with it. */
+/* The end of a line and whether its bytes are ASCII, in one pass. Returns the first LF
+ * or CR at or after p before stop, or stop; *ascii is whether the bytes before it are
+ * all ASCII. A CR reaches it only in feed_whole_lines' reads (elsewhere the bytes are
+ * normalised first), where it sends the rest of the read to the general path.
+ *
+ * The vector versions test each byte once, signed: below 14 are the controls up to CR
+ * (LF among them) and every byte of 0x80 and up. A block without one is skipped at two
+ * instructions; in a JSON data line the first one found is usually its LF. After the
+ * line's first high byte only the LF and the CR are looked for (a line of Cyrillic or
+ * CJK text would stop at each of its bytes). For a W4 Chat read this pass replaced a
+ * pass over the read for its CRs and high bytes (scan_chunk) and a memchr per line:
+ * 241 -> 148 instructions a feed, the feed 1,819 -> 1,619 (callgrind); the LF and CR
+ * tests and the high bits gathered apart, as before, took 223. Versions as
+ * scan_chunk's, chosen with it. */
 typedef const char *(*line_fn)(const char *p, const char *stop, int *ascii);
 
 static const char *
 line_end_bytes(const char *p, const char *stop, int *ascii)
 {
     unsigned char bits = 0;
-    for (; p < stop && *p != '\n'; p++) {
+    for (; p < stop && *p != '\n' && *p != '\r'; p++) {
         bits |= (unsigned char)*p;
     }
     *ascii = !(bits & 0x80);
     return p;
 }
 
+/* What a vector version does at the flagged bytes of one block (bit i: the byte at
+ * p + i): the LF or CR that ends the line, or the first high byte, after which the
+ * rest of the line is searched by `after_high`. Other controls (a TAB) are passed. */
+#define LINE_END_FLAGGED(p, mask, after_high, stop)                                     \
+    do {                                                                                \
+        uint32_t m_ = (mask);                                                           \
+        while (m_) {                                                                    \
+            const char *at_ = (p) + __builtin_ctz(m_);                                  \
+            if (*at_ == '\n' || *at_ == '\r') {                                         \
+                *ascii = 1;                                                             \
+                return at_;                                                             \
+            }                                                                           \
+            if (*at_ & 0x80) {                                                          \
+                *ascii = 0;                                                             \
+                return after_high(at_, (stop));                                         \
+            }                                                                           \
+            m_ &= m_ - 1;                                                               \
+        }                                                                               \
+    } while (0)
+
 #if defined(__SSE2__)
+/* The first LF or CR at or after p before stop, or stop. */
+static const char *
+crlf_sse2(const char *p, const char *stop)
+{
+    const __m128i lf = _mm_set1_epi8('\n');
+    const __m128i cr = _mm_set1_epi8('\r');
+    for (; stop - p >= 16; p += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(a, lf), _mm_cmpeq_epi8(a, cr)));
+        if (m) {
+            return p + __builtin_ctz(m);
+        }
+    }
+    for (; p < stop && *p != '\n' && *p != '\r'; p++) {
+    }
+    return p;
+}
+
 static const char *
 line_end_sse2(const char *p, const char *stop, int *ascii)
 {
     const char *start = p;
-    const __m128i lf = _mm_set1_epi8('\n');
-    unsigned high = 0;
+    const __m128i below = _mm_set1_epi8(14);
     for (; stop - p >= 16; p += 16) {
         __m128i a = _mm_loadu_si128((const __m128i *)p);
-        unsigned lfs = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, lf));
-        unsigned h = (unsigned)_mm_movemask_epi8(a);
-        if (lfs) {
-            *ascii = !(high | (h & ((lfs & -lfs) - 1)));
-            return p + __builtin_ctz(lfs);
-        }
-        high |= h;
+        LINE_END_FLAGGED(p, (uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(below, a)), crlf_sse2,
+                         stop);
     }
     if (p < stop && stop - start >= 16) {
         /* The last bytes, in the 16 ending at stop: the ones already seen shifted out. */
         unsigned skip = (unsigned)(16 - (stop - p));
         __m128i a = _mm_loadu_si128((const __m128i *)(stop - 16));
-        unsigned lfs = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, lf)) >> skip;
-        unsigned h = (unsigned)_mm_movemask_epi8(a) >> skip;
-        if (lfs) {
-            *ascii = !(high | (h & ((lfs & -lfs) - 1)));
-            return p + __builtin_ctz(lfs);
-        }
-        *ascii = !(high | h);
+        LINE_END_FLAGGED(p, (uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(below, a)) >> skip,
+                         crlf_sse2, stop);
+        *ascii = 1;
         return stop;
     }
-    const char *end = line_end_bytes(p, stop, ascii);
-    *ascii = *ascii && !high;
-    return end;
+    return line_end_bytes(p, stop, ascii);
 }
 #endif
 
 #if defined(HAVE_SCAN_AVX2)
 __attribute__((target("avx2"))) static const char *
+crlf_avx2(const char *p, const char *stop)
+{
+    const __m256i lf = _mm256_set1_epi8('\n');
+    const __m256i cr = _mm256_set1_epi8('\r');
+    for (; stop - p >= 32; p += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)p);
+        uint32_t m = (uint32_t)_mm256_movemask_epi8(
+            _mm256_or_si256(_mm256_cmpeq_epi8(a, lf), _mm256_cmpeq_epi8(a, cr)));
+        if (m) {
+            return p + __builtin_ctz(m);
+        }
+    }
+#if defined(__SSE2__)
+    return crlf_sse2(p, stop);
+#else
+    for (; p < stop && *p != '\n' && *p != '\r'; p++) {
+    }
+    return p;
+#endif
+}
+
+__attribute__((target("avx2"))) static const char *
 line_end_avx2(const char *p, const char *stop, int *ascii)
 {
     const char *start = p;
-    const __m256i lf = _mm256_set1_epi8('\n');
-    /* 64 bytes a step, the LF test once for both halves and the high bits gathered in
-     * a vector, read once at the end: line_end was 160 instructions a W1 data line with the 32-byte step alone, 125 so. */
-    __m256i seen = _mm256_setzero_si256();
+    const __m256i below = _mm256_set1_epi8(14);
+    /* 64 bytes a step while nothing is flagged: W1's 16 KiB data lines. */
     for (; stop - p >= 64; p += 64) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)p);
-        __m256i b = _mm256_loadu_si256((const __m256i *)(p + 32));
-        __m256i either = _mm256_or_si256(_mm256_cmpeq_epi8(a, lf), _mm256_cmpeq_epi8(b, lf));
+        __m256i a = _mm256_cmpgt_epi8(below, _mm256_loadu_si256((const __m256i *)p));
+        __m256i b = _mm256_cmpgt_epi8(below, _mm256_loadu_si256((const __m256i *)(p + 32)));
+        __m256i either = _mm256_or_si256(a, b);
         if (!_mm256_testz_si256(either, either)) {
-            break;
+            LINE_END_FLAGGED(p, (uint32_t)_mm256_movemask_epi8(a), crlf_avx2, stop);
+            LINE_END_FLAGGED(p + 32, (uint32_t)_mm256_movemask_epi8(b), crlf_avx2, stop);
         }
-        seen = _mm256_or_si256(seen, _mm256_or_si256(a, b));
     }
-    uint32_t high = (uint32_t)_mm256_movemask_epi8(seen);
     for (; stop - p >= 32; p += 32) {
         __m256i a = _mm256_loadu_si256((const __m256i *)p);
-        uint32_t lfs = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, lf));
-        uint32_t h = (uint32_t)_mm256_movemask_epi8(a);
-        if (lfs) {
-            *ascii = !(high | (h & ((lfs & -lfs) - 1)));
-            return p + __builtin_ctz(lfs);
-        }
-        high |= h;
+        LINE_END_FLAGGED(p, (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(below, a)),
+                         crlf_avx2, stop);
     }
     if (p < stop && stop - start >= 32) {
         uint32_t skip = (uint32_t)(32 - (stop - p));
         __m256i a = _mm256_loadu_si256((const __m256i *)(stop - 32));
-        uint32_t lfs = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, lf)) >> skip;
-        uint32_t h = (uint32_t)_mm256_movemask_epi8(a) >> skip;
-        if (lfs) {
-            *ascii = !(high | (h & ((lfs & -lfs) - 1)));
-            return p + __builtin_ctz(lfs);
-        }
-        *ascii = !(high | h);
+        LINE_END_FLAGGED(p, (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(below, a)) >> skip,
+                         crlf_avx2, stop);
+        *ascii = 1;
         return stop;
     }
 #if defined(__SSE2__)
-    return line_end_sse2(p, stop, ascii); /* under 32 bytes in all, so high is 0 */
+    return line_end_sse2(p, stop, ascii); /* under 32 bytes in all */
 #else
     return line_end_bytes(p, stop, ascii);
 #endif
 }
 #endif
 
-/* The best version this CPU runs, chosen by _setup(); _scan_version() may change it. */
 #if defined(__SSE2__)
 static scan_fn scan_chunk = scan_sse2;
 static line_fn line_end = line_end_sse2;
@@ -926,6 +973,31 @@ take_events(Framer *self)
     return events;
 }
 
+/* "If the field name is "event": Set the event type buffer to field value."
+ *
+ * A stream names a few event types over and over (Anthropic's and Responses' every
+ * event): the last one's str is reused when the bytes are the same, ASCII text being its
+ * bytes. Decoding each was a quarter of a W4 Anthropic feed's instructions (callgrind). */
+HOT_INLINE int
+event_field(Framer *self, const char *value, Py_ssize_t vlen)
+{
+    PyObject *seen = self->type_seen;
+    if (seen != NULL && PyUnicode_GET_LENGTH(seen) == vlen
+        && memcmp(PyUnicode_DATA(seen), value, (size_t)vlen) == 0) {
+        Py_SETREF(self->event_type, Py_NewRef(seen));
+        return 0;
+    }
+    PyObject *v = decode(value, vlen);
+    if (v == NULL) {
+        return -1;
+    }
+    if (PyUnicode_IS_ASCII(v)) {
+        Py_XSETREF(self->type_seen, Py_NewRef(v));
+    }
+    Py_SETREF(self->event_type, v);
+    return 0;
+}
+
 /* One complete, non-empty line without its ending; `ascii`: what is known of its bytes
  * (decode_data's argument). */
 HOT_INLINE int
@@ -945,16 +1017,13 @@ line(Framer *self, const char *p, Py_ssize_t n, int ascii)
         /* "If the line starts with a U+003A COLON character (:): Ignore the line." */
         return 0;
     }
-    const char *colon;
-    Py_ssize_t nlen;
     if (n >= 7 && memcmp(p, "event: ", 7) == 0) {
-        /* Every Anthropic and Responses event's first line: the colon is known, no
-         * memchr for it (the same split as below). */
-        colon = p + 5;
+        /* Every Anthropic and Responses event's first line: its value is known to start
+         * after the space (the general split below gives the same). */
+        return event_field(self, p + 7, n - 7);
     }
-    else {
-        colon = memchr(p, ':', (size_t)n);
-    }
+    Py_ssize_t nlen;
+    const char *colon = memchr(p, ':', (size_t)n);
     if (colon != NULL) {
         /* "If the line contains a U+003A COLON character: ... If value starts with a
          * U+0020 SPACE character, remove it from value." */
@@ -981,25 +1050,7 @@ line(Framer *self, const char *p, Py_ssize_t n, int ascii)
         return push_ref(&self->vals, &self->nvals, &self->vcap, v);
     }
     if (nlen == 5 && memcmp(p, "event", 5) == 0) {
-        /* A stream names a few event types over and over (Anthropic's and Responses'
-         * every event): the last one's str is reused when the bytes are the same, ASCII
-         * text being its bytes. Decoding each was a quarter of a W4 Anthropic feed's
-         * instructions (callgrind). */
-        PyObject *seen = self->type_seen;
-        if (seen != NULL && PyUnicode_GET_LENGTH(seen) == vlen
-            && memcmp(PyUnicode_DATA(seen), value, (size_t)vlen) == 0) {
-            Py_SETREF(self->event_type, Py_NewRef(seen));
-            return 0;
-        }
-        PyObject *v = decode(value, vlen);
-        if (v == NULL) {
-            return -1;
-        }
-        if (PyUnicode_IS_ASCII(v)) {
-            Py_XSETREF(self->type_seen, Py_NewRef(v));
-        }
-        Py_SETREF(self->event_type, v);
-        return 0;
+        return event_field(self, value, vlen);
     }
     if (nlen == 2 && memcmp(p, "id", 2) == 0) {
         /* "If the field value does not contain U+0000 NULL, then set the last event ID
@@ -1139,6 +1190,47 @@ run_lines(Framer *self, const char *p, Py_ssize_t n, int ascii)
     return 0;
 }
 
+/* A read of whole lines (W4's one event per read, the usual network read of a stream)
+ * with nothing pending: each line found and checked ASCII in one pass (line_end), with
+ * no pass over the read first for its CRs and high bytes (scan_chunk) and no memchr per
+ * line, which were 133 and 108 instructions of a W4 Chat feed (callgrind). A stream
+ * that has sent a CR is normalised read by read instead (saw_cr): a Gemini event is
+ * one CRLF-ended line, so each read would be scanned twice. The caller
+ * has checked that no size limit can be passed, and checks the data lines' count, as
+ * the general path does at the end of a read. Returns how many bytes it interpreted:
+ * n, or the start of the first line that holds a CR, where the general path takes over
+ * (as if the read had been split there); -1 on error. */
+static Py_ssize_t
+feed_whole_lines(Framer *self, const char *s, Py_ssize_t n)
+{
+    const char *p = s;
+    const char *stop = s + n;
+    const char *block = NULL; /* just past the last blank line */
+    while (p < stop) {
+        if (*p == '\n') {
+            if (dispatch(self) < 0) {
+                return -1;
+            }
+            block = ++p;
+            continue;
+        }
+        int ascii;
+        const char *lf = line_end(p, stop, &ascii);
+        if (*lf == '\r') { /* never stop: the read ends with an LF */
+            self->saw_cr = 1;
+            break;
+        }
+        if (line(self, p, lf - p, ascii ? 1 : -1) < 0) {
+            return -1;
+        }
+        p = lf + 1;
+    }
+    /* The pending block as the general path counts it: the bytes after the last blank
+     * line, or all of them added to what was pending. */
+    self->block_bytes = block != NULL ? p - block : self->block_bytes + (p - s);
+    return p - s;
+}
+
 static PyObject *
 feed_bytes(Framer *self, const char *s, Py_ssize_t n)
 {
@@ -1157,6 +1249,23 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
             }
         }
     }
+    if (!self->pend_len && !self->saw_cr && self->bom_checked && s[n - 1] == '\n'
+        && n + self->block_bytes <= self->max_event_bytes) {
+        Py_ssize_t done = feed_whole_lines(self, s, n);
+        if (done < 0) {
+            goto error;
+        }
+        if (done == n) {
+            if (self->nvals > max_data_lines) {
+                fail_limit(self, "MAX_DATA_LINES_PER_EVENT", max_data_lines, self->nvals,
+                           "lines");
+                goto error;
+            }
+            return take_events(self);
+        }
+        s += done;
+        n -= done;
+    }
     int has_cr;
     int ascii = 0;
     if (n <= SCAN_CHUNK_MAX_BYTES) {
@@ -1173,6 +1282,7 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
          * U+000D CARRIAGE RETURN (CR) character." Normalise to LF; a CR at the very end
          * may be the first half of a CRLF split across chunks. */
         self->skip_lf = s[n - 1] == '\r';
+        self->saw_cr = 1;
         normal = PyMem_Malloc((size_t)n);
         if (normal == NULL) {
             PyErr_NoMemory();
@@ -1440,6 +1550,7 @@ Framer_init(Framer *self, PyObject *args, PyObject *kwargs)
     self->block_bytes = 0;
     self->skip_lf = 0;
     self->bom_checked = 0;
+    self->saw_cr = 0;
     self->state = OPEN;
     clear_vals(self);
     clear_refs(self->out, &self->nout);
@@ -1500,6 +1611,7 @@ Framer_copy(Framer *self, PyObject *unused)
     copy->block_bytes = self->block_bytes;
     copy->skip_lf = self->skip_lf;
     copy->bom_checked = self->bom_checked;
+    copy->saw_cr = self->saw_cr;
     copy->state = self->state;
     copy->ready = 1;
     copy->event_type = Py_NewRef(self->event_type);

@@ -270,3 +270,70 @@ def test_a_long_ascii_line_in_a_large_chunk_is_ascii_text(version: str) -> None:
         ((event,), _) = frame(compiled, [raw])
         assert event.data.isascii() and event.data == raw[6:-2].decode()
         assert frame(compiled, [raw]) == frame(pure, [raw])
+
+
+# A read of whole lines with nothing pending, after the stream's first read (which looks
+# for the BOM), takes feed_whole_lines: no pass over the read before its lines, each
+# line's end and ASCII-ness found by line_end, which also stops at a CR and hands the
+# rest of the read to the general path. The bytes below 14 that line_end flags and
+# passes (TAB, NUL, VT, FF) and those just outside its test (0x0E, 0x7F) are among the
+# flags, and the read is also fed whole and byte by byte: the three must agree.
+WHOLE_FLAGS = [*FLAGS, b"\t", b"\x00", b"\x0b", b"\x0c", b"\x0e", b"\x7f", b"\r\r", b"\xe2\x80\xa8"]
+OPENING = b":open\n\n"
+
+
+def reads_three_ways(raw: bytes) -> list[list[bytes]]:
+    return [[OPENING, raw], [OPENING + raw], [bytes([b]) for b in OPENING + raw]]
+
+
+def events_of(cls: Any, chunks: list[bytes]) -> list[Any]:
+    return [e for batch in frame(cls, chunks) for e in batch]
+
+
+def test_a_whole_line_read_with_a_flag_anywhere(version: str) -> None:
+    for length in LENGTHS:
+        for flag in WHOLE_FLAGS:
+            for at in range(length + 1):
+                body = b"x" * at + flag + b"y" * (length - at)
+                raw = b"data: " + body + b"\n\n"
+                chunks = [OPENING, raw]
+                assert frame(compiled, chunks) == frame(pure, chunks), (version, length, at, flag)
+
+
+def test_a_cr_in_a_later_line_of_a_whole_line_read(version: str) -> None:
+    # The lines before the CR's are framed in place, the rest as if the read had been
+    # split there; the stream's next reads, all LF, are framed as before.
+    for length in (0, 1, 31, 32, 33, 63, 64, 65, 200):
+        for ending in (b"\r\n", b"\r", b"\r\n\r\n", b"\n\r\n"):
+            for lead in (b"", b"event: e\n", b"data: a\n\n", b"id: 1\ndata: b\n\n\n"):
+                raw = lead + b"data: " + b"q" * length + ending + b"data: z\n\n"
+                later = [b"data: after\n\n", b"event: f\ndata: \xc3\xa9\n\n"]
+                for first in reads_three_ways(raw):
+                    chunks = [*first, *later]
+                    assert frame(compiled, chunks) == frame(pure, chunks), (length, ending, lead)
+                    assert events_of(compiled, chunks) == events_of(compiled, [b"".join(chunks)])
+
+
+def test_whole_line_reads_keep_the_pending_block_count_for_the_size_limit() -> None:
+    # The block left pending by a whole-line read counts toward the next read's event
+    # size; limits around each read's size and the block's, every read whole lines.
+    reads = [
+        OPENING,
+        b"event: e\n",
+        b"id: 5\n",
+        b"data: " + b"a" * 40 + b"\n",
+        b"\n",
+        b"data: b\n\n",
+        b"data: " + b"c" * 90 + b"\ndata: d\n",
+    ]
+    for limit in range(1, 140):
+        assert outcome(compiled, reads, limit) == outcome(pure, reads, limit), limit
+
+
+def test_whole_line_reads_count_the_data_lines_as_the_general_path() -> None:
+    from sse_toolcalls.sse import MAX_DATA_LINES_PER_EVENT as most
+
+    for extra, tail in ((0, b""), (1, b""), (1, b"\n"), (0, b"data: x\r\n")):
+        many = b"data: 1\n" * (most + extra) + tail
+        reads = [OPENING, many, b"\n"]
+        assert outcome(compiled, reads, None) == outcome(pure, reads, None), (extra, tail)
