@@ -4,7 +4,8 @@ Method: before timing, each implementation runs once and its output is checked e
 the expected output (a mismatch is reported and that implementation is not timed). A
 calibration run picks how many back-to-back runs make one sample last ``min_time``; then
 ``reps`` samples are taken round-robin across the implementations (the order rotates each
-round, so drift of the machine spreads over all of them) and the median is reported.
+round, so drift of the machine spreads over all of them) and the median is reported
+(W4 reports the fastest sample too).
 Garbage is collected between samples, never inside one.
 """
 
@@ -21,7 +22,16 @@ from typing import Any
 
 from .model import Impl
 
-__all__ = ["Case", "Clock", "check", "growth_exponent", "measure", "peak_memory", "time_run"]
+__all__ = [
+    "Case",
+    "Clock",
+    "check",
+    "growth_exponent",
+    "measure",
+    "measure_samples",
+    "peak_memory",
+    "time_run",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,6 +97,23 @@ def measure(
 
     ``first`` holds each case's checked run time, used for calibration.
     """
+    found = measure_samples(
+        cases, first, reps=reps, min_time=min_time, progress=progress, clock=clock
+    )
+    return [statistics.median(s) for s in found]
+
+
+def measure_samples(
+    cases: Sequence[Case],
+    first: Sequence[float],
+    *,
+    reps: int,
+    min_time: float,
+    progress: Callable[[str], None] = lambda _: None,
+    clock: Clock = time.perf_counter,
+) -> list[list[float]]:
+    """Every sample of each case, seconds per run, in the order taken (``measure``'s
+    rounds)."""
     inners = [max(1, math.ceil(min_time / t)) if t > 0 else 1 for t in first]
     samples: list[list[float]] = [[] for _ in cases]
     order = list(range(len(cases)))
@@ -96,7 +123,7 @@ def measure(
             gc.collect()
             samples[i].append(time_run(cases[i], inners[i], clock=clock))
         progress(f"  round {rep + 1}/{reps}")
-    return [statistics.median(s) for s in samples]
+    return samples
 
 
 def peak_memory(case: Case) -> int:

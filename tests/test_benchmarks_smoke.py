@@ -5,6 +5,7 @@ mean what they claim."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import subprocess
@@ -209,6 +210,42 @@ def test_saved_runs_merge_for_the_tables(
     assert [r["impl"] for r in saved["w5"]] == [ours["impl"], hand["impl"]]
     assert saved["machine"] == {"cpu": "X"}
     assert saved["missing"] == ["x: gone"]
+
+
+def test_w4_keeps_each_rows_fastest_sample_and_reads_older_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks import run
+    from benchmarks.model import Impl
+
+    def echo(dialect: str, chunks: Any) -> list[str]:
+        return list(floor.frame(chunks))
+
+    framer = next(i for i in floor.IMPLS if i.kind == "framer")
+    peer = Impl(
+        name="echo",
+        kind="framer",
+        role="peer",
+        dialects=framer.dialects,
+        run=echo,
+        normalize=framer.normalize,
+    )
+    settings = dataclasses.replace(run.FAST, w4_reps=3, min_time=0.001)
+    report = run.Report()
+    run.run_w4([framer, peer], settings, report)
+    assert {r["dialect"] for r in report.w4} == {"openai_chat", "openai_responses", "anthropic"}
+    for row in report.w4:
+        assert 0 < row["ns_feed_fastest"] <= row["ns_feed"]
+    # A run saved before W4 kept its fastest sample, or had rounds of its own: its table
+    # shows the medians and a dash.
+    old = {k: v for k, v in report.w4[0].items() if k != "ns_feed_fastest"}
+    saved_settings = dataclasses.asdict(run.FAST)
+    del saved_settings["w4_reps"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"w4": [old], "settings": saved_settings}))
+    assert run.main(["--from-json", str(path)]) == 0
+    line = f"| {old['dialect']} | framer | _floor_ | {old['ns_feed']:.0f} | - |"
+    assert line in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("dialect", inputs.W2_DIALECTS)
