@@ -505,6 +505,16 @@ line_end_bytes(const char *p, const char *stop, int *ascii)
         }                                                                               \
     } while (0)
 
+/* The first LF or CR at or after p before stop, or stop: the vector searches' tail. */
+static inline const char *
+crlf_bytes(const char *p, const char *stop)
+{
+    while (p < stop && *p != '\n' && *p != '\r') {
+        p++;
+    }
+    return p;
+}
+
 #if defined(__SSE2__)
 /* The first LF or CR at or after p before stop, or stop. */
 static const char *
@@ -520,9 +530,7 @@ crlf_sse2(const char *p, const char *stop)
             return p + __builtin_ctz(m);
         }
     }
-    for (; p < stop && *p != '\n' && *p != '\r'; p++) {
-    }
-    return p;
+    return crlf_bytes(p, stop);
 }
 
 static const char *
@@ -565,9 +573,7 @@ crlf_avx2(const char *p, const char *stop)
 #if defined(__SSE2__)
     return crlf_sse2(p, stop);
 #else
-    for (; p < stop && *p != '\n' && *p != '\r'; p++) {
-    }
-    return p;
+    return crlf_bytes(p, stop);
 #endif
 }
 
