@@ -141,3 +141,27 @@ def test_mixed_and_invalid_lines_equal_the_pure_twin(parts: list[bytes]) -> None
     got = data_of(compiled, raw)  # type: ignore[arg-type]
     assert got == data_of(pure, raw)
     assert orjson.dumps(got) == orjson.dumps(got.encode("utf-8", "surrogatepass").decode())
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127, blacklist_characters="\r\n"), min_size=1))
+@settings(max_examples=300, deadline=None)
+def test_ascii_data_is_a_str_like_any_other(value: str) -> None:
+    # On 3.11 the compiled framer builds an ASCII data line's str itself (new_ascii):
+    # whichever way it is read, it must be the str CPython would have made.
+    raw = f"data: {value}".encode()
+    # Whole in one read (the whole-line path), CRLF-ended (the general path), and split
+    # inside the value (the pending path).
+    for reads in ([raw + b"\n\n"], [raw + b"\r\n\r\n"], [raw[:7], raw[7:] + b"\n\n"]):
+        framer = compiled()  # type: ignore[misc]
+        events = [e for read in reads for e in framer.feed(read)]
+        text = events[0].data
+        assert type(text) is str
+        assert text == value and value == text
+        assert len(text) == len(value)
+        assert hash(text) == hash(value)
+        assert text.isascii() and text.encode() == value.encode()
+        assert sys.getsizeof(text) == sys.getsizeof(value)
+        assert {value: 1}[text] == 1
+        assert text + "!" == value + "!" and text[::-1] == value[::-1]
+        assert sys.intern(text) == value
+        assert orjson.loads(orjson.dumps(text)) == value
