@@ -114,3 +114,20 @@ def test_a_del_given_to_the_class_later_is_still_run() -> None:
     for _ in range(100):
         framer().feed(BODY)
     assert class_references() == before
+
+
+@pytest.mark.parametrize("length", range(1, 41))
+def test_an_event_type_is_reused_only_for_the_same_bytes(length: int) -> None:
+    # The framer keeps the last event type's str and reuses it when the next event line
+    # has the same bytes (compared eight at a time, the last eight overlapping): a type
+    # that differs in any one byte, or is one byte shorter or longer, is its own.
+    base = "".join(chr(97 + i % 26) for i in range(length))
+    variants = [base[:i] + "Z" + base[i + 1 :] for i in range(length)]
+    variants += [base[:-1], base + "q", base]
+    expected = [t or "message" for v in variants for t in (v, base)]
+    events = [f"event: {t}\ndata: 1\n\nevent: {base}\ndata: 2\n\n".encode() for t in variants]
+    whole = framer()  # one read, the stream's first
+    assert [e.event for e in whole.feed(b"".join(events))] == expected
+    reads = framer()  # a read an event after the first (the whole-line path)
+    assert reads.feed(b": open\n\n") == []
+    assert [e.event for read in events for e in reads.feed(read)] == expected
