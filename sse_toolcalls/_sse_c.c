@@ -294,6 +294,15 @@ decode(const char *s, Py_ssize_t n)
  * Gemini W4 run's 1,920,000 instructions (callgrind), on every non-ASCII event of
  * every dialect. Past KEEP_UTF8_MAX_BYTES a framer-only caller's memory matters more
  * (W3's peak), and the text stays as decode() makes it. */
+/* Eight bytes at p, wherever they are aligned. */
+static inline uint64_t
+load_u64(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 /* Whether the last n < 16 bytes at s hold a byte with its high bit set: two words that
  * may overlap (the same byte tested twice is harmless in an OR), else byte by byte. */
 static inline int
@@ -301,10 +310,7 @@ short_high(const char *s, Py_ssize_t n)
 {
     const uint64_t high = 0x8080808080808080ull;
     if (n >= 8) {
-        uint64_t w, x;
-        memcpy(&w, s, 8);
-        memcpy(&x, s + n - 8, 8);
-        return ((w | x) & high) != 0;
+        return ((load_u64(s) | load_u64(s + n - 8)) & high) != 0;
     }
     unsigned char any = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -788,14 +794,11 @@ new_ascii(const char *s, Py_ssize_t n)
 #endif
 }
 
-/* decode_data's every case but the usual one. */
+/* decode_data's every case but the usual one (known ASCII, not empty). */
 static PyObject *
 decode_data_rest(const char *s, Py_ssize_t n, int ascii)
 {
-    if (n > 0 && (ascii > 0 || (ascii == 0 && all_ascii(s, n)))) {
-        /* The usual data line: its text is its bytes. One check and one copy instead of
-         * the decoder's combined pass, which was a sixth of a W4 Chat feed's
-         * instructions, the most of any function (callgrind). */
+    if (n > 0 && ascii == 0 && all_ascii(s, n)) {
         return new_ascii(s, n);
     }
 #if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
@@ -835,9 +838,11 @@ decode_data_rest(const char *s, Py_ssize_t n, int ascii)
 }
 
 /* A data line's value as a str; `ascii`: 1 when the bytes are known ASCII, -1 when known
- * not to be, 0 unknown. The usual line, known ASCII, is made here, in its caller: the
- * call into a function that also holds every other case (its saved registers) was 14
- * instructions a line of a W4 Anthropic feed (callgrind). */
+ * not to be, 0 unknown. An ASCII line's text is its bytes: one check and one copy
+ * instead of the decoder's combined pass, which was a sixth of a W4 Chat feed's
+ * instructions (callgrind). The usual line, known ASCII, is made here, in its caller:
+ * the call into a function that also holds every other case (its saved registers) was
+ * 14 instructions a line of a W4 Anthropic feed. */
 HOT_INLINE PyObject *
 decode_data(const char *s, Py_ssize_t n, int ascii)
 {
@@ -1031,14 +1036,6 @@ take_events(Framer *self)
         self->ocap = 0;
     }
     return events;
-}
-
-static inline uint64_t
-load_u64(const char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
 }
 
 /* Whether the n bytes at a and at b are the same: an event type's few bytes, compared
