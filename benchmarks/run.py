@@ -429,7 +429,8 @@ def _w3_times(
     sample is one moment of the host's: round 9's compiled twin took 617 ms for the 10 MB
     Chat event in a run that timed it once, 317 ms (median of three) in another, and
     284-331 ms in four runs in a row in one process, which lifted its growth exponent
-    from 1.08 to 1.10. The bar was 0.5 s; at 2 s a full run takes about 40 s more."""
+    from 1.08 to 1.10. The bar was 0.5 s; W3 with the 2 s bar took 240 s, with 0.5 s
+    200 and 240 s (RESULTS, round 9)."""
     out: list[tuple[Case, float]] = []
     cpu = time.process_time
     for impl in active:

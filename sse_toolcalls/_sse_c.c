@@ -283,17 +283,6 @@ decode(const char *s, Py_ssize_t n)
     return PyUnicode_DecodeUTF8(s, n, "replace");
 }
 
-/* Lines up to this many bytes keep their UTF-8 with their text (decode_data). */
-#define KEEP_UTF8_MAX_BYTES (64 * 1024)
-
-/* A data line's value, which a dialect will parse as JSON: orjson.loads(str) asks for
- * the str's UTF-8 (PyUnicode_AsUTF8AndSize), which CPython makes by encoding the text
- * again and keeps in the str. These bytes are that UTF-8 when they decode without
- * replacement (strict UTF-8 is one-to-one), so they are kept there now: a copy instead
- * of an encode, the memory orjson would have taken anyway. The encode was 198,000 of a
- * Gemini W4 run's 1,920,000 instructions (callgrind), on every non-ASCII event of
- * every dialect. Past KEEP_UTF8_MAX_BYTES a framer-only caller's memory matters more
- * (W3's peak), and the text stays as decode() makes it. */
 /* Eight bytes at p, wherever they are aligned. */
 static inline uint64_t
 load_u64(const char *p)
@@ -794,7 +783,19 @@ new_ascii(const char *s, Py_ssize_t n)
 #endif
 }
 
-/* decode_data's every case but the usual one (known ASCII, not empty). */
+/* Lines up to this many bytes keep their UTF-8 with their text (decode_data_rest). */
+#define KEEP_UTF8_MAX_BYTES (64 * 1024)
+
+/* A data line's value, which a dialect will parse as JSON: orjson.loads(str) asks for
+ * the str's UTF-8 (PyUnicode_AsUTF8AndSize), which CPython makes by encoding the text
+ * again and keeps in the str. These bytes are that UTF-8 when they decode without
+ * replacement (strict UTF-8 is one-to-one), so they are kept there now: a copy instead
+ * of an encode, the memory orjson would have taken anyway. The encode was 198,000 of a
+ * Gemini W4 run's 1,920,000 instructions (callgrind), on every non-ASCII event of
+ * every dialect. Past KEEP_UTF8_MAX_BYTES a framer-only caller's memory matters more
+ * (W3's peak), and the text stays as decode() makes it.
+ *
+ * decode_data's every case but the usual one (known ASCII, not empty). */
 static PyObject *
 decode_data_rest(const char *s, Py_ssize_t n, int ascii)
 {
