@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 from collections.abc import Iterator
 
@@ -11,21 +12,49 @@ from sse_toolcalls.sandbox import available_backends, engine
 
 CHILD = str(engine._CHILD).encode()
 
+# This test process adopts its orphaned descendants (PR_SET_CHILD_SUBREAPER), so that a
+# sandbox process that outlived its parent is still this process's descendant, not
+# init's: sandbox_pids() then counts this process's own, and two pytest-xdist workers
+# never count each other's running children as left behind (36 failures under -n 2).
+_PR_SET_CHILD_SUBREAPER = 36
+if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+    raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
+
+
+def _stat(pid: int) -> tuple[bytes, int]:
+    """A process's state letter and parent pid (OSError once it is gone)."""
+    with open(f"/proc/{pid}/stat", "rb") as file:
+        fields = file.read().rsplit(b")", 1)[1].split()
+    return fields[0], int(fields[1])
+
+
+def _descends_from_us(pid: int) -> bool:
+    me = os.getpid()
+    for _ in range(64):  # a parent chain longer than this is not ours
+        try:
+            pid = _stat(pid)[1]
+        except OSError:
+            return False
+        if pid == me:
+            return True
+        if pid <= 1:
+            return False
+    return False
+
 
 def sandbox_pids() -> set[int]:
-    """Every live process whose command line names this checkout's sandbox child (bwrap's
-    and the interpreter's: forks keep it)."""
+    """Every live process descended from this one whose command line names this
+    checkout's sandbox child (bwrap's and the interpreter's: forks keep it)."""
     found = set()
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
                 with open(f"/proc/{name}/cmdline", "rb") as file:
                     cmdline = file.read()
-                with open(f"/proc/{name}/stat", "rb") as file:
-                    state = file.read().rsplit(b")", 1)[1].split()[0]
+                state = _stat(int(name))[0]
             except OSError:
                 continue
-            if CHILD in cmdline and state not in (b"Z", b"X"):
+            if CHILD in cmdline and state not in (b"Z", b"X") and _descends_from_us(int(name)):
                 found.add(int(name))
     return found
 
