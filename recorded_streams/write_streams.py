@@ -1718,6 +1718,70 @@ def responses_streams() -> list[Stream]:
             calls=[call("get_weather", args, "call_RS0112")],
         )
     )
+
+    r = Resp("resp_RS0113")
+    reasoning_id = "rs_RS0113reasoning"
+    summary = ["Measuring **Ada**:", " the tool takes a person", " and a metric."]
+    item = {"id": reasoning_id, "type": "reasoning", "summary": []}
+    blocks = r.start()
+    blocks.append(r.e("response.output_item.added", output_index=0, item=item))
+    blocks.append(
+        r.e(
+            "response.reasoning_summary_part.added",
+            item_id=reasoning_id,
+            output_index=0,
+            summary_index=0,
+            part={"type": "summary_text", "text": ""},
+        )
+    )
+    blocks += [
+        r.e(
+            "response.reasoning_summary_text.delta",
+            item_id=reasoning_id,
+            output_index=0,
+            summary_index=0,
+            delta=piece,
+        )
+        for piece in summary
+    ]
+    done_summary = {"type": "summary_text", "text": "".join(summary)}
+    blocks.append(
+        r.e(
+            "response.reasoning_summary_text.done",
+            item_id=reasoning_id,
+            output_index=0,
+            summary_index=0,
+            text="".join(summary),
+        )
+    )
+    blocks.append(
+        r.e(
+            "response.reasoning_summary_part.done",
+            item_id=reasoning_id,
+            output_index=0,
+            summary_index=0,
+            part=done_summary,
+        )
+    )
+    done_item = dict(item, summary=[done_summary])
+    blocks.append(r.e("response.output_item.done", output_index=0, item=done_item))
+    blocks += r.function_call(1, "call_RS0113", "get_measurement", hp)
+    blocks.append(
+        r.completed(
+            [done_item, r.fc_item(1, "call_RS0113", "get_measurement", "".join(hp), "completed")]
+        )
+    )
+    add(
+        Stream(
+            file="openai_responses/reasoning_then_call.sse",
+            notes="A reasoning item (id rs_..., a summary streamed in three "
+            "reasoning_summary_text deltas) at output_index 0, then one function_call item. "
+            "The reasoning item is kept with its id, to be sent back before the call.",
+            blocks=blocks,
+            outcome="complete",
+            calls=[call("get_measurement", h, "call_RS0113")],
+        )
+    )
     return out
 
 
@@ -2110,6 +2174,51 @@ def anthropic_streams() -> list[Stream]:
             eol="\r\n",
             outcome="complete",
             calls=[call("get_measurement", w, "toolu_RS0214")],
+        )
+    )
+
+    a = Ant("msg_RS0215")
+    thought = [
+        "The person asks for Ada Lovelace's height.",
+        " The get_measurement tool gives it; the metric is",
+        " height. I will make the function call.",
+    ]
+    thinking_start = {"type": "thinking", "thinking": "", "signature": ""}
+    blocks = [a.start(), PING]
+    blocks.append(ev({"type": "content_block_start", "index": 0, "content_block": thinking_start}))
+    blocks += [
+        ev(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "thinking_delta", "thinking": piece},
+            }
+        )
+        for piece in thought
+    ]
+    blocks.append(
+        ev(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "signature_delta", "signature": "SigRS0215+handMade/Zm9vYmFy=="},
+            }
+        )
+    )
+    blocks.append(ev({"type": "content_block_stop", "index": 0}))
+    blocks += a.text(1, ["I'll look", " that up."])
+    blocks += [*a.tool(2, "toolu_RS0215", "get_measurement", hp), *a.end()]
+    add(
+        Stream(
+            file="anthropic/thinking_then_tool_use.sse",
+            notes="Extended thinking: a thinking block (empty thinking and signature at its "
+            "start, three thinking_delta pieces, one signature_delta), a text block, then one "
+            "tool_use block. The thinking block must be kept whole with its signature, to be "
+            "sent back before the call it preceded.",
+            blocks=blocks,
+            outcome="complete",
+            calls=[call("get_measurement", h, "toolu_RS0215")],
+            text="I'll look that up.",
         )
     )
     return out

@@ -320,8 +320,8 @@ def test_ctrl_c_is_status_130_without_a_traceback(
 def test_replay_events_names_each_whole_reasoning_block(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shared = Path(__file__).resolve().parents[2] / "shared" / "external_streams"
-    raw = (shared / "anthropic" / "thinking_then_tool_use.sse").read_bytes()
+    own = Path(__file__).resolve().parents[1] / "recorded_streams"
+    raw = (own / "anthropic" / "thinking_then_tool_use.sse").read_bytes()
     stdin_of(monkeypatch, raw)
     status, out, _ = run_cli(["replay", "-", "--dialect", "anthropic", "--events"], capsys)
     assert status == EXIT_OK

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from sse_toolcalls.calls import DIALECTS, Dialect, ToolCall, ToolResult
 from sse_toolcalls.messages import assistant_turn, format_results
 from sse_toolcalls.parser import ToolCallParser
+from tests.outside import EXTERNAL_STREAMS, corpus_params, manifest_entries
 
-EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external_streams"
+OWN = Path(__file__).resolve().parents[1] / "recorded_streams"
 
 
 def addressed(dialect: Dialect, formatted: list[dict[str, Any]]) -> list[tuple[str | None, Any]]:
@@ -98,20 +99,26 @@ def test_each_result_carries_its_own_calls_id(
 
 
 def _complete_streams() -> list[Any]:
-    manifest = json.loads((EXTERNAL / "MANIFEST.json").read_text())
+    """Every complete stream of the project's corpus, then of the outside one (each a
+    ``(folder, entry)`` pair; the outside ones skip without ``../shared/``)."""
+    own = json.loads((OWN / "MANIFEST.json").read_text())
+    outside = [e for e in manifest_entries() if e["expected"]["outcome"] == "complete"]
     return [
-        pytest.param(entry, id=entry["file"])
-        for entry in manifest
+        pytest.param((OWN, entry), id=f"recorded_streams/{entry['file']}")
+        for entry in own
         if entry["expected"]["outcome"] == "complete"
-    ]
+    ] + corpus_params(
+        [(EXTERNAL_STREAMS, e) for e in outside], [f"external_streams/{e['file']}" for e in outside]
+    )
 
 
-@pytest.mark.parametrize("entry", _complete_streams())
-def test_real_streams_results_go_to_their_own_calls(entry: dict[str, Any]) -> None:
+@pytest.mark.parametrize("stream", _complete_streams())
+def test_streams_results_go_to_their_own_calls(stream: tuple[Path, dict[str, Any]]) -> None:
+    folder, entry = stream
     provider = entry["provider"]
     dialect: Dialect = "openai_chat" if provider.startswith("openai_compat_") else provider
     parser = ToolCallParser(dialect)
-    data = (EXTERNAL / entry["file"]).read_bytes()
+    data = (folder / entry["file"]).read_bytes()
     calls = parser.feed(data) + parser.finish()
     assert [c.call_id for c in calls if c.call_id is not None] == [
         c["call_id"] for c in entry["expected"]["calls"] if c.get("call_id") is not None

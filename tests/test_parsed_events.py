@@ -32,9 +32,10 @@ from sse_toolcalls import (
 )
 from sse_toolcalls.dialects._parsed import ParsedEvent, parsed_event
 from sse_toolcalls.sse import DEFAULT_MAX_EVENT_BYTES
+from tests.outside import EXTERNAL_STREAMS, outside_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPORA = [ROOT / "recorded_streams", ROOT.parent / "shared" / "external_streams"]
+CORPORA = [ROOT / "recorded_streams", EXTERNAL_STREAMS]
 
 Events = list[tuple[str, dict[str, Any]]]
 
@@ -67,6 +68,13 @@ def load() -> list[tuple[str, Dialect, Events]]:
 
 
 STREAMS = load()
+
+
+@outside_corpus
+def test_the_outside_corpus_is_among_the_streams() -> None:
+    """Without ``../shared/`` the streams above are the project's own only: this test
+    makes that visible (skipped, or failed when the outside corpus is required)."""
+    assert any(s[0].startswith("external_streams/") for s in STREAMS)
 
 
 def encode(value: Any) -> str:

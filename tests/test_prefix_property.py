@@ -39,9 +39,10 @@ from sse_toolcalls import (
 )
 from sse_toolcalls.corpus.transforms import KEEPS_END
 from sse_toolcalls.corpus.transforms import transforms as variants
+from tests.outside import EXTERNAL_STREAMS, outside_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPORA = [ROOT / "recorded_streams", ROOT.parent / "shared" / "external_streams"]
+CORPORA = [ROOT / "recorded_streams", EXTERNAL_STREAMS]
 SMALL_BYTES = 1200
 """Streams up to this size get every cut of every transform (about 15 s here)."""
 
@@ -70,6 +71,13 @@ def load_streams() -> list[Stream]:
 
 
 STREAMS = load_streams()
+
+
+@outside_corpus
+def test_the_outside_corpus_is_among_the_streams() -> None:
+    """Without ``../shared/`` the streams above are the project's own only: this test
+    makes that visible (skipped, or failed when the outside corpus is required)."""
+    assert any(s.file.startswith("external_streams/") for s in STREAMS)
 
 
 # -- transforms: the library's own (sse_toolcalls.corpus.transforms, which

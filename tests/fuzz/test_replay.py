@@ -36,6 +36,7 @@ from sse_toolcalls.corpus.invariants import (
 )
 from tests.fuzz.corpus import TOKENS, seed_inputs, seed_streams, write_dictionary, write_seeds
 from tests.fuzz.mutators import mutate_json, repeat_bytes
+from tests.outside import outside_corpus
 
 HERE = Path(__file__).resolve().parent
 REGRESSIONS = HERE / "regressions"
@@ -93,6 +94,7 @@ def test_inputs_decode_to_the_stream_and_inner_cuts() -> None:
         assert b"".join(chunks) == CHAT
 
 
+@outside_corpus
 def test_seeds_come_from_both_corpora_and_decode_back(tmp_path: Path) -> None:
     for target in TARGETS:
         streams = dict(seed_streams(target))

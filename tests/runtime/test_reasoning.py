@@ -33,7 +33,7 @@ from sse_toolcalls.simulator import ScriptedCall, Simulator, Turn
 from sse_toolcalls.simulator.encoders import encode_turn
 from sse_toolcalls.tools import ToolRegistry
 
-EXTERNAL = Path(__file__).resolve().parents[3] / "shared" / "external_streams"
+OWN = Path(__file__).resolve().parents[2] / "recorded_streams"
 
 # What each dialect needs to turn its reasoning on, as a real caller sends it.
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -69,14 +69,16 @@ def _finished(events: list[StreamEvent]) -> StreamFinished:
 
 @pytest.mark.parametrize("whole", [True, False], ids=["whole", "byte-by-byte"])
 def test_anthropic_thinking_block_is_captured_whole_with_its_signature(whole: bool) -> None:
-    data = (EXTERNAL / "anthropic" / "thinking_then_tool_use.sse").read_bytes()
+    data = (OWN / "anthropic" / "thinking_then_tool_use.sse").read_bytes()
     events = _events("anthropic", data, whole=whole)
     finished = _finished(events)
     (block,) = finished.reasoning
     assert block.kind == "thinking" and block.provider == "anthropic"
-    assert block.text.startswith("The user is asking for weather information for Florence")
-    assert block.text.endswith("make the function call.")
-    assert block.signature is not None and block.signature.startswith("EtYDCkYICxgCKkAV")
+    assert block.text == (
+        "The person asks for Ada Lovelace's height. The get_measurement tool gives it;"
+        " the metric is height. I will make the function call."
+    )
+    assert block.signature == "SigRS0215+handMade/Zm9vYmFy=="
     assert block.before_call == 0
     assert [e.block for e in events if isinstance(e, ReasoningCompleted)] == [block]
     # The calls-only parser keeps them too: the turn must carry them back.
@@ -86,11 +88,11 @@ def test_anthropic_thinking_block_is_captured_whole_with_its_signature(whole: bo
 
 
 def test_responses_reasoning_item_is_captured_with_its_id() -> None:
-    data = (EXTERNAL / "openai_responses" / "gpt5_reasoning_then_call.sse").read_bytes()
+    data = (OWN / "openai_responses" / "reasoning_then_call.sse").read_bytes()
     finished = _finished(_events("openai_responses", data, whole=True))
     (block,) = finished.reasoning
     assert block.kind == "reasoning"
-    assert block.item_id == "rs_0967f4efea4061d0016a3c122284b881a0ba3b13e24047d7ce"
+    assert block.item_id == "rs_RS0113reasoning"
     assert block.before_call == 0 and len(finished.calls) == 1
 
 
