@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -91,53 +89,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         skip_or_fail()
 
 
-class _CountedSkips:
-    """With ``SSE_TOOLCALLS_STRICT_SKIPS=1`` (CI), a skip that no line of
-    ``tests/allowed_skips.txt`` explains fails the run: a new skip is a decision made in
-    a commit, never an accident of the machine. Under pytest-xdist the controller sees
-    every worker's reports, so the check runs there once."""
-
-    def __init__(self, allowed: list[tuple[str, str]]) -> None:
-        self.allowed = allowed
-        self.unexplained: list[tuple[str, str]] = []
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        import fnmatch
-
-        if not report.skipped or hasattr(report, "wasxfail"):
-            return
-        reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""
-        if not any(fnmatch.fnmatchcase(report.nodeid, pattern) for pattern, _ in self.allowed):
-            self.unexplained.append((report.nodeid, reason))
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.unexplained:
-            terminalreporter.section("skips not on tests/allowed_skips.txt", red=True)
-            for nodeid, reason in self.unexplained:
-                terminalreporter.write_line(f"{nodeid}: {reason}")
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.unexplained and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-def read_allowed_skips(path: Path) -> list[tuple[str, str]]:
-    """``(pattern, why)`` for each line ``<node id pattern>  # <why>`` of the allowlist."""
-    allowed = []
-    for line in path.read_text().splitlines():
-        pattern, _, why = line.partition("#")
-        if pattern.strip():
-            if not why.strip():
-                raise pytest.UsageError(f"{path}: every allowed skip says why: {line!r}")
-            allowed.append((pattern.strip(), why.strip()))
-    return allowed
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "outside_corpus: reads ../shared/ (skipped without it; see tests/outside.py)"
     )
-    if os.environ.get("SSE_TOOLCALLS_STRICT_SKIPS") == "1" and not hasattr(config, "workerinput"):
-        allowed = read_allowed_skips(Path(__file__).with_name("allowed_skips.txt"))
-        config.pluginmanager.register(_CountedSkips(allowed), "sse_toolcalls_counted_skips")
+    config.pluginmanager.import_plugin("tests.counted_skips")

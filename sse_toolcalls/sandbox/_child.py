@@ -201,6 +201,37 @@ def drop_capabilities() -> None:
 # The worker.
 
 
+_CLONE_NEWUSER = 0x10000000
+_WARM_NAMESPACE_TASKS: list[int] = []
+"""In a warm zygote that made a user namespace of its own, one count: the tasks of that
+namespace that are not a call's (the zygote and the call's supervisor)."""
+
+
+def own_user_namespace() -> bool:
+    """Move this process into a user namespace of its own, the same uid and gid mapped, so
+    that RLIMIT_NPROC counts only the tasks started in it (Linux >= 5.14 charges the limit
+    per user namespace, and every ancestor's limit still holds). Under Landlock the limit
+    otherwise counts every task of the uid on the machine, so a call failed when other
+    work of the same user started processes at the wrong moment (two suites at once gave
+    a false PROCESS_LIMIT). False where the kernel allows no unprivileged user namespace:
+    the limit is then approximate, and the supervisor's own count is the verdict.
+
+    The capabilities the new namespace grants are dropped at once; a failure after the
+    unshare raises (the worker reports a crash: fail closed)."""
+    uid, gid = os.getuid(), os.getgid()
+    if _libc().unshare(_CLONE_NEWUSER) != 0:
+        return False
+    for name, text in (
+        ("setgroups", "deny"),
+        ("uid_map", f"{uid} {uid} 1"),
+        ("gid_map", f"{gid} {gid} 1"),
+    ):
+        with open(f"/proc/self/{name}", "w") as file:
+            file.write(text)
+    drop_capabilities()
+    return True
+
+
 def _tasks_of_my_uid() -> int:
     """Threads of this real uid that /proc shows (RLIMIT_NPROC counts threads)."""
     uid = os.getuid()
@@ -408,7 +439,16 @@ def _work(request: dict[str, Any], out: int) -> None:
     try:
         # Counted before Landlock hides /proc; the worker itself is one of "processes".
         # (Root is not bound by RLIMIT_NPROC: its calls run in a pids cgroup instead.)
-        others = max(_tasks_of_my_uid() - 1, 0) if os.geteuid() != 0 else 0
+        # Under Landlock, a user namespace of the call's own (or of its warm zygote's)
+        # makes the count exact: only the tasks of that namespace are charged.
+        if os.geteuid() == 0:
+            others = 0
+        elif _WARM_NAMESPACE_TASKS:
+            others = _WARM_NAMESPACE_TASKS[0]
+        elif request["landlock"] and own_user_namespace():
+            others = 0
+        else:
+            others = max(_tasks_of_my_uid() - 1, 0)
         if os.geteuid() == 0:
             drop_capabilities()
         if request["landlock"]:
@@ -769,6 +809,11 @@ def _zygote() -> None:
     if boot is None:
         return
     request: dict[str, Any] = json.loads(boot)
+    if request["landlock"] and os.geteuid() != 0 and own_user_namespace():
+        # Before Landlock, which would refuse the writes to /proc/self/*_map, and while
+        # this process may still write its own /proc entries (not yet undumpable). Each
+        # call's tasks then share the namespace with the zygote and its supervisor.
+        _WARM_NAMESPACE_TASKS.append(2)
     libc = _setup(request)
     result = os.dup(1)
     os.dup2(2, 1)

@@ -217,6 +217,39 @@ async def test_threads_count_as_processes(backend: Backend) -> None:
     assert _kind(over) is ViolationKind.PROCESS_LIMIT, over
 
 
+async def test_other_work_of_the_same_user_does_not_count_as_the_tools(
+    tmp_path: Path, backend: Backend
+) -> None:
+    """Other processes of the same uid that start while a call runs are not the tool's:
+    under Landlock, RLIMIT_NPROC counted the whole uid, so 2 threads of a 4-process box
+    failed when 30 other processes of the user appeared at the wrong moment (seen as a
+    flaky PROCESS_LIMIT with two suites at once; planted here every time). Run as root the
+    calls are in a pids cgroup; the unprivileged rerun (test_unprivileged.py) is the case."""
+    box = Sandbox(processes=4, write=[tmp_path])
+    others: list[Any] = []
+
+    async def other_work() -> None:
+        with anyio.fail_after(30):
+            # The tool is another process: a file is all it can signal with.
+            while not (tmp_path / "ready").exists():  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+        for _ in range(30):
+            others.append(await anyio.open_process(["sleep", "30"]))
+        (tmp_path / "go").write_text("1")
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(other_work)
+            result = await run_in_sandbox(
+                box, tools.threads_after_go, {"count": 2, "folder": str(tmp_path)}, backend=backend
+            )
+    finally:
+        for process in others:
+            process.kill()
+            await process.wait()
+    assert (result.value, result.violation) == (2, None), result
+
+
 async def test_only_declared_environment_variables_reach_the_tool(
     backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -82,6 +83,16 @@ def threads(count: int) -> int:
         thread.start()
     done.set()
     return len(started)
+
+
+def threads_after_go(count: int, folder: str) -> int:
+    """Say ``ready`` (a file in ``folder``), wait for ``go``, then start ``count`` threads:
+    the test starts other work of the same user in between."""
+    Path(folder, "ready").write_text("1")
+    deadline = time.monotonic() + 30
+    while not Path(folder, "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return threads(count)
 
 
 def link_and_read(target: str) -> str:
