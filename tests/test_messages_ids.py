@@ -125,6 +125,9 @@ def test_streams_results_go_to_their_own_calls(stream: tuple[Path, dict[str, Any
     ]
     results = [ToolResult(call=c, content=payload_of(c)) for c in reversed(calls)]
     out = addressed(dialect, format_results(results))
+    # Both are written in the model's order (the calls' indexes), whatever order the calls
+    # completed in (Responses items may finish out of order: interleaved_items_*).
+    calls = sorted(calls, key=lambda c: c.index)
     assert out == [(c.call_id, payload_of(c)) for c in calls]
     assert addressed_calls(dialect, assistant_turn("", calls)) == [c.call_id for c in calls]
     if dialect == "gemini":
