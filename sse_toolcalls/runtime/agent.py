@@ -728,9 +728,7 @@ class _Run:
             # the person denied is the "ask" left in the decisions.
             state, decisions, approved = resumed
             refused_before = set(state.refused_before)
-            reports = await self._dispatch(
-                state.calls, decisions, by_user=True, approved=approved
-            )
+            reports = await self._dispatch(state.calls, decisions, by_user=True, approved=approved)
             done = self._after_turn(reports, refused_before)
             if isinstance(done, AgentReply):
                 return done

@@ -269,9 +269,7 @@ def state_digest(state: ApprovalState) -> bytes:
             f"a {type(state).__name__} is not an ApprovalState", reason="tampered"
         )
     fields = tuple(
-        (f.name, getattr(state, f.name))
-        for f in dataclasses.fields(state)
-        if f.name != "signature"
+        (f.name, getattr(state, f.name)) for f in dataclasses.fields(state) if f.name != "signature"
     )
     return value_digest(("ApprovalState", fields))
 
@@ -325,9 +323,11 @@ async def verify_state(
         )
     token = state.token
     pause = await _ledger_call("get", ledger.get, _record_key("pause", token))
-    recorded = pause.content.get("digest") if pause is not None and isinstance(
-        pause.content, dict
-    ) else None
+    recorded = (
+        pause.content.get("digest")
+        if pause is not None and isinstance(pause.content, dict)
+        else None
+    )
     if recorded is not None and recorded != digest.hex():
         raise ApprovalStateError(
             "the approval state differs from the one paused (edited after the pause)",

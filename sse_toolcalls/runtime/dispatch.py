@@ -309,7 +309,9 @@ class Dispatcher:
             for call in calls
         ]
         keys = self._keys(checked, request)
-        waiting = [_unapproved(call, v, request, approved) for call, v in zip(calls, checked)]
+        waiting = [
+            _unapproved(call, v, request, approved) for call, v in zip(calls, checked, strict=True)
+        ]
         reports: list[CallReport | None] = [None] * len(calls)
         finished = [anyio.Event() for _ in calls]
         limiter = anyio.CapacityLimiter(self.max_concurrency)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +71,7 @@ def paying(*payments: tuple[str, int]) -> StreamFinished:
     )
 
 
-def agent_for(
-    paid: list[tuple[str, int]], *turns: StreamFinished, **options: Any
-) -> Agent:
+def agent_for(paid: list[tuple[str, int]], *turns: StreamFinished, **options: Any) -> Agent:
     steps = list(turns) or [paying(("bob", 10))]
     return Agent(FakeClient([*steps, answer("done"), answer("done")]), payments(paid), **options)
 
@@ -95,7 +94,7 @@ def with_calls(state: ApprovalState, edit: Any) -> ApprovalState:
     return dataclasses.replace(state, calls=calls, pending=pending, messages=messages)
 
 
-def amount(value: int, to: str = "mallory") -> Any:
+def amount(value: Any, to: str = "mallory") -> Any:
     return lambda c: dataclasses.replace(c, args={**c.args, "amount": value, "to": to})
 
 
@@ -202,6 +201,18 @@ async def test_a_worker_with_a_ledger_of_its_own_cannot_resume_an_unsigned_state
     assert paid == []
 
 
+async def answer_on(worker: Agent, state: ApprovalState, verdict: str, won: list[str]) -> None:
+    """One worker's answer to ``state``: its verdict appended to ``won`` when it took
+    the decision, ``"refused"`` when the other worker had."""
+    try:
+        await worker.resume(state, **{verdict: pending_ids(state)})
+    except ApprovalStateError as exc:
+        assert exc.reason == "decided"
+        won.append("refused")
+    else:
+        won.append(verdict)
+
+
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 async def test_approve_and_deny_racing_on_two_workers_take_one_decision(
     store: str, tmp_path: Path
@@ -220,22 +231,11 @@ async def test_approve_and_deny_racing_on_two_workers_take_one_decision(
         a, b = (agent_for(paid, ledger=ledger) for ledger in ledgers)
         state = await paused_state(a)
         won: list[str] = []
-        lost: list[str] = []
-
-        async def answer_on(worker: Agent, verdict: str) -> None:
-            try:
-                await worker.resume(state, **{verdict: pending_ids(state)})
-            except ApprovalStateError as exc:
-                assert exc.reason == "decided"
-                lost.append(verdict)
-            else:
-                won.append(verdict)
-
         async with anyio.create_task_group() as group:
-            group.start_soon(answer_on, a, "approve")
-            group.start_soon(answer_on, b, "deny")
-        assert len(won) == 1 and len(lost) == 1
-        assert paid == ([("bob", 10)] if won == ["approve"] else [])
+            group.start_soon(answer_on, a, state, "approve", won)
+            group.start_soon(answer_on, b, state, "deny", won)
+        assert sorted(won) in (["approve", "refused"], ["deny", "refused"])
+        assert paid == ([("bob", 10)] if "approve" in won else [])
         for ledger in ledgers:
             if isinstance(ledger, SQLiteLedger):
                 ledger.close()
@@ -248,20 +248,12 @@ async def test_approve_and_deny_racing_on_postgres_take_one_decision(postgres_ds
     async with PostgresLedger(postgres_dsn) as la, PostgresLedger(postgres_dsn) as lb:
         a, b = agent_for(paid, ledger=la), agent_for(paid, ledger=lb)
         state = await paused_state(a)
-        outcomes: list[str] = []
-
-        async def answer_on(worker: Agent, verdict: str) -> None:
-            try:
-                await worker.resume(state, **{verdict: pending_ids(state)})
-                outcomes.append(verdict)
-            except ApprovalStateError:
-                outcomes.append("refused")
-
+        won: list[str] = []
         async with anyio.create_task_group() as group:
-            group.start_soon(answer_on, a, "approve")
-            group.start_soon(answer_on, b, "deny")
-        assert sorted(outcomes) in (["approve", "refused"], ["deny", "refused"])
-        assert paid == ([("bob", 10)] if "approve" in outcomes else [])
+            group.start_soon(answer_on, a, state, "approve", won)
+            group.start_soon(answer_on, b, state, "deny", won)
+        assert sorted(won) in (["approve", "refused"], ["deny", "refused"])
+        assert paid == ([("bob", 10)] if "approve" in won else [])
 
 
 # --------------------------------------------------------------------------------------
@@ -329,7 +321,7 @@ def _swap_order(state: ApprovalState) -> ApprovalState:
     return dataclasses.replace(state, calls=calls, pending=calls)
 
 
-EDITS = {
+EDITS: dict[str, Callable[[ApprovalState], ApprovalState]] = {
     "amount only in calls": lambda s: dataclasses.replace(
         s, calls=with_calls(s, amount(9999, "bob")).calls
     ),
@@ -346,9 +338,13 @@ EDITS = {
     "paused at": lambda s: dataclasses.replace(s, paused_at=s.paused_at + 1),
     "the policy's denials": lambda s: dataclasses.replace(s, denied=(("toolu_1", "no"),)),
     "a list for a tuple of different content": lambda s: dataclasses.replace(
-        s, refused_before=["pay"]
+        s,
+        refused_before=["pay"],  # type: ignore[arg-type]  # what a JSON round trip gives
     ),
-    "an object no state holds": lambda s: dataclasses.replace(s, lang=object()),
+    "an object no state holds": lambda s: dataclasses.replace(
+        s,
+        lang=object(),  # type: ignore[arg-type]  # what a pickle from a client may hold
+    ),
 }
 
 
@@ -365,6 +361,22 @@ async def test_any_edit_of_the_state_is_refused(edit: str, signed: bool) -> None
         await agent.resume(forged, approve=pending_ids(state))
     assert refused.value.reason == "tampered"
     assert paid == []
+
+
+async def test_a_state_that_comes_back_with_lists_for_its_tuples_still_resumes() -> None:
+    """A JSON round trip turns tuples into lists: the same values, so the same state."""
+    paid: list[tuple[str, int]] = []
+    agent = agent_for(paid, paying(("bob", 10), ("carol", 20)))
+    state = await paused_state(agent)
+    listed = dataclasses.replace(
+        state,
+        calls=list(state.calls),  # type: ignore[arg-type]
+        pending=list(state.pending),  # type: ignore[arg-type]
+        messages=list(state.messages),  # type: ignore[arg-type]
+        refused_before=list(state.refused_before),  # type: ignore[arg-type]
+    )
+    await agent.resume(listed, approve=pending_ids(state))
+    assert paid == [("bob", 10), ("carol", 20)]
 
 
 async def test_a_state_replayed_after_success_is_refused_before_anything_runs() -> None:
@@ -444,7 +456,9 @@ async def test_a_bad_signature_is_refused(signature: str) -> None:
     spelled = {
         "truncated": good[:-2],
         "upper": good.upper() if good.upper() != good else good + "0",
-        "another key": approval_module.sealed(state, approval_module.ApprovalKey(b"x" * 32)).signature,
+        "another key": approval_module.sealed(
+            state, approval_module.ApprovalKey(b"x" * 32)
+        ).signature,
         "non-ascii": good[:-1] + "\u0660",
     }.get(signature, signature)
     forged = dataclasses.replace(state, signature=spelled)
@@ -462,7 +476,10 @@ async def test_an_edited_state_re_signed_without_the_key_is_refused() -> None:
     b = agent_for(paid, approval_key=KEY)
     state = await paused_state(a)
     forged = with_calls(state, amount(9999))
-    for candidate in (forged, approval_module.sealed(forged, approval_module.ApprovalKey(b"y" * 32))):
+    for candidate in (
+        forged,
+        approval_module.sealed(forged, approval_module.ApprovalKey(b"y" * 32)),
+    ):
         with pytest.raises(ApprovalStateError, match="signature"):
             await b.resume(candidate, approve=pending_ids(candidate))
     assert paid == []
@@ -595,7 +612,7 @@ def test_no_edit_of_the_shown_call_ever_runs(
         paid: list[tuple[str, int]] = []
         agent = agent_for(paid, **({"approval_key": KEY} if signed else {}))
         state = await paused_state(agent)
-        edited = with_calls(state, amount(value, to))  # type: ignore[arg-type]
+        edited = with_calls(state, amount(value, to))
         forged = {
             "calls": dataclasses.replace(state, calls=edited.calls),
             "pending": dataclasses.replace(state, pending=edited.pending),
