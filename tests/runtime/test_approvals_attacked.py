@@ -11,6 +11,7 @@ that runs is byte for byte the call the person was shown, and the dispatcher run
 from __future__ import annotations
 
 import dataclasses
+import json
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ from sse_toolcalls.calls import StreamFinished, ToolCall
 from sse_toolcalls.conversation import AssistantMessage
 from sse_toolcalls.errors import ApprovalStateError, LedgerError, UsageError
 from sse_toolcalls.runtime import approval as approval_module
+from sse_toolcalls.runtime._seal import value_digest
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import ApprovalState, call_digest, pending_ids
 from sse_toolcalls.runtime.dispatch import Dispatcher
@@ -627,3 +629,61 @@ def test_no_edit_of_the_shown_call_ever_runs(
         return paid
 
     assert anyio.run(attack, backend=backend) == []
+
+
+# --------------------------------------------------------------------------------------
+# The digest itself: equal values, equal digest; any other value, another.
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400)
+@given(a=JSON, b=JSON)
+def test_two_values_share_a_digest_exactly_when_their_json_is_the_same(a: Any, b: Any) -> None:
+    """The oracle is JSON with sorted keys: it tells ``1`` from ``1.0`` and ``true``,
+    ``-0.0`` from ``0.0``, and ignores the order of an object's keys, as the digest
+    must (the order of a dict is not part of a call; the type of a number is)."""
+    same = json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert (value_digest(a) == value_digest(b)) == same
+    assert value_digest(a) == value_digest(json.loads(json.dumps(a)))
+
+
+@settings(max_examples=200)
+@given(args=st.dictionaries(st.text(max_size=4), JSON, max_size=4), other=JSON)
+def test_a_call_digest_changes_with_any_argument(args: dict[str, Any], other: Any) -> None:
+    call = ToolCall(name="pay", args=args, provider="anthropic", call_id="c", index=0)
+    for key in [*args, "extra"]:
+        edited = dataclasses.replace(call, args={**args, key: other})
+        same = json.dumps(edited.args, sort_keys=True) == json.dumps(args, sort_keys=True)
+        assert (call_digest(edited, request_id="r") == call_digest(call, request_id="r")) == same
+
+
+def test_a_shared_structure_costs_its_distinct_parts_not_its_expansion() -> None:
+    """60 levels of a list holding the level below twice: 2**60 leaves written out,
+    61 objects in memory. The digest visits each object once (a walk of the expansion
+    would never end: this test is its hang guard)."""
+    value: Any = ["leaf"]
+    for _ in range(60):
+        value = [value, value]
+    assert len(value_digest(value)) == 32
+
+
+def test_a_cycle_or_an_object_of_no_known_kind_is_refused_as_tampered() -> None:
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    for bad in (cycle, {"a": object()}, [1, {2, 3}]):
+        with pytest.raises(ApprovalStateError) as refused:
+            value_digest(bad)
+        assert refused.value.reason == "tampered"
+
+
+async def test_something_that_is_not_a_state_is_refused() -> None:
+    agent = agent_for([])
+    state = await paused_state(agent)
+    for fake in (dataclasses.asdict(state), None, "state"):
+        with pytest.raises(ApprovalStateError, match="not an ApprovalState"):
+            await agent.resume(fake, approve=pending_ids(state))  # type: ignore[arg-type]
