@@ -523,6 +523,36 @@ class Agent:
                 approved, detail = await claim_decision(ledger, state, approve=approve, deny=deny)
             except LedgerError as exc:
                 problem = exc
+        if problem is not None:
+            # Neither the state nor the decision could be checked against the ledger:
+            # nothing of the turn may run, and the user still gets a reply. The state
+            # is unchecked, so only its plain texts and messages are read from it.
+            run = _Run(
+                self,
+                list(state.messages) if isinstance(state.messages, tuple | list) else [],
+                conversation_id=_text_or(state.conversation_id, ""),
+                request_id=_text_or(state.request_id, ""),
+                lang=_text_or(state.lang, self.lang),
+                deps=deps if deps is not None else self.deps,
+            )
+            go = functools.partial(run.refused, problem)
+        else:
+            run = self._resumed_run(state, deps)
+            if detail is not None:
+                run._note(Diagnostic(kind="approval_record_error", message=detail))
+            declined = dict(state.denied)
+            decisions: list[Decision] = [
+                Deny(reason=declined[name])
+                if name in declined
+                else ("allow" if name not in deny else "ask")
+                for name in approval_ids(state.calls)
+            ]
+            go = functools.partial(run.go, resumed=(state, decisions, approved))
+        async with _pipeline(run, go, usage_errors=False, remember=False) as stream:
+            yield stream
+
+    def _resumed_run(self, state: ApprovalState, deps: Any) -> _Run:
+        """The run a checked state goes on as, where it paused."""
         run = _Run(
             self,
             list(state.messages),
@@ -538,23 +568,11 @@ class Agent:
         run.history_length = state.history_length
         run.usage, run.provider_retries = state.usage, state.provider_retries
         run.started -= state.elapsed
-        declined = dict(state.denied)
-        decisions: list[Decision] = [
-            Deny(reason=declined[name])
-            if name in declined
-            else ("allow" if name not in deny else "ask")
-            for name in approval_ids(state.calls)
-        ]
-        if detail is not None:
-            run._note(Diagnostic(kind="approval_record_error", message=detail))
-        if problem is not None:
-            # Neither the state nor the decision could be checked against the ledger:
-            # nothing of the turn may run, and the user still gets a reply.
-            go = functools.partial(run.refused, problem)
-        else:
-            go = functools.partial(run.go, resumed=(state, decisions, approved))
-        async with _pipeline(run, go, usage_errors=False, remember=False) as stream:
-            yield stream
+        return run
+
+
+def _text_or(value: object, default: str) -> str:
+    return value if isinstance(value, str) else default
 
 
 def _running_loop() -> str | None:

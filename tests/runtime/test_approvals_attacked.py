@@ -554,6 +554,27 @@ async def test_a_ledger_down_at_resume_runs_nothing_and_replies(failing: set[str
     assert paid == [("bob", 10)]
 
 
+async def test_an_unchecked_state_of_odd_values_with_the_ledger_down_still_replies() -> None:
+    """With the ledger down the state cannot be checked: nothing of it beyond its
+    messages and texts is read, so odd values in it never raise from ``resume``."""
+    paid: list[tuple[str, int]] = []
+    ledger = FailingLedger()
+    agent = agent_for(paid, ledger=ledger)
+    state = await paused_state(agent)
+    ledger.failing = {"get"}
+    odd = dataclasses.replace(
+        state,
+        denied=(("a", "b", "c"),),
+        retries=((1, 2, 3),),  # type: ignore[arg-type]
+        elapsed="soon",  # type: ignore[arg-type]
+        request_id=7,  # type: ignore[arg-type]
+        messages="not messages",  # type: ignore[arg-type]
+    )
+    reply = await agent.resume(odd, approve=pending_ids(state))
+    assert reply.is_fallback and reply.reason == "internal_error"
+    assert paid == []
+
+
 async def test_a_decision_whose_detail_is_not_recorded_is_still_taken_once() -> None:
     paid: list[tuple[str, int]] = []
     ledger = FailingLedger()
