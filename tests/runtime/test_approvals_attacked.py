@@ -564,7 +564,7 @@ async def test_an_unchecked_state_of_odd_values_with_the_ledger_down_still_repli
     ledger.failing = {"get"}
     odd = dataclasses.replace(
         state,
-        denied=(("a", "b", "c"),),
+        denied=(("a", "b", "c"),),  # type: ignore[arg-type]
         retries=((1, 2, 3),),  # type: ignore[arg-type]
         elapsed="soon",  # type: ignore[arg-type]
         request_id=7,  # type: ignore[arg-type]
