@@ -300,7 +300,12 @@ async def record_pause(ledger: IdempotencyLedger, state: ApprovalState) -> None:
         "conversation_id": state.conversation_id,
         "pending": [call_digest(c, request_id=state.request_id) for c in state.pending],
     }
-    await _ledger_call("record", ledger.record, _record_key("pause", state.token), content)
+    pause = _record_key("pause", state.token)
+    if await _ledger_call("reserve", ledger.reserve, pause, tool=PAUSE_RECORD_TOOL) is not None:
+        # A fresh random token never meets an entry: a ledger that says otherwise is
+        # not one whose record could be trusted to tell this pause apart.
+        raise LedgerError("a pause with this token is already on record")
+    await _ledger_call("record", ledger.record, pause, content)
 
 
 async def verify_state(

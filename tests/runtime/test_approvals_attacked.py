@@ -708,3 +708,17 @@ async def test_something_that_is_not_a_state_is_refused() -> None:
     for fake in (dataclasses.asdict(state), None, "state"):
         with pytest.raises(ApprovalStateError, match="not an ApprovalState"):
             await agent.resume(fake, approve=pending_ids(state))  # type: ignore[arg-type]
+
+
+async def test_the_ledger_shows_the_pause_and_the_decision_to_people_reading_it() -> None:
+    paid: list[tuple[str, int]] = []
+    ledger = InMemoryLedger()
+    agent = agent_for(paid, ledger=ledger)
+    state = await paused_state(agent)
+    assert [(e.tool, e.state) for e in ledger.entries()] == [("<approval pause>", "done")]
+    await agent.resume(state, deny=pending_ids(state))
+    entries = {e.tool: e for e in ledger.entries()}
+    assert set(entries) == {"<approval pause>", "<approval decision>"}
+    decision = entries["<approval decision>"].content
+    assert isinstance(decision, dict) and decision["verdict"] == "denied"
+    assert decision["deny"] == [call_digest(state.pending[0], request_id="req-1")]
