@@ -43,6 +43,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "as_dialect",
     ),
     "errors": (
+        "ApprovalStateError",
         "CircuitOpenError",
         "ConversationStoreError",
         "EventTooLargeError",
@@ -275,6 +276,7 @@ if TYPE_CHECKING:
     from .conversation import ToolResultsMessage as ToolResultsMessage
     from .conversation import UserMessage as UserMessage
     from .crossing import carry_over as carry_over
+    from .errors import ApprovalStateError as ApprovalStateError
     from .errors import CircuitOpenError as CircuitOpenError
     from .errors import ConversationStoreError as ConversationStoreError
     from .errors import EventTooLargeError as EventTooLargeError

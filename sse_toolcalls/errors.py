@@ -268,6 +268,25 @@ class ConversationStoreError(SSEToolCallsError):
     loaded runs nothing."""
 
 
+class ApprovalStateError(UsageError):
+    """A paused run's state was refused on resume, before anything of it ran: it is not
+    the state this application paused (edited, forged, signed with another key), or it
+    was already decided (replayed, or decided on another worker), or it is too old.
+
+    A state that went through a browser or a client and came back is untrusted input;
+    see ``docs/threat-model.md``. Retrying the same state will not help: re-submit the
+    user's request to pause it afresh."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        """Why: ``tampered`` (the state differs from the one paused, or its signature
+        does not check), ``unknown`` (no pause of that token is on record and the state
+        is not signed with this application's key), ``decided`` (a decision on it is
+        already on record: a denial is final, an approval is used once) or ``expired``
+        (paused longer ago than ``MAX_PAUSE_AGE_S``)."""
+
+
 class SandboxDeclarationError(UsageError):
     """A sandbox declaration cannot be used: a size or a path that cannot be read, or a
     handler the sandbox's child cannot import by its module path (a lambda, a closure)."""

@@ -209,6 +209,7 @@ def test_exceptions_pickle_by_the_root_path(error: SSEToolCallsError) -> None:
 EVERY_ERROR: list[Exception] = [
     SSEToolCallsError("boom"),
     sse_toolcalls.UsageError("misuse"),
+    sse_toolcalls.ApprovalStateError("edited", reason="tampered"),
     UnknownDialectError("cohere"),
     sse_toolcalls.StreamError("stream"),
     sse_toolcalls.FramingError("framing"),

@@ -18,6 +18,7 @@ from .approval import (
     Decision,
     Deny,
     approval_id,
+    call_digest,
 )
 from .breaker import CircuitBreaker, CircuitStatus
 from .diagnostics import Diagnostic
@@ -127,6 +128,7 @@ __all__ = [
     "aparse_events",
     "aparse_tool_calls",
     "approval_id",
+    "call_digest",
     "fallback_message",
     "idempotency_key",
     "is_retryable_status",

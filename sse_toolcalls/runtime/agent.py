@@ -26,7 +26,8 @@ text, within ``max_steps``), and adds what a product needs when things fail:
   ``policy`` (and each tool's ``needs_approval``) decides per call: allow, deny (the
   model reads the reason) or ask. A turn with a call that asks runs nothing and the run
   pauses: the reply's ``pending_approvals`` and ``state`` say what waits, and
-  :meth:`Agent.resume` goes on with the person's answer.
+  :meth:`Agent.resume` goes on with the person's answer, once, and only with the state
+  as it was paused (its record in the ledger, or its signature with ``approval_key``).
 - **Anything else** (a bug here or in a handler's result, an exception a stream should
   never raise): the ``internal_error`` fallback, with the exception and its traceback in
   the diagnostics and the log. Only cancellation, and misuse found before any tool ran
@@ -71,6 +72,8 @@ from ..conversation import (
     UserMessage,
 )
 from ..errors import (
+    ApprovalStateError,
+    LedgerError,
     StreamError,
     StreamTimeoutError,
     TruncatedStreamError,
@@ -84,7 +87,12 @@ from .approval import (
     Decision,
     Deny,
     approval_ids,
+    check_approval_key,
+    claim_decision,
     pending_ids,
+    record_pause,
+    sealed,
+    verify_state,
 )
 from .breaker import CircuitBreaker
 from .diagnostics import MAX_BODY_CHARS, Diagnostic, from_exception, logger, report
@@ -203,6 +211,7 @@ class Agent:
         policy: ApprovalPolicy | None = None,
         tracing: Tracing | bool | None = None,
         sandbox_pool: WarmPool | None = None,
+        approval_key: bytes | None = None,
     ) -> None:
         """Args:
             client: the provider client (its dialect decides every format).
@@ -240,14 +249,21 @@ class Agent:
             sandbox_pool: warm workers for sandboxed tools, reused across calls and
                 runs (a :class:`~sse_toolcalls.sandbox.WarmPool`, opened and closed by
                 the application in the same event loop); a cold child per call without.
+            approval_key: the application's secret (at least 16 random bytes) that
+                signs each paused state (HMAC-SHA256), so that any worker holding it can
+                check a state that came back, even one whose ledger did not record the
+                pause. Without it, a state resumes only where the ledger that recorded
+                its pause is shared. Keep it out of the browser: who holds it can make
+                states (``docs/threat-model.md``).
 
         Raises:
             UsageError: ``max_steps`` not a whole number of at least 1, a
                 ``request_timeout`` not a finite positive number of seconds, a bad
-                dispatcher setting, or
-                ``tracing=True`` without ``opentelemetry-api``.
+                dispatcher setting, ``tracing=True`` without ``opentelemetry-api``, or
+                an ``approval_key`` that is not bytes of at least 16.
         """
         check_count("max_steps", max_steps, minimum=1)
+        self._approval_key = check_approval_key(approval_key)
         if request_timeout is not None:
             check_quantity("request_timeout", request_timeout, positive=True)
         self.client = client
@@ -284,7 +300,6 @@ class Agent:
         """Where spans go (a no-op without OpenTelemetry)."""
         self.store: ConversationStore = store if store is not None else InMemoryConversationStore()
         """Where conversations are kept."""
-        self._resumed: set[str] = set()
 
     def __repr__(self) -> str:
         tools = ", ".join(spec.name for spec in self.registry.specs())
@@ -458,7 +473,11 @@ class Agent:
 
         Every pending call must be named once, in ``approve`` or in ``deny``, by its
         :func:`~.approval.approval_id` (its ``call_id``; :func:`~.approval.pending_ids`
-        lists them, telling apart calls that share an id). The paused turn then runs as
+        lists them, telling apart calls that share an id). The state must be the one
+        paused, checked against its record in the agent's ledger or its signature
+        (``approval_key``), and not yet decided: the decision is then reserved in the
+        ledger, so it is taken once on every worker sharing it, a denial for good
+        (see :mod:`.approval`). The paused turn then runs as
         one dispatch (in call order, under the same write keys as any run of that
         turn), a denied call answered with "the user declined"; the loop goes on and
         may pause again. The turn keeps its request's id, so an approved write has the
@@ -469,19 +488,71 @@ class Agent:
             The events, as :meth:`run_stream` does (the approved calls' results first).
 
         Raises:
-            UsageError: on entering: ``state`` was already resumed by this agent, or the
-                ids do not name each pending call exactly once.
+            ApprovalStateError: on entering, nothing run: ``state`` is not the state
+                paused (edited, forged, copied with a new token or request id, badly
+                signed), was already resumed here or on another worker sharing the
+                ledger, or is older than ``MAX_PAUSE_AGE_S``.
+            UsageError: on entering: the ids do not name each pending call exactly
+                once. (When the ledger cannot be read or written, nothing runs and the
+                reply is the ``internal_error`` fallback.)
         """
-        pending = set(pending_ids(state))
-        named = [*approve, *deny]
-        if len(set(named)) != len(named) or set(named) != pending:
-            raise UsageError(
-                "resume names each pending call once, in approve or deny; pending: "
-                + ", ".join(sorted(pending))
+        if not isinstance(state, ApprovalState):
+            raise ApprovalStateError(
+                f"a {type(state).__name__} is not an ApprovalState", reason="tampered"
             )
-        if state.token in self._resumed:
-            raise UsageError("this approval state was already resumed; its calls ran once")
-        self._resumed.add(state.token)
+        ledger = self.dispatcher.ledger
+        problem: LedgerError | None = None
+        approved: frozenset[str] = frozenset()
+        detail: str | None = None
+        try:
+            # The state first, so that an edited one is refused as such whatever it
+            # names; the person's answer next; the decision last, so that misuse takes
+            # none.
+            await verify_state(ledger, state, key=self._approval_key, now=time.time())
+        except LedgerError as exc:
+            problem = exc
+        if problem is None:
+            pending = set(pending_ids(state))
+            named = [*approve, *deny]
+            if len(set(named)) != len(named) or set(named) != pending:
+                raise UsageError(
+                    "resume names each pending call once, in approve or deny; pending: "
+                    + ", ".join(sorted(pending))
+                )
+            try:
+                approved, detail = await claim_decision(ledger, state, approve=approve, deny=deny)
+            except LedgerError as exc:
+                problem = exc
+        if problem is not None:
+            # Neither the state nor the decision could be checked against the ledger:
+            # nothing of the turn may run, and the user still gets a reply. The state
+            # is unchecked, so only its plain texts and messages are read from it.
+            run = _Run(
+                self,
+                list(state.messages) if isinstance(state.messages, tuple | list) else [],
+                conversation_id=_text_or(state.conversation_id, ""),
+                request_id=_text_or(state.request_id, ""),
+                lang=_text_or(state.lang, self.lang),
+                deps=deps if deps is not None else self.deps,
+            )
+            go = functools.partial(run.refused, problem)
+        else:
+            run = self._resumed_run(state, deps)
+            if detail is not None:
+                run._note(Diagnostic(kind="approval_record_error", message=detail))
+            declined = dict(state.denied)
+            decisions: list[Decision] = [
+                Deny(reason=declined[name])
+                if name in declined
+                else ("allow" if name not in deny else "ask")
+                for name in approval_ids(state.calls)
+            ]
+            go = functools.partial(run.go, resumed=(state, decisions, approved))
+        async with _pipeline(run, go, usage_errors=False, remember=False) as stream:
+            yield stream
+
+    def _resumed_run(self, state: ApprovalState, deps: Any) -> _Run:
+        """The run a checked state goes on as, where it paused."""
         run = _Run(
             self,
             list(state.messages),
@@ -497,17 +568,11 @@ class Agent:
         run.history_length = state.history_length
         run.usage, run.provider_retries = state.usage, state.provider_retries
         run.started -= state.elapsed
-        declined = dict(state.denied)
-        decisions: list[Decision] = [
-            Deny(reason=declined[name])
-            if name in declined
-            else ("allow" if name not in deny else "ask")
-            for name in approval_ids(state.calls)
-        ]
-        resumed = (state, decisions)
-        go = functools.partial(run.go, resumed=resumed)
-        async with _pipeline(run, go, usage_errors=False, remember=False) as stream:
-            yield stream
+        return run
+
+
+def _text_or(value: object, default: str) -> str:
+    return value if isinstance(value, str) else default
 
 
 def _running_loop() -> str | None:
@@ -649,7 +714,21 @@ class _Run:
         self.started = time.monotonic()
         self.emit: Callable[[AgentEvent], Awaitable[None]] = _discard
 
-    async def go(self, resumed: tuple[ApprovalState, list[Decision]] | None = None) -> AgentReply:
+    async def refused(self, problem: LedgerError) -> AgentReply:
+        """The reply of a resume whose state or decision the ledger could not check."""
+        self._note(
+            Diagnostic(
+                kind="approval_record_error",
+                message="the approval could not be checked against the ledger, so "
+                f"nothing ran: {safe_str(problem)}",
+                exception=safe_repr(problem),
+            )
+        )
+        return self._fallback("internal_error")
+
+    async def go(
+        self, resumed: tuple[ApprovalState, list[Decision], frozenset[str]] | None = None
+    ) -> AgentReply:
         agent = self.agent
         log(
             logger,
@@ -665,9 +744,9 @@ class _Run:
         if resumed is not None:
             # The paused turn first: its calls and decisions come from the state; a call
             # the person denied is the "ask" left in the decisions.
-            state, decisions = resumed
+            state, decisions, approved = resumed
             refused_before = set(state.refused_before)
-            reports = await self._dispatch(state.calls, decisions, by_user=True)
+            reports = await self._dispatch(state.calls, decisions, by_user=True, approved=approved)
             done = self._after_turn(reports, refused_before)
             if isinstance(done, AgentReply):
                 return done
@@ -692,7 +771,7 @@ class _Run:
                 return self._reply(finished.text, None)
             decisions = [await self._decide(call, turn) for call in finished.calls]
             if "ask" in decisions:
-                return self._paused(finished, turn, decisions, refused_before)
+                return await self._paused(finished, turn, decisions, refused_before)
             reports = await self._dispatch(finished.calls, decisions, by_user=False)
             done = self._after_turn(reports, refused_before)
             if isinstance(done, AgentReply):
@@ -736,10 +815,13 @@ class _Run:
         decisions: Sequence[Decision],
         *,
         by_user: bool,
+        approved: frozenset[str] = frozenset(),
     ) -> list[CallReport]:
         """Run the allowed calls of a turn as one dispatch; answer the others as declined.
 
-        ``"ask"`` here is a call the person denied (``by_user``)."""
+        ``"ask"`` here is a call the person denied (``by_user``); ``approved``: the
+        digests of the calls the person approved, which the dispatcher requires of a
+        ``needs_approval`` tool's call."""
         allowed = [call for call, d in zip(calls, decisions, strict=True) if d == "allow"]
         for call, decision in zip(calls, decisions, strict=True):
             if isinstance(decision, Deny):
@@ -750,6 +832,7 @@ class _Run:
                 request_id=self.request_id,
                 conversation_id=self.conversation_id,
                 deps=self.deps,
+                approved=approved,
             )
             if allowed
             else []
@@ -785,7 +868,7 @@ class _Run:
             )
         return reports
 
-    def _paused(
+    async def _paused(
         self,
         finished: StreamFinished,
         turn: int,
@@ -819,7 +902,26 @@ class _Run:
             usage=self.usage,
             provider_retries=self.provider_retries,
             elapsed=time.monotonic() - self.started,
+            paused_at=time.time(),
         )
+        key = self.agent._approval_key
+        state = sealed(state, key)
+        try:
+            await record_pause(self.agent.dispatcher.ledger, state)
+        except LedgerError as exc:
+            self._note(
+                Diagnostic(
+                    kind="approval_record_error",
+                    message=f"the pause could not be recorded in the ledger: {safe_str(exc)}",
+                    exception=safe_repr(exc),
+                )
+            )
+            if key is None:
+                # Unrecorded and unsigned, the state could never be checked on resume:
+                # no pause is offered that no one could answer. The turn's calls go
+                # too, so the conversation kept holds no call without its result.
+                self.messages.pop()
+                return self._fallback("internal_error")
         reply = self._reply(finished.text, None)
         return dataclasses.replace(reply, pending_approvals=pending, state=state)
 

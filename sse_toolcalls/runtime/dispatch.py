@@ -6,6 +6,11 @@ one :class:`CallReport` per call, in call order, each with its call and its resu
 - **Checked first.** Every call is validated by the registry before anything runs; an
   unknown tool or invalid arguments give an error result under the call's own id, and
   nothing runs for that call.
+- **Approval.** A call to a ``needs_approval`` tool runs only when the caller hands in
+  its :func:`~._seal.call_digest` (of the call exactly as sent, and the request) in
+  ``approved``; else it is declined, nothing run. This is the lowest layer that runs
+  tools, so no entry point (the agent, an MCP server, an application's own loop) runs
+  such a call without a person's answer for that very call.
 - **Order.** Calls to ``parallel_safe`` tools run at the same time, up to
   ``max_concurrency``; a call to a tool that is not parallel-safe is a barrier: it starts
   after every earlier call of the turn has finished, and later calls start after it (a
@@ -50,7 +55,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -61,6 +66,7 @@ from .._jsonsafe import safe_repr, safe_str
 from .._logging import log
 from ..calls import ToolCall, ToolResult
 from ..errors import (
+    ApprovalStateError,
     CircuitOpenError,
     ToolError,
     ToolErrorReply,
@@ -72,6 +78,7 @@ from ..errors import (
 from ..tools import results
 from ..tools.context import ToolContext
 from . import tracing
+from ._seal import call_digest
 from .breaker import Blame, CircuitBreaker, blame
 from .diagnostics import Diagnostic, logger, report
 from .execute import Executor, run_local, run_once
@@ -137,7 +144,8 @@ repeated); ``ledger_error`` (a write whose key could not be reserved: not run);
 ``over_limit`` (its turn asked for more than ``max_calls_per_turn`` calls: nothing of the
 turn ran); ``retry`` (the handler raised :class:`~sse_toolcalls.errors.ToolRetry`: its
 reason went to the model); ``declined`` (the approval policy denied it, or a person did:
-nothing ran; set by the :class:`~.agent.Agent`, which decides before dispatch)."""
+nothing ran; set by the :class:`~.agent.Agent`, which decides before dispatch, and by the
+dispatcher for a ``needs_approval`` tool's call handed in without its approval)."""
 
 KeyFunction = Callable[["ValidatedCall", str, int], str]
 """Makes a write's idempotency key from (validated call, request id, occurrence in its
@@ -269,6 +277,7 @@ class Dispatcher:
         request_id: str | None = None,
         conversation_id: str = "",
         deps: Any = None,
+        approved: Collection[str] = (),
     ) -> list[CallReport]:
         """Run the calls of one turn; see the module docstring for the rules.
 
@@ -281,6 +290,10 @@ class Dispatcher:
             conversation_id: the conversation's id (given to ``breaker_scope`` and to
                 a tool's :class:`~sse_toolcalls.tools.ToolContext`).
             deps: the application's dependencies, for a tool's ``ToolContext``.
+            approved: the :func:`~sse_toolcalls.runtime.approval.call_digest` of each
+                call a person approved (with this ``request_id``); a call to a
+                ``needs_approval`` tool whose digest is not here is declined, and so is
+                every such call without a ``request_id`` (its digest cannot be known).
 
         Returns:
             One report per call, in call order.
@@ -296,6 +309,9 @@ class Dispatcher:
             for call in calls
         ]
         keys = self._keys(checked, request)
+        waiting = [
+            _unapproved(call, v, request, approved) for call, v in zip(calls, checked, strict=True)
+        ]
         reports: list[CallReport | None] = [None] * len(calls)
         finished = [anyio.Event() for _ in calls]
         limiter = anyio.CapacityLimiter(self.max_concurrency)
@@ -304,6 +320,9 @@ class Dispatcher:
             for event in after:
                 await event.wait()
             try:
+                if waiting[i]:
+                    reports[i] = _declined(calls[i])
+                    return
                 async with limiter:
                     reports[i] = await self._one(calls[i], checked[i], keys[i], conversation_id)
             finally:
@@ -648,6 +667,36 @@ class Dispatcher:
             diagnostics=(problem,),
         )
 
+
+def _unapproved(
+    call: ToolCall, checked: ValidatedCall | ToolResult, request_id: str, approved: Collection[str]
+) -> bool:
+    """Whether ``call`` needs a person's approval that ``approved`` does not hold."""
+    if isinstance(checked, ToolResult) or not checked.tool.needs_approval:
+        return False
+    try:
+        return call_digest(call, request_id=request_id) not in approved
+    except ApprovalStateError:
+        return True  # arguments with no canonical form were never shown to anyone
+
+
+def _declined(call: ToolCall) -> CallReport:
+    problem = _note(
+        "approval_missing",
+        f"{call.name} needs a person's approval and was dispatched without it: not run",
+        call,
+        call.name,
+    )
+    return CallReport(
+        call=call,
+        result=results.declined_result(call, reason=_NO_APPROVAL),
+        outcome="declined",
+        runs=0,
+        diagnostics=(problem,),
+    )
+
+
+_NO_APPROVAL = "this action needs a person's approval, and none was given for this call"
 
 _T = TypeVar("_T")
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sse_toolcalls.calls import ToolCall
-from sse_toolcalls.errors import UsageError
+from sse_toolcalls.errors import ApprovalStateError, UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny
 from sse_toolcalls.runtime.ledger import InMemoryLedger
@@ -68,7 +68,10 @@ async def test_approve_runs_once_and_a_second_resume_is_refused() -> None:
     assert sorted(ran) == ["a", "list"]
 
 
-async def test_a_resume_elsewhere_with_the_same_ledger_replays_the_write() -> None:
+async def test_a_resume_elsewhere_with_the_same_ledger_is_refused() -> None:
+    """The decision is on record in the shared ledger: a second resume on another
+    worker is refused before anything runs (it used to go on, replaying the write and
+    running the rest of the request a second time)."""
     ran: list[str] = []
     ledger = InMemoryLedger()
     first = Agent(FakeClient(turn_of_two()), tools(ran), ledger=ledger)
@@ -76,9 +79,10 @@ async def test_a_resume_elsewhere_with_the_same_ledger_replays_the_write() -> No
     assert paused.state is not None
     await first.resume(paused.state, approve=["toolu_0_1"])
     again = Agent(FakeClient([answer("all done")]), tools(ran), ledger=ledger)
-    reply = await again.resume(paused.state, approve=["toolu_0_1"])
-    assert ran.count("a") == 1
-    assert [r.outcome for r in reply.reports] == ["ok", "replayed"]
+    with pytest.raises(ApprovalStateError, match="already resumed") as refused:
+        await again.resume(paused.state, approve=["toolu_0_1"])
+    assert refused.value.reason == "decided"
+    assert sorted(ran) == ["a", "list"]
 
 
 async def test_deny_never_runs_and_the_model_hears_the_user_declined() -> None:
