@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import html
 import io
 import json
 import re
@@ -48,7 +49,7 @@ def spellings_found(data: bytes | str, key: str = KEY) -> list[str]:
     base64 (the oracle's own decoding, not the library's)."""
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     found = []
-    views = {"plain": text}
+    views = {"plain": text, "html": html.unescape(text)}
     for _ in range(3):  # nested spellings: an escape inside a percent-encoding, ...
         views = {
             **views,
