@@ -2,7 +2,8 @@
 
 One owner for what a credential looks like on the wire: which request headers and query
 parameters carry one (:func:`credentials`), and one pattern per secret that matches it as
-written, percent-encoded (``%41``, any hex case, ``+`` for a space), JSON-escaped
+written, percent-encoded (``%41``, any hex case, ``+`` for a space, ``%2541`` encoded
+twice or more), JSON-escaped
 (``\\u0041``, ``\\/``), as an HTML character reference, in base64 (standard or URL-safe,
 at any alignment inside a longer base64 text), and in any letter case, or any mix of
 these character by character. The recorder redacts with it, and the library's log
@@ -134,8 +135,9 @@ def _char_spellings(char: str) -> list[bytes]:
     """Regex alternatives for one character of a secret."""
     raw = char.encode("utf-8", "surrogatepass")
     out = [re.escape(raw)]
-    # Percent-encoded, byte by byte (RFC 3986 2.1: hex in either case).
-    out.append(b"".join(b"%" + _hex(b) for b in raw))
+    # Percent-encoded, byte by byte (RFC 3986 2.1: hex in either case), and encoded again
+    # any number of times (%2541: a proxy that quotes a URL already quoted).
+    out.append(b"".join(b"%(?:25)*" + _hex(b) for b in raw))
     # JSON \uXXXX (RFC 8259 7), a surrogate pair past the BMP.
     code = ord(char)
     units = (
@@ -143,11 +145,7 @@ def _char_spellings(char: str) -> list[bytes]:
         if code < 0x10000
         else [0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)]
     )
-    out.append(
-        b"".join(
-            rb"\\[uU]" + _hex(unit >> 8) + _hex(unit & 0xFF) for unit in units
-        )
-    )
+    out.append(b"".join(rb"\\[uU]" + _hex(unit >> 8) + _hex(unit & 0xFF) for unit in units))
     # HTML character references, decimal and hex, as an error page may write them.
     out.append(b"&#0*" + str(code).encode() + b";")
     out.append(b"&#[xX]0*" + b"".join(_hex(b) for b in code.to_bytes(3)).lstrip(b"0") + b";")

@@ -28,7 +28,16 @@ import orjson
 from ..calls import DIALECTS, Dialect, as_dialect
 from ..errors import UnknownDialectError, UsageError
 
-__all__ = ["MANIFEST", "OUTCOMES", "CorpusPathError", "Entry", "load", "read_stream", "stream_path", "write"]
+__all__ = [
+    "MANIFEST",
+    "OUTCOMES",
+    "CorpusPathError",
+    "Entry",
+    "load",
+    "read_stream",
+    "stream_path",
+    "write",
+]
 
 MANIFEST: Final = "MANIFEST.json"
 """The manifest's file name in a corpus folder."""
@@ -166,8 +175,7 @@ def load(folder: str | os.PathLike[str]) -> list[Entry]:
             # A manifest speaks for its own folder: `check` and `fuzz` read what it names,
             # and a shared corpus must not make them read /etc/shadow or ../secrets.
             raise CorpusPathError(
-                f'{where}: "file" must name a file inside {root}, not {entry["file"]!r}: '
-                f"{problem}"
+                f'{where}: "file" must name a file inside {root}, not {entry["file"]!r}: {problem}'
             )
         dialect = _dialect(entry, where)
         expected = entry.get("expected")

@@ -420,7 +420,8 @@ class _Decoder:
             return b""
         try:
             for position, step in enumerate(self._steps):
-                if step is None:
+                chosen = step
+                if chosen is None:
                     self._pending += chunk
                     if len(self._pending) < 2:
                         return b""
@@ -428,14 +429,15 @@ class _Decoder:
                     # header is a multiple of 31 with method 8 (RFC 1950 2.2).
                     head = int.from_bytes(self._pending[:2], "big")
                     zlib_head = self._pending[0] & 0x0F == 8 and head % 31 == 0
-                    step = zlib.decompressobj(15 if zlib_head else -15)
-                    self._steps[position] = step
+                    chosen = zlib.decompressobj(15 if zlib_head else -15)
+                    self._steps[position] = chosen
                     chunk, self._pending = self._pending, b""
-                chunk = (
-                    step.decompress(chunk, MAX_DECODED_BYTES)
-                    if hasattr(step, "decompress")
-                    else step.process(chunk)
-                )
+                if hasattr(chosen, "decompress"):
+                    chunk = chosen.decompress(chunk, MAX_DECODED_BYTES)
+                    if chosen.unconsumed_tail:  # past the bound: the rest was not read
+                        raise zlib.error(f"it inflates past {MAX_DECODED_BYTES} bytes")
+                else:
+                    chunk = chosen.process(chunk)
         except Exception as exc:  # zlib.error, brotli.error: nothing to check further
             self.failed = f"the body did not decode as {', '.join(self.codings)}: {exc}"
             return b""

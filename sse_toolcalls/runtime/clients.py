@@ -22,9 +22,9 @@ import anyio
 import httpx2
 
 from .. import _adopt
-from .._secrets import SecretSet, credentials, remember
 from .._checks import check_quantity
 from .._jsonsafe import dumps_safe
+from .._secrets import SecretSet, credentials, remember
 from ..calls import (
     Dialect,
     StreamEvent,

@@ -13,7 +13,7 @@ import pytest
 
 from sse_toolcalls import UsageError
 from sse_toolcalls.cli import main
-from sse_toolcalls.corpus import check_corpus
+from sse_toolcalls.corpus import StreamResult, check_corpus
 from sse_toolcalls.corpus.fuzz import _seeds
 from sse_toolcalls.corpus.manifest import CorpusPathError, load, read_stream, stream_path
 
@@ -128,12 +128,12 @@ def test_a_lone_surrogate_is_refused_as_a_path(tmp_path: Path) -> None:
 def test_a_fifo_is_refused_rather_than_waited_on(tmp_path: Path) -> None:
     corpus = corpus_with(tmp_path / "corpus", "pipe.sse")
     os.mkfifo(corpus / "pipe.sse")
-    results: list[object] = []
+    results: list[list[StreamResult]] = []
     thread = threading.Thread(target=lambda: results.append(check_corpus(corpus)), daemon=True)
     thread.start()
     thread.join(60)  # a hang guard only: the refusal takes no waiting at all
     assert not thread.is_alive(), "check blocked on a FIFO"
-    ((result,),) = results  # type: ignore[misc]
+    ((result,),) = results
     assert "not a regular file" in str(result.problem)
 
 

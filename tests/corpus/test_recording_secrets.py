@@ -113,7 +113,9 @@ def stream(dialect: str, pieces: list[str], *, where: str = "arguments") -> byte
             out.append(_event('{"choices":[{"index":0,"delta":{"tool_calls":[' + head + "]}}]}"))
             for p in pieces:
                 delta = '{"index":0,"function":{"arguments":' + p + "}}"
-                out.append(_event('{"choices":[{"index":0,"delta":{"tool_calls":[' + delta + "]}}]}"))
+                out.append(
+                    _event('{"choices":[{"index":0,"delta":{"tool_calls":[' + delta + "]}}]}")
+                )
             reason = "tool_calls"
         else:
             for p in pieces:
@@ -167,7 +169,9 @@ def stream(dialect: str, pieces: list[str], *, where: str = "arguments") -> byte
         # Gemini sends text in parts; a call's arguments come whole or as partialArgs.
         for p in pieces:
             part = '{"text":' + p + "}"
-            out.append(_event('{"candidates":[{"content":{"role":"model","parts":[' + part + "]}}]}"))
+            out.append(
+                _event('{"candidates":[{"content":{"role":"model","parts":[' + part + "]}}]}")
+            )
         last = '{"candidates":[{"content":{"parts":[{"text":""}]},"finishReason":"STOP"}]}'
         out.append(_event(last))
     return "".join(out).encode()
@@ -245,11 +249,35 @@ def test_a_key_echoed_split_across_argument_deltas_is_not_written(
 
 
 @pytest.mark.parametrize("dialect", list(PATHS))
-def test_a_key_echoed_split_across_text_deltas_is_not_written(
-    dialect: str, tmp_path: Path
-) -> None:
+def test_a_key_echoed_split_across_text_deltas_is_not_written(dialect: str, tmp_path: Path) -> None:
     pieces = [_string(f"your key {KEY} is"[i : i + 5]) for i in range(0, 24 + len(KEY), 5)]
-    recorder = record(tmp_path, dialect, stream(dialect, pieces, where="text"), headers=AUTH[dialect])
+    recorder = record(
+        tmp_path, dialect, stream(dialect, pieces, where="text"), headers=AUTH[dialect]
+    )
+    assert recorder.entries == [] and len(recorder.withheld) == 1
+    assert_key_nowhere(tmp_path)
+
+
+def test_a_key_echoed_split_across_gemini_partial_args_is_not_written(tmp_path: Path) -> None:
+    half = len(KEY) // 2
+
+    def event(part: dict[str, Any], finish: bool = False) -> str:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [part]}}
+        if finish:
+            candidate["finishReason"] = "STOP"
+        return f"data: {json.dumps({'candidates': [candidate]})}\n\n"
+
+    # The shape Gemini streams a call's arguments in (tests/test_parser.py has it too).
+    first = {"jsonPath": "$.q", "stringValue": KEY[:half], "willContinue": True}
+    second = {"jsonPath": "$.q", "stringValue": KEY[half:]}
+    body = (
+        event({"functionCall": {"name": "f", "willContinue": True}})
+        + event({"functionCall": {"partialArgs": [first], "willContinue": True}})
+        + event({"functionCall": {"partialArgs": [second], "willContinue": True}})
+        + event({"functionCall": {}})
+        + event({"text": "done"}, finish=True)
+    ).encode()
+    recorder = record(tmp_path, "gemini", body, headers=AUTH["gemini"])
     assert recorder.entries == [] and len(recorder.withheld) == 1
     assert_key_nowhere(tmp_path)
 
@@ -270,9 +298,7 @@ def test_a_key_after_bearer_and_two_spaces_is_redacted(tmp_path: Path) -> None:
     # Before: the value was split at its first space, so " sk-..." was learnt, and the
     # key echoed on its own stayed in the file.
     body = stream("openai_chat", [_string(f"invalid key {KEY}")], where="text")
-    recorder = record(
-        tmp_path, "openai_chat", body, headers={"Authorization": f"Bearer  \t{KEY} "}
-    )
+    recorder = record(tmp_path, "openai_chat", body, headers={"Authorization": f"Bearer  \t{KEY} "})
     (entry,) = recorder.entries
     assert "[REDACTED]" in (tmp_path / entry["file"]).read_text()
     assert_key_nowhere(tmp_path)
@@ -293,7 +319,9 @@ def test_a_key_inside_a_compressed_body_is_redacted(
     # Before: zlib's 32+15 read gzip and zlib only, so raw deflate failed to inflate and
     # was written compressed, the key inside it.
     body = stream("anthropic", [_string(f"invalid x-api-key {KEY}")], where="text")
-    recorder = record(tmp_path, "anthropic", pack(body), headers=AUTH["anthropic"], encoding=encoding)
+    recorder = record(
+        tmp_path, "anthropic", pack(body), headers=AUTH["anthropic"], encoding=encoding
+    )
     (entry,) = recorder.entries
     written = (tmp_path / entry["file"]).read_bytes()
     assert written == body.replace(KEY.encode(), b"[REDACTED]")
@@ -326,8 +354,16 @@ def test_a_body_that_inflates_to_the_key_unannounced_is_not_written(tmp_path: Pa
         base64.b64encode(b"token:" + KEY.encode()).decode(),
         quote(KEY, safe="").replace("-", "%2d"),
         "&#115;&#x6B;" + KEY[2:],  # HTML character references
+        quote(quote(KEY, safe=""), safe="").replace("-", "%252D"),  # quoted twice
     ],
-    ids=["upper-case", "json-escaped", "base64", "percent-lower-hex", "html-references"],
+    ids=[
+        "upper-case",
+        "json-escaped",
+        "base64",
+        "percent-lower-hex",
+        "html-references",
+        "percent-twice",
+    ],
 )
 def test_every_spelling_of_an_echoed_key_is_redacted(spelling: str, tmp_path: Path) -> None:
     body = stream("anthropic", [_string("x ") + "", f'"{spelling}"'], where="text")
@@ -375,11 +411,13 @@ def key_spellings(draw: st.DrawFn) -> tuple[str, str]:
     how = draw(st.sampled_from(["bearer", "x-api-key", "x-goog-api-key", "api-key", "query"]))
     echo = []
     for char in KEY:
-        form = draw(st.sampled_from(["plain", "plain", "upper", "percent", "escape"]))
+        form = draw(st.sampled_from(["plain", "plain", "upper", "percent", "percent2", "escape"]))
         if form == "upper":
             echo.append(char.upper())
         elif form == "percent":
             echo.append(f"%{ord(char):02X}")
+        elif form == "percent2":  # quoted twice, as a proxy re-quoting a URL writes it
+            echo.append(f"%25{ord(char):02x}")
         elif form == "escape":
             # A \u escape in the value's own text (a JSON document inside the arguments).
             echo.append(f"\\u{ord(char):04x}")
@@ -418,9 +456,7 @@ def test_no_spelling_of_the_key_is_written_or_replayed(
     value = f"the key is {echo}."
     text = json.dumps({"q": value}) if where == "arguments" else value
     pieces = [text[i : i + size] for i in range(0, len(text), size)]
-    wire_pieces = [
-        _string(p, frozenset(i for i in outer_escapes if i < len(p))) for p in pieces
-    ]
+    wire_pieces = [_string(p, frozenset(i for i in outer_escapes if i < len(p))) for p in pieces]
     body = stream(dialect, wire_pieces, where=where)
     headers: dict[str, str] = {}
     query = ""

@@ -12,8 +12,8 @@ import httpx2
 import pytest
 
 from sse_toolcalls import ProviderError
-from sse_toolcalls.conversation import UserMessage
 from sse_toolcalls._secrets import remember
+from sse_toolcalls.conversation import UserMessage
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import AnthropicClient, OpenAIChatClient
 from sse_toolcalls.tools import ToolRegistry
