@@ -90,8 +90,11 @@ def _header_values(value: str) -> Iterator[str]:
     yield value
     # "Bearer sk-...", with any run of spaces or tabs after the scheme: the token may be
     # echoed without it. Each word of the value counts (a cookie's "a=b; c=d" too).
-    words = re.split(r"[\s;,]+", value)
-    for word in words:
+    words = [w for w in re.split(r"[\s;,]+", value) if w]
+    # The scheme ("Bearer", "Basic") is no secret: found as one it would redact the word
+    # wherever the stream has it.
+    scheme = len(words) > 1 and words[0].isalpha()
+    for word in words[1:] if scheme else words:
         yield word
         if "=" in word:
             yield word.split("=", 1)[1]

@@ -479,3 +479,11 @@ def test_no_spelling_of_the_key_is_written_or_replayed(
     )
     assert len(recorder.entries) + len(recorder.withheld) == 1
     assert_key_nowhere(folder)
+
+
+def test_the_auth_scheme_is_not_taken_for_a_secret(tmp_path: Path) -> None:
+    body = stream("openai_chat", [_string("a Bearer token, then the key " + KEY)], where="text")
+    recorder = record(tmp_path, "openai_chat", body, headers=AUTH["openai_chat"])
+    (entry,) = recorder.entries
+    assert (tmp_path / entry["file"]).read_text().count("Bearer token") == 1
+    assert_key_nowhere(tmp_path)
