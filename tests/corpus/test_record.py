@@ -255,3 +255,40 @@ def test_httpx2_transports_are_recorded_too(tmp_path: Path) -> None:
     (entry,) = recorder.entries
     assert (tmp_path / entry["file"]).read_bytes() == seen
     assert [c["call_id"] for c in entry["expected"]["calls"]] == ["c1", "c2"]
+
+
+def test_the_proxy_withholds_a_split_secret_and_says_so_on_exit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sse_toolcalls.corpus.record import serve_proxy
+
+    split = Turn(calls=TWO_CALLS.calls, fragment_size=3)
+    stop = threading.Event()
+    status: list[int] = []
+    with Simulator([split]) as sim:
+        thread = threading.Thread(
+            target=lambda: status.append(
+                serve_proxy(
+                    sim.base_url, str(tmp_path), port=0, patterns=[r"org-[A-Z]+-\d+"], stop=stop
+                )
+            )
+        )
+        thread.start()
+        try:
+            said = ""
+            for _ in range(200):  # a hang guard: the proxy says where it listens at once
+                said += capsys.readouterr().out
+                if " on http://" in said:
+                    break
+                time.sleep(0.05)
+            base = said.split(" on ", 1)[1].split()[0]
+            with httpx.Client() as http:
+                response = http.post(base + PATHS["anthropic"], json={"stream": True})
+            assert ORG.encode() not in response.content  # pieces only; the app reads on
+        finally:
+            stop.set()
+            thread.join(10)
+    assert status == [0]
+    err = capsys.readouterr().err
+    assert "not written: /v1/messages" in err and ORG not in err
+    assert_no_secret(tmp_path)
