@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sse_toolcalls._secrets import REDACTED, SecretSet, credentials
 
 SECRETS = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=6, max_size=40
+    alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=6, max_size=40
 ).filter(lambda s: s.strip() == s and len(s) >= 6)
 
 
