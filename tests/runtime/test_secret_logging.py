@@ -131,3 +131,33 @@ async def test_a_traceback_that_holds_the_key_is_logged_redacted(
         log(logger, logging.ERROR, "internal_error", "it broke", exc_info=exc)
     (record,) = caplog.records
     assert not key_in(record_text(record)) and "RuntimeError" in record.getMessage()
+
+
+def test_an_sdk_error_echoing_the_key_is_translated_redacted() -> None:
+    # An SDK sends the key itself; its status error carries the request, and so the key
+    # it sent. The openai SDK's APIStatusError has this shape (status_code, response).
+    import httpx
+
+    from sse_toolcalls.runtime.sdk_errors import provider_error_from_sdk
+
+    key = "sk-sdk-only-0123456789abc"
+    request = httpx.Request(
+        "POST",
+        "https://api.example/v1/chat/completions",
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    body = {
+        "error": {"message": f"Incorrect API key provided: {key}", "type": "invalid_request_error"}
+    }
+    response = httpx.Response(401, json=body, request=request)
+
+    class APIStatusError(Exception):
+        def __init__(self) -> None:
+            super().__init__(f"Error code: 401 - {body}")
+            self.status_code = 401
+            self.response = response
+            self.body = body
+
+    error = provider_error_from_sdk(APIStatusError(), "openai_chat")
+    assert error.status == 401 and "[REDACTED]" in error.message
+    assert not key_in(str(error), key) and not key_in(repr(error.body), key)
