@@ -487,3 +487,33 @@ def test_the_auth_scheme_is_not_taken_for_a_secret(tmp_path: Path) -> None:
     (entry,) = recorder.entries
     assert (tmp_path / entry["file"]).read_text().count("Bearer token") == 1
     assert_key_nowhere(tmp_path)
+
+
+def test_a_compression_bomb_is_withheld_not_inflated_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sse_toolcalls.corpus import record as record_module
+
+    monkeypatch.setattr(record_module, "MAX_DECODED_BYTES", 10_000)
+    body = gzip.compress(b": " + b"x" * 50_000 + b"\n\n")
+    recorder = record(tmp_path, "anthropic", body, headers=AUTH["anthropic"], encoding="gzip")
+    assert recorder.entries == [] and "inflates past" in recorder.withheld[0]["reason"]
+
+
+def test_a_body_that_lies_about_its_encoding_is_withheld(tmp_path: Path) -> None:
+    # Before, the rest of the body was written as it came, unchecked.
+    body = stream("anthropic", [_string(f"key {KEY}")], where="text")
+    headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers=headers, stream=Chunks([body]))
+
+    recorder = Recorder(tmp_path)
+    transport = RecordingTransport(httpx.MockTransport(upstream), recorder)
+    with (
+        httpx.Client(transport=cast(httpx.BaseTransport, transport)) as http,
+        http.stream("POST", "http://h/v1/messages", headers=AUTH["anthropic"]) as response,
+    ):
+        b"".join(response.iter_raw())  # the raw bytes: a client that does not inflate
+    assert recorder.entries == [] and "did not decode" in recorder.withheld[0]["reason"]
+    assert_key_nowhere(tmp_path)
