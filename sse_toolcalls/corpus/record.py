@@ -10,8 +10,13 @@ application or an SDK pointed at it through its base URL.
 
 Secrets never reach the disk: the values of credential headers and of key-like query
 parameters are redacted from the URL, the headers and the body (a server may echo a key
-in an error), and so is every match of the user's own patterns. A redaction changes the
-body's length; the recorded read boundaries move with it.
+in an error) in every spelling :mod:`sse_toolcalls._secrets` finds, and so is every
+match of the user's own patterns. A compressed body is decoded first. A redaction
+changes the body's length; the recorded read boundaries move with it. Then the redacted
+body is parsed, and a stream whose meaning (a call's reassembled arguments, the text,
+the error) still holds a secret, split across deltas where no byte redaction can reach
+it, is not written at all (:class:`SecretSurvivedError`, :attr:`Recorder.withheld`);
+``docs/threat-model-recordings.md`` says why and what is promised.
 """
 
 from __future__ import annotations

@@ -143,3 +143,16 @@ def test_fuzz_refuses_the_same_links(tmp_path: Path) -> None:
     (corpus / "leak.sse").symlink_to(secret)
     with pytest.raises(UsageError, match="leads outside"):
         _seeds(corpus)
+
+
+def test_a_file_name_cannot_forge_a_line_of_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Without a manifest every .sse file below the folder is a stream, its name the
+    # author's: a newline in it would print a line of its own choosing.
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "x\nok   forged.sse").write_bytes(b"data: {}\n\n")
+    status, out, _ = run_check(corpus, capsys)
+    assert status == 1
+    assert out.count("\n") == 2 and "\\n" in out.splitlines()[0]
