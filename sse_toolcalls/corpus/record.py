@@ -38,8 +38,8 @@ from .._loopback import LoopbackServer
 from .._secrets import REDACTED as _REDACTED
 from .._secrets import SECRET_HEADERS as _SECRET_HEADERS
 from .._secrets import SECRET_QUERY_KEYS as _SECRET_QUERY_KEYS
-from .._secrets import SecretSet, credentials, is_secret_query_key, strings_of
-from ..calls import Dialect, ToolCall
+from .._secrets import SecretSet, credentials, is_secret_query_key, remember, strings_of
+from ..calls import Dialect, ReasoningDelta, TextDelta, ToolCall, ToolCallArgumentsDelta
 from ..errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
 from ..parser import StreamParser, ToolCallParser
 from . import manifest
@@ -121,6 +121,9 @@ class Redactor:
         """Remember the credential values a request carried, to find them anywhere."""
         for value in credentials(headers, url):
             self._secrets.add(value)
+            # The library's own log records (a dialect's WARNING quoting streamed
+            # arguments, while the recorder parses) are redacted against it too.
+            remember(value)
 
     def spans(self, data: bytes) -> list[tuple[int, int]]:
         """The non-overlapping spans of ``data`` to redact, in order."""
@@ -309,17 +312,27 @@ def _meaning(dialect: Dialect | None, body: bytes) -> list[str]:
     ends with (its message, body, partial calls), as ``replay`` would print them."""
     parser = StreamParser(dialect)
     out: list[str] = []
+    # The deltas joined, per call and for the text and reasoning: what a reader of the
+    # file reassembles, even where the call's final text (Responses' done events) differs.
+    joined: dict[tuple[str, int], list[str]] = {}
+
+    def take(events: list[Any]) -> None:
+        for event in events:
+            out.extend(strings_of(event))
+            if isinstance(event, ToolCallArgumentsDelta):
+                joined.setdefault(("arguments", event.index), []).append(event.delta)
+            elif isinstance(event, TextDelta | ReasoningDelta):
+                joined.setdefault((type(event).__name__, 0), []).append(event.text)
+
     try:
         # Line by line, so an error event loses none of the events before it.
         for line in body.splitlines(keepends=True):
-            for event in parser.feed(line):
-                out += strings_of(event)
-        for event in parser.finish():
-            out += strings_of(event)
+            take(parser.feed(line))
+        take(parser.finish())
     except SSEToolCallsError as exc:
-        # Events released before the error were collected by the parser's own state:
-        # a truncation carries its completed and partial calls and its text.
+        # A truncation carries its completed and partial calls and its text.
         out += strings_of(exc)
+    out += ["".join(pieces) for pieces in joined.values()]
     return out
 
 

@@ -159,14 +159,42 @@ def stream(dialect: str, pieces: list[str], *, where: str = "arguments") -> byte
                 kind = "response.function_call_arguments.delta"
                 ev = '{"type":"' + kind + '","item_id":"fc_0","output_index":0,"delta":' + p + "}"
                 out.append(_event(ev, kind))
+            # The done events repeat the whole text: the key is whole there, and byte
+            # redaction takes it out of them, leaving the deltas to the meaning check.
+            whole = _string("".join(json.loads(p) for p in pieces))
+            kind = "response.function_call_arguments.done"
+            ev = (
+                '{"type":"'
+                + kind
+                + '","item_id":"fc_0","output_index":0,"arguments":'
+                + whole
+                + "}"
+            )
+            out.append(_event(ev, kind))
+            item = item.replace('"arguments":""', '"arguments":' + whole + ',"status":"completed"')
+            kind = "response.output_item.done"
+            out.append(_event('{"type":"' + kind + '","output_index":0,"item":' + item + "}", kind))
         else:
             for p in pieces:
                 kind = "response.output_text.delta"
                 out.append(_event('{"type":"' + kind + '","delta":' + p + "}", kind))
         done = '{"type":"response.completed","response":{"status":"completed"}}'
         out.append(_event(done, "response.completed"))
+    elif dialect == "gemini" and where == "arguments":
+        # A call's arguments streamed as partialArgs (Gemini 3): here each piece is a
+        # piece of the value of "q", not of the JSON text.
+        def parts(part: str) -> str:
+            return _event('{"candidates":[{"content":{"role":"model","parts":[' + part + "]}}]}")
+
+        out.append(parts('{"functionCall":{"name":"f","willContinue":true}}'))
+        for p in pieces:
+            arg = '{"jsonPath":"$.q","stringValue":' + p + ',"willContinue":true}'
+            out.append(parts('{"functionCall":{"partialArgs":[' + arg + '],"willContinue":true}}'))
+        out.append(parts('{"functionCall":{}}'))
+        last = '{"candidates":[{"content":{"parts":[{"text":""}]},"finishReason":"STOP"}]}'
+        out.append(_event(last))
     elif dialect == "gemini":
-        # Gemini sends text in parts; a call's arguments come whole or as partialArgs.
+        # Gemini sends text in parts.
         for p in pieces:
             part = '{"text":' + p + "}"
             out.append(
@@ -451,10 +479,9 @@ def test_no_spelling_of_the_key_is_written_or_replayed(
     reads: int,
 ) -> None:
     how, echo = spelling
-    if dialect == "gemini":
-        where = "text"  # whole calls only in our Gemini streams; its text comes in parts
     value = f"the key is {echo}."
-    text = json.dumps({"q": value}) if where == "arguments" else value
+    # Gemini's partialArgs carry pieces of the value; the others pieces of the JSON text.
+    text = json.dumps({"q": value}) if where == "arguments" and dialect != "gemini" else value
     pieces = [text[i : i + size] for i in range(0, len(text), size)]
     wire_pieces = [_string(p, frozenset(i for i in outer_escapes if i < len(p))) for p in pieces]
     body = stream(dialect, wire_pieces, where=where)
