@@ -12,6 +12,7 @@ import gzip
 import html
 import io
 import json
+import logging
 import re
 import zlib
 from collections.abc import Iterator
@@ -264,16 +265,21 @@ AUTH = {
 
 @pytest.mark.parametrize("dialect", ["openai_chat", "anthropic", "openai_responses"])
 def test_a_key_echoed_split_across_argument_deltas_is_not_written(
-    dialect: str, tmp_path: Path
+    dialect: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Before: each delta held 4 characters of the key, byte redaction found none of them,
     # and `replay` of the written file printed the key whole in the call's arguments.
+    caplog.set_level(logging.DEBUG, logger="sse_toolcalls")
     body = stream(dialect, arguments_pieces(f"echo {KEY}", 4))
     recorder = record(tmp_path, dialect, body, headers=AUTH[dialect])
     assert recorder.entries == []
     (withheld,) = recorder.withheld
     assert "survives in the reassembled stream" in withheld["reason"]
     assert_key_nowhere(tmp_path)
+    # Parsing it to check (Responses' deltas differ from the redacted done text: a
+    # WARNING quotes both) logs no key either.
+    for log_record in caplog.records:
+        assert spellings_found(log_record.getMessage() + repr(vars(log_record))) == []
 
 
 @pytest.mark.parametrize("dialect", list(PATHS))
