@@ -427,8 +427,8 @@ class _Decoder:
                 self._steps.append(zlib.decompressobj(16 + 15))
             elif coding == "deflate":
                 self._steps.append(None)  # chosen from the first two bytes
-            elif coding == "br" and _brotli() is not None:
-                self._steps.append(_brotli())
+            elif coding == "br" and (brotli := _brotli()) is not None:
+                self._steps.append(brotli)
             else:
                 self.failed = f"content-encoding {coding!r} cannot be decoded here"
                 return

@@ -550,3 +550,44 @@ def test_a_body_that_lies_about_its_encoding_is_withheld(tmp_path: Path) -> None
         b"".join(response.iter_raw())  # the raw bytes: a client that does not inflate
     assert recorder.entries == [] and "did not decode" in recorder.withheld[0]["reason"]
     assert_key_nowhere(tmp_path)
+
+
+def test_br_is_decoded_with_a_brotli_module_and_withheld_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    import types
+
+    body = stream("anthropic", [_string(f"invalid x-api-key {KEY}")], where="text")
+    monkeypatch.setitem(sys.modules, "brotli", None)  # None: "import brotli" fails
+    monkeypatch.setitem(sys.modules, "brotlicffi", None)
+    recorder = record(
+        tmp_path / "without", "anthropic", body, headers=AUTH["anthropic"], encoding="br"
+    )
+    assert recorder.entries == [] and "'br' cannot be decoded" in recorder.withheld[0]["reason"]
+
+    # A stand-in brotli whose "compression" is base64: the recorder's plumbing is what
+    # is checked here, not brotli's (the test extra does not install it).
+    class Decompressor:
+        def process(self, data: bytes) -> bytes:
+            return base64.b64decode(data)
+
+    fake = types.ModuleType("brotli")
+    fake.Decompressor = Decompressor  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "brotli", fake)
+    folder = tmp_path / "with"
+    headers = {"content-type": "text/event-stream", "content-encoding": "br"}
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers=headers, stream=Chunks([base64.b64encode(body)]))
+
+    recorder = Recorder(folder)
+    transport = RecordingTransport(httpx.MockTransport(upstream), recorder)
+    with (
+        httpx.Client(transport=cast(httpx.BaseTransport, transport)) as http,
+        http.stream("POST", "http://h/v1/messages", headers=AUTH["anthropic"]) as response,
+    ):
+        b"".join(response.iter_raw())
+    (entry,) = recorder.entries
+    assert (folder / entry["file"]).read_bytes() == body.replace(KEY.encode(), b"[REDACTED]")
+    assert_key_nowhere(folder)
