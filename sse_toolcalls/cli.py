@@ -188,15 +188,24 @@ def check(folders: Sequence[str], *, seed: str, verbose: bool) -> int:
             # line, as for every usage error.
             raise UsageError(str(exc)) from exc
         for result in results:
+            # A file name is the corpus author's: a newline in it must not forge a line.
+            name = _printable(f"{folder}/{result.file}")
             if result.problem is None:
                 passed += 1
                 if verbose:
-                    sys.stdout.write(f"ok   {folder}/{result.file}\n")
+                    sys.stdout.write(f"ok   {name}\n")
             else:
                 failed += 1
-                sys.stdout.write(f"FAIL {folder}/{result.file} {result.problem}\n")
+                sys.stdout.write(f"FAIL {name} {_printable(result.problem)}\n")
     sys.stdout.write(f"{passed} passed, {failed} failed\n")
     return 0 if failed == 0 else 1
+
+
+def _printable(text: str) -> str:
+    """``text`` with each control character (and lone surrogate) escaped, on one line."""
+    return "".join(
+        c if c.isprintable() and not 0xD800 <= ord(c) <= 0xDFFF else repr(c)[1:-1] for c in text
+    )
 
 
 def _positive(text: str) -> int:

@@ -35,7 +35,7 @@ from ..calls import Dialect, ToolCall
 from ..errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
 from ..parser import ToolCallParser
 from . import invariants
-from .manifest import MANIFEST, Entry, load
+from .manifest import MANIFEST, CorpusPathError, Entry, load, read_stream
 from .transforms import KEEPS_END, transforms
 
 __all__ = [
@@ -254,8 +254,10 @@ def check_stream(
 
 def _check_entry(folder: Path, entry: Entry, seed: str) -> StreamResult:
     try:
-        raw = (folder / entry.file).read_bytes()
-    except OSError as exc:
+        raw = read_stream(folder, entry.file)
+    except CorpusPathError as exc:
+        return StreamResult(file=entry.file, problem=f"refused: {exc}")
+    except UsageError as exc:
         return StreamResult(file=entry.file, problem=f"cannot read it: {exc}")
     problem = check_stream(
         raw, dialect=entry.dialect, expected=entry.expected, chunks=entry.chunks, seed=seed

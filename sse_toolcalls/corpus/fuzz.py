@@ -145,10 +145,9 @@ def _load_registry(spec: str) -> Any:
 def _seeds(folder: Path) -> list[tuple[bytes, Dialect | None]]:
     out = []
     for entry in manifest.load(folder):
-        try:
-            raw = (folder / entry.file).read_bytes()
-        except OSError as exc:
-            raise UsageError(f"cannot read {folder / entry.file}: {exc}") from exc
+        # Confined to the folder (a symlink that leads out is refused), read or refused
+        # with our UsageError, never an OSError or a NUL's ValueError.
+        raw = manifest.read_stream(folder, entry.file)
         out.append((raw, entry.dialect))
     if not out:
         raise UsageError(f"{folder} holds no streams to fuzz")

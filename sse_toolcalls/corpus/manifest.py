@@ -18,6 +18,7 @@ recorded entry adds what the recorder saw (``path``, ``status``, ``headers``,
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
@@ -27,13 +28,93 @@ import orjson
 from ..calls import DIALECTS, Dialect, as_dialect
 from ..errors import UnknownDialectError, UsageError
 
-__all__ = ["MANIFEST", "OUTCOMES", "Entry", "load", "write"]
+__all__ = [
+    "MANIFEST",
+    "OUTCOMES",
+    "CorpusPathError",
+    "Entry",
+    "load",
+    "read_stream",
+    "stream_path",
+    "write",
+]
 
 MANIFEST: Final = "MANIFEST.json"
 """The manifest's file name in a corpus folder."""
 
 OUTCOMES: Final = ("complete", "no_calls", "truncated", "provider_error")
 """What a stream may be expected to give."""
+
+
+class CorpusPathError(UsageError):
+    """A stream's path is not one the corpus may name: outside its folder (absolute,
+    ``..``, a symlink that leads out), not a regular file, or not a path at all (a NUL, a
+    control character, a backslash)."""
+
+
+def _name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a stream of a corpus, or ``None``."""
+    if not name or any(ord(c) < 0x20 or c == "\x7f" for c in name):
+        # NUL ends a C path; a newline would forge a line of `check`'s report.
+        return "it is empty or holds a NUL or another control character"
+    try:
+        os.fsencode(name)
+    except UnicodeEncodeError:
+        return "it does not encode as a file name (a lone surrogate?)"
+    if "\\" in name or (len(name) > 1 and name[0].isalpha() and name[1] == ":"):
+        # A Windows separator or drive: on Windows "..\\x" and "C:x" leave the folder.
+        return "it holds a backslash or a drive letter (use / separators)"
+    parts = PurePosixPath(name)
+    if parts.is_absolute() or ".." in parts.parts or not parts.parts:
+        return "it is absolute or climbs out with .."
+    return None
+
+
+def stream_path(folder: str | os.PathLike[str], name: str) -> Path:
+    """The file a corpus entry names, resolved, and checked to stay inside ``folder``.
+
+    Raises:
+        CorpusPathError: the name is not a path inside the folder, or a symlink on the
+            way (the file or a folder) leads out of it.
+    """
+    problem = _name_problem(name)
+    if problem is not None:
+        raise CorpusPathError(f"{name!r} is not a stream of {folder}: {problem}")
+    root = Path(folder).resolve()
+    try:
+        target = (root / name).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise CorpusPathError(f"{name!r} cannot be resolved: {exc}") from exc
+    if not target.is_relative_to(root):
+        # A corpus speaks for its own folder: a symlink must not make `check` read and
+        # print ~/.ssh/id_ed25519 or /etc/shadow.
+        raise CorpusPathError(f"{name!r} leads outside {folder} (a symlink?)")
+    return target
+
+
+def read_stream(folder: str | os.PathLike[str], name: str) -> bytes:
+    """The bytes of the stream ``name`` of the corpus in ``folder``.
+
+    Raises:
+        CorpusPathError: as :func:`stream_path`, or the path is no regular file (a FIFO
+            would block the reader for good; a device has no end).
+        UsageError: the file cannot be read.
+    """
+    target = stream_path(folder, name)
+    try:
+        # O_NOFOLLOW: the path was resolved, so a symlink here appeared since; O_NONBLOCK:
+        # opening a FIFO must not wait for a writer before fstat refuses it.
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        handle = os.open(target, flags)
+    except OSError as exc:
+        raise UsageError(f"cannot read {name!r}: {exc.strerror or exc}") from exc
+    with os.fdopen(handle, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+            raise CorpusPathError(f"{name!r} is not a regular file")
+        try:
+            return stream.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read {name!r}: {exc.strerror or exc}") from exc
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,12 +170,12 @@ def load(folder: str | os.PathLike[str]) -> list[Entry]:
         where = f"{manifest}: entry {number}"
         if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
             raise UsageError(f'{where} has no "file"')
-        name = PurePosixPath(entry["file"])
-        if name.is_absolute() or ".." in name.parts or not name.parts:
+        problem = _name_problem(entry["file"])
+        if problem is not None:
             # A manifest speaks for its own folder: `check` and `fuzz` read what it names,
             # and a shared corpus must not make them read /etc/shadow or ../secrets.
-            raise UsageError(
-                f'{where}: "file" must name a file inside {root}, not {entry["file"]!r}'
+            raise CorpusPathError(
+                f'{where}: "file" must name a file inside {root}, not {entry["file"]!r}: {problem}'
             )
         dialect = _dialect(entry, where)
         expected = entry.get("expected")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .manifest import load
+from .manifest import load, stream_path
 
 __all__ = ["pytest_addoption", "pytest_generate_tests"]
 
@@ -45,6 +45,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     folders += [Path(p) for p in config.getini("sse_corpus")]
     if not folders:
         raise pytest.UsageError("corpus_stream needs a corpus: --sse-corpus DIR or sse_corpus")
-    streams = [folder / entry.file for folder in folders for entry in load(folder)]
+    # stream_path refuses an entry that leads outside its folder before any test reads it.
+    streams = [
+        folder / entry.file
+        for folder in folders
+        for entry in load(folder)
+        if stream_path(folder, entry.file)
+    ]
     ids = [f"{folder.name}/{entry.file}" for folder in folders for entry in load(folder)]
     metafunc.parametrize("corpus_stream", streams, ids=ids)

@@ -10,8 +10,13 @@ application or an SDK pointed at it through its base URL.
 
 Secrets never reach the disk: the values of credential headers and of key-like query
 parameters are redacted from the URL, the headers and the body (a server may echo a key
-in an error), and so is every match of the user's own patterns. A redaction changes the
-body's length; the recorded read boundaries move with it.
+in an error) in every spelling :mod:`sse_toolcalls._secrets` finds, and so is every
+match of the user's own patterns. A compressed body is decoded first. A redaction
+changes the body's length; the recorded read boundaries move with it. Then the redacted
+body is parsed, and a stream whose meaning (a call's reassembled arguments, the text,
+the error) still holds a secret, split across deltas where no byte redaction can reach
+it, is not written at all (:class:`SecretSurvivedError`, :attr:`Recorder.withheld`);
+``docs/threat-model-recordings.md`` says why and what is promised.
 """
 
 from __future__ import annotations
@@ -30,9 +35,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import orjson
 
 from .._loopback import LoopbackServer
-from ..calls import Dialect, ToolCall
+from .._secrets import REDACTED as _REDACTED
+from .._secrets import SECRET_HEADERS as _SECRET_HEADERS
+from .._secrets import SECRET_QUERY_KEYS as _SECRET_QUERY_KEYS
+from .._secrets import SecretSet, credentials, is_secret_query_key, remember, strings_of
+from ..calls import Dialect, ReasoningDelta, TextDelta, ToolCall, ToolCallArgumentsDelta
 from ..errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
-from ..parser import ToolCallParser
+from ..parser import StreamParser, ToolCallParser
 from . import manifest
 
 __all__ = [
@@ -42,27 +51,20 @@ __all__ = [
     "Recorder",
     "RecordingProxy",
     "RecordingTransport",
+    "SecretSurvivedError",
     "serve_proxy",
 ]
 
-REDACTED: Final = "[REDACTED]"
+REDACTED: Final = _REDACTED
 """What a secret is replaced with, in every file the recorder writes."""
 
-SECRET_HEADERS: Final = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",  # Azure OpenAI
-        "x-goog-api-key",
-        "cookie",
-        "set-cookie",
-    }
-)
-"""Headers whose values are credentials (lower case)."""
+SECRET_HEADERS: Final = _SECRET_HEADERS
+"""Headers whose values are credentials (lower case); any header whose name holds
+``key``, ``token``, ``secret``, ``auth`` or ``password`` counts too."""
 
-SECRET_QUERY_KEYS: Final = frozenset({"key", "api_key", "api-key", "apikey", "access_token"})
-"""Query parameters whose values are credentials (Gemini's ``?key=``, among others)."""
+SECRET_QUERY_KEYS: Final = _SECRET_QUERY_KEYS
+"""Query parameters whose values are credentials (Gemini's ``?key=``, among others);
+names holding the words above count too."""
 
 KEPT_HEADERS: Final = (
     "content-type",
@@ -79,9 +81,10 @@ KEPT_HEADERS: Final = (
 """Response headers worth keeping with a stream: how it was framed and by whom (a proxy's
 quirks follow its ``server`` and ``via``), and what a user needs to report it upstream."""
 
-_MIN_SECRET_CHARS: Final = 6
-"""Shorter credential values are not searched for in bodies: a 3-byte "key" would
-redact every match of three ordinary letters and change the stream for nothing."""
+MAX_DECODED_BYTES: Final = 64 * 1024 * 1024
+"""How much a compressed body may inflate to when the recorder checks it for secrets: far
+above any real stream (the largest we have seen is under 1 MB), low enough that a
+compression bomb in a recorded body cannot exhaust memory."""
 
 _DIALECT_BY_PATH: Final[tuple[tuple[str, Dialect], ...]] = (
     ("/chat/completions", "openai_chat"),
@@ -91,39 +94,40 @@ _DIALECT_BY_PATH: Final[tuple[tuple[str, Dialect], ...]] = (
 )
 
 
+class SecretSurvivedError(SSEToolCallsError):
+    """A secret would still be on disk after redaction: the stream is not written.
+
+    Raised by :meth:`Recorder.save` when a secret survives in what the stream means (its
+    calls' arguments, its text, its error, reassembled from pieces the bytes hold apart),
+    or the body cannot be decoded to be checked. The reason names no secret.
+    """
+
+
 class Redactor:
-    """Replaces secrets, the known ones and the user's patterns, with :data:`REDACTED`."""
+    """Replaces secrets, the known ones and the user's patterns, with :data:`REDACTED`.
+
+    A known secret is found in every spelling :mod:`sse_toolcalls._secrets` promises
+    (percent-encoded, JSON-escaped, base64, any case); a user's pattern as written.
+    """
 
     def __init__(self, patterns: Iterable[str] = ()) -> None:
         try:
             self._patterns = [re.compile(p.encode()) for p in patterns]
         except re.error as exc:
             raise UsageError(f"bad redaction pattern: {exc}") from exc
-        self._secrets: set[bytes] = set()
+        self._secrets = SecretSet()
 
     def learn(self, headers: Iterable[tuple[str, str]], url: str) -> None:
         """Remember the credential values a request carried, to find them anywhere."""
-        for name, value in headers:
-            if name.lower() in SECRET_HEADERS:
-                self._remember(value)
-                # "Bearer sk-..." - the token may appear without its scheme.
-                self._remember(value.split(" ", 1)[-1])
-        for key, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
-            if key.lower() in SECRET_QUERY_KEYS:
-                self._remember(value)
-
-    def _remember(self, value: str) -> None:
-        if len(value) >= _MIN_SECRET_CHARS:
-            self._secrets.add(value.encode())
+        for value in credentials(headers, url):
+            self._secrets.add(value)
+            # The library's own log records (a dialect's WARNING quoting streamed
+            # arguments, while the recorder parses) are redacted against it too.
+            remember(value)
 
     def spans(self, data: bytes) -> list[tuple[int, int]]:
         """The non-overlapping spans of ``data`` to redact, in order."""
-        found: list[tuple[int, int]] = []
-        for secret in self._secrets:
-            at = data.find(secret)
-            while at != -1:
-                found.append((at, at + len(secret)))
-                at = data.find(secret, at + 1)
+        found = self._secrets.spans(data)
         for pattern in self._patterns:
             found += [m.span() for m in pattern.finditer(data) if m.end() > m.start()]
         merged: list[tuple[int, int]] = []
@@ -133,6 +137,10 @@ class Redactor:
             else:
                 merged.append((start, end))
         return merged
+
+    def found_in(self, value: str) -> bool:
+        """Whether ``value`` holds a secret in a spelling this redactor finds."""
+        return bool(self.spans(value.encode("utf-8", "surrogatepass")))
 
     def body(self, data: bytes, reads: Sequence[int]) -> tuple[bytes, list[int]]:
         """The body with its secrets redacted, and the read lengths moved to match (a
@@ -179,7 +187,7 @@ class Redactor:
         """The URL's path and query, key-like query values redacted."""
         parts = urlsplit(url)
         query = [
-            (k, REDACTED if k.lower() in SECRET_QUERY_KEYS else v)
+            (k, REDACTED if is_secret_query_key(k) else v)
             for k, v in parse_qsl(parts.query, keep_blank_values=True)
         ]
         path = parts.path + ("?" + urlencode(query, safe="[]") if query else "")
@@ -218,6 +226,19 @@ class Recorder:
             raise UsageError(f"cannot read {existing}: {exc}") from exc
         self._lock = threading.Lock()
         self._count = len(self._entries)
+        self._withheld: list[dict[str, str]] = []
+
+    @property
+    def withheld(self) -> list[dict[str, str]]:
+        """Streams not written because a secret would have survived: ``path`` (redacted)
+        and ``reason`` (which names no secret), in the order they came."""
+        with self._lock:
+            return list(self._withheld)
+
+    def withhold(self, redactor: Redactor, url: str, reason: str) -> None:
+        """List a stream as not written, with why."""
+        with self._lock:
+            self._withheld.append({"path": redactor.url(url), "reason": reason})
 
     @property
     def entries(self) -> list[dict[str, Any]]:
@@ -239,25 +260,23 @@ class Recorder:
         reads: Sequence[bytes],
         error: str | None = None,
     ) -> dict[str, Any]:
-        """Write one stream and its manifest entry; return the entry."""
+        """Write one stream and its manifest entry; return the entry.
+
+        Raises:
+            SecretSurvivedError: a secret survives redaction in what the stream means (a
+                key the server echoed split across argument deltas, say); nothing is
+                written. The recording transport and the proxy catch it and list the
+                stream in :attr:`withheld` instead.
+        """
         body, lengths = redactor.body(b"".join(reads), [len(r) for r in reads if r])
         path = redactor.url(url)
         dialect = _dialect_of(path)
+        survived = _secret_in_meaning(redactor, dialect, body)
+        if survived is not None:
+            raise SecretSurvivedError(survived)
         parsed = _parse(dialect, body, lengths)
         dialect = dialect or parsed.pop("detected")
         parsed.pop("detected", None)
-        shown = orjson.dumps({k: parsed[k] for k in ("expected", "error") if k in parsed})
-        if redactor.spans(shown):
-            # A secret the body's bytes did not show whole: split across deltas (or
-            # escaped) it survives there in pieces. The manifest must not hold it whole,
-            # and calls with it redacted would not be what the stream gives: keep neither.
-            parsed.pop("expected", None)
-            if "error" in parsed:
-                parsed["error"]["message"] = redactor.text(parsed["error"]["message"])
-            parsed["note"] = (
-                "a redaction pattern matched the parsed calls but not the body's bytes "
-                "(split across deltas?): the body may hold it in pieces; expected omitted"
-            )
         kept = {
             name.lower(): redactor.text(value)
             for name, value in headers
@@ -285,6 +304,72 @@ class Recorder:
             self._entries.append(entry)
             manifest.write(self.folder, self._entries)
         return entry
+
+
+def _meaning(dialect: Dialect | None, body: bytes) -> list[str]:
+    """Every string the library makes of ``body``: each event of the rich stream (whole
+    calls, their reassembled arguments, the turn's text and reasoning) and the error it
+    ends with (its message, body, partial calls), as ``replay`` would print them."""
+    parser = StreamParser(dialect)
+    out: list[str] = []
+    # The deltas joined, per call and for the text and reasoning: what a reader of the
+    # file reassembles, even where the call's final text (Responses' done events) differs.
+    joined: dict[tuple[str, int], list[str]] = {}
+
+    def take(events: list[Any]) -> None:
+        for event in events:
+            out.extend(strings_of(event))
+            if isinstance(event, ToolCallArgumentsDelta):
+                joined.setdefault(("arguments", event.index), []).append(event.delta)
+            elif isinstance(event, TextDelta | ReasoningDelta):
+                joined.setdefault((type(event).__name__, 0), []).append(event.text)
+
+    try:
+        # Line by line, so an error event loses none of the events before it.
+        for line in body.splitlines(keepends=True):
+            take(parser.feed(line))
+        take(parser.finish())
+    except SSEToolCallsError as exc:
+        # A truncation carries its completed and partial calls and its text.
+        out += strings_of(exc)
+    out += ["".join(pieces) for pieces in joined.values()]
+    return out
+
+
+def _inflated(body: bytes) -> bytes | None:
+    """``body`` decompressed, when it is a gzip, zlib or raw-deflate stream a reader could
+    inflate though no header said so; ``None`` otherwise."""
+    for wbits in (32 + 15, -15):
+        inflater = zlib.decompressobj(wbits)
+        try:
+            data = inflater.decompress(body, MAX_DECODED_BYTES)
+        except zlib.error:
+            continue
+        if data:
+            return data
+    return None
+
+
+def _secret_in_meaning(redactor: Redactor, dialect: Dialect | None, body: bytes) -> str | None:
+    """Why the redacted ``body`` must not be written, or ``None`` when it may.
+
+    The body's bytes were redacted already; a secret can still survive where the bytes
+    hold it apart: split across argument or text deltas, in escapes the parser decodes,
+    inside a compressed payload. Both the path's dialect and detection are tried, as
+    ``check`` and ``replay`` read the file both ways.
+    """
+    modes: list[Dialect | None] = [dialect, None] if dialect is not None else [None]
+    for mode in modes:
+        for text in _meaning(mode, body):
+            if redactor.found_in(text):
+                return (
+                    "a secret survives in the reassembled stream (split across events or "
+                    "escaped): the recording is withheld rather than written with it"
+                )
+    inflated = _inflated(body)
+    if inflated is not None and redactor.spans(inflated):
+        return "the body inflates (gzip/deflate) to bytes that hold a secret"
+    return None
 
 
 def _parse(dialect: Dialect | None, body: bytes, lengths: Sequence[int]) -> dict[str, Any]:
@@ -322,6 +407,76 @@ def _parse(dialect: Dialect | None, body: bytes, lengths: Sequence[int]) -> dict
 # -- the transport wrapper ----------------------------------------------------------------
 
 
+class _Decoder:
+    """Undoes a response's ``content-encoding`` chunk by chunk, so the recorder sees (and
+    checks, and writes) the text a client reads: gzip, deflate with the zlib wrapper or
+    without it (raw deflate, as some servers send it), and br where a brotli module is
+    installed. An encoding it cannot undo leaves :attr:`failed` set: the stream cannot
+    be checked for secrets, so it is not written."""
+
+    def __init__(self, header: str) -> None:
+        # "gzip, br": applied in that order, undone in the reverse one (RFC 9110 8.4).
+        codings = [c.strip().lower() for c in header.split(",") if c.strip()]
+        self.codings = [c for c in reversed(codings) if c != "identity"]
+        self.failed: str | None = None
+        self.produced = 0
+        self._steps: list[Any] = []
+        self._pending = b""  # the first bytes of a deflate body, until its kind is known
+        for coding in self.codings:
+            if coding in ("gzip", "x-gzip"):
+                self._steps.append(zlib.decompressobj(16 + 15))
+            elif coding == "deflate":
+                self._steps.append(None)  # chosen from the first two bytes
+            elif coding == "br" and (brotli := _brotli()) is not None:
+                self._steps.append(brotli)
+            else:
+                self.failed = f"content-encoding {coding!r} cannot be decoded here"
+                return
+
+    def decode(self, chunk: bytes) -> bytes:
+        if self.failed is not None:
+            return b""
+        try:
+            for position, step in enumerate(self._steps):
+                chosen = step
+                if chosen is None:
+                    self._pending += chunk
+                    if len(self._pending) < 2:
+                        return b""
+                    # RFC 9110 8.4.1.2 says zlib; servers send raw deflate too. A zlib
+                    # header is a multiple of 31 with method 8 (RFC 1950 2.2).
+                    head = int.from_bytes(self._pending[:2], "big")
+                    zlib_head = self._pending[0] & 0x0F == 8 and head % 31 == 0
+                    chosen = zlib.decompressobj(15 if zlib_head else -15)
+                    self._steps[position] = chosen
+                    chunk, self._pending = self._pending, b""
+                if hasattr(chosen, "decompress"):
+                    chunk = chosen.decompress(chunk, MAX_DECODED_BYTES)
+                    if chosen.unconsumed_tail:  # past the bound: the rest was not read
+                        raise zlib.error(f"it inflates past {MAX_DECODED_BYTES} bytes")
+                else:
+                    chunk = chosen.process(chunk)
+        except Exception as exc:  # zlib.error, brotli.error: nothing to check further
+            self.failed = f"the body did not decode as {', '.join(self.codings)}: {exc}"
+            return b""
+        self.produced += len(chunk)
+        if self.produced > MAX_DECODED_BYTES:
+            self.failed = f"the body inflates past {MAX_DECODED_BYTES} bytes"
+            return b""
+        return chunk
+
+
+def _brotli() -> Any:
+    """A brotli decompressor, or ``None`` when no brotli module is installed."""
+    for name in ("brotli", "brotlicffi"):
+        try:
+            module = __import__(name)
+        except ImportError:
+            continue
+        return module.Decompressor()
+    return None
+
+
 class _Tee:
     """Collects one response's reads; saves them once, when the body ends or closes."""
 
@@ -329,25 +484,26 @@ class _Tee:
         self.recorder, self.redactor, self.url = recorder, redactor, url
         self.status = int(response.status_code)
         self.headers = [(str(k), str(v)) for k, v in response.headers.items()]
-        encoding = response.headers.get("content-encoding", "identity").lower()
         # The transport sees the wire bytes; a compressed stream is recorded as the text
-        # the parser would read (gzip and deflate; zlib's 32+15 reads both headers).
-        self.inflate = zlib.decompressobj(32 + 15) if encoding in ("gzip", "deflate") else None
+        # the parser would read.
+        self.decoder = _Decoder(response.headers.get("content-encoding", "identity"))
         self.reads: list[bytes] = []
         self.saved = False
 
     def add(self, chunk: bytes) -> None:
-        if self.inflate is not None:
-            try:
-                chunk = self.inflate.decompress(chunk)
-            except zlib.error:
-                self.inflate = None  # record the rest as it came; the parser will say
+        chunk = self.decoder.decode(bytes(chunk))
         if chunk:
-            self.reads.append(bytes(chunk))
+            self.reads.append(chunk)
 
     def save(self, error: str | None = None) -> None:
-        if not self.saved:
-            self.saved = True
+        if self.saved:
+            return
+        self.saved = True
+        if self.decoder.failed is not None:
+            # Bytes we cannot read are bytes we cannot check for a key: not written.
+            self.recorder.withhold(self.redactor, self.url, self.redactor.text(self.decoder.failed))
+            return
+        try:
             self.recorder.save(
                 redactor=self.redactor,
                 url=self.url,
@@ -356,6 +512,9 @@ class _Tee:
                 reads=self.reads,
                 error=error,
             )
+        except SecretSurvivedError as exc:
+            # The application's stream goes on: recording must never break it.
+            self.recorder.withhold(self.redactor, self.url, str(exc))
 
 
 def _wrap_stream(stream: Any, tee: _Tee) -> Any:
@@ -547,7 +706,9 @@ def _proxy_app(upstream: str, recorder: Recorder) -> Any:
             out_headers = [
                 (k.encode("latin-1"), v.encode("latin-1"))
                 for k, v in response.headers.items()
-                if k.lower() not in _HOP_BY_HOP
+                # The raw bytes go on as they came, so their encoding must go with them
+                # (an upstream may compress though asked not to).
+                if k.lower() not in _HOP_BY_HOP or k.lower() == "content-encoding"
             ]
             await send(
                 {
@@ -628,7 +789,8 @@ def serve_proxy(
 
     done = stop or threading.Event()
     try:
-        with RecordingProxy(upstream, Recorder(out, patterns=patterns), port=port) as proxy:
+        recorder = Recorder(out, patterns=patterns)
+        with RecordingProxy(upstream, recorder, port=port) as proxy:
             sys.stdout.write(f"recording {upstream} on {proxy.base_url} into {out}\n")
             sys.stdout.flush()
             try:
@@ -639,4 +801,6 @@ def serve_proxy(
     except UsageError as exc:
         sys.stderr.write(f"{exc}\n")
         return 2
+    for item in recorder.withheld:
+        sys.stderr.write(f"not written: {item['path']}: {item['reason']}\n")
     return 0

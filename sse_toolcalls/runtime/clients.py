@@ -24,6 +24,7 @@ import httpx2
 from .. import _adopt
 from .._checks import check_quantity
 from .._jsonsafe import dumps_safe
+from .._secrets import SecretSet, credentials, remember
 from ..calls import (
     Dialect,
     StreamEvent,
@@ -142,6 +143,12 @@ class ProviderClient:
         """Seconds without a chunk after which a stream is abandoned (``None``: never)."""
         self._api_key = api_key
         self._extra_headers = dict(headers or {})
+        # The credentials this client sends, in every spelling: a provider's error that
+        # echoes one is redacted before it leaves (_scrub), and the library's log records
+        # are redacted against them too (remember).
+        self._secrets = SecretSet(credentials(self.headers().items(), self._url_or_empty()))
+        if api_key:
+            remember(api_key)
         self._owns_client = http_client is None
         # Either stack's client: both have build_request/send/aclose with httpx's API.
         self._http: Any = http_client or httpx2.AsyncClient(timeout=timeout)
@@ -157,6 +164,22 @@ class ProviderClient:
         raise NotImplementedError
 
     # -- shared ----------------------------------------------------------------------
+
+    def _url_or_empty(self) -> str:
+        """The endpoint, or ``""`` where a subclass cannot name it yet."""
+        try:
+            return self.url()
+        except NotImplementedError:
+            return ""
+
+    def _scrub(self, error: ProviderError) -> None:
+        """``error`` with this client's credentials redacted from its message, body and
+        args, in place: an application that logs it must not log the key."""
+        secrets = self._secrets
+        if secrets:
+            error.message = secrets.redact(error.message)
+            error.body = secrets.redact_value(error.body)
+            error.args = tuple(secrets.redact_value(a) for a in error.args)
 
     def headers(self) -> dict[str, str]:
         """Every header of a request: auth (when a key is set), JSON, the extras."""
@@ -214,12 +237,19 @@ class ProviderClient:
             ProviderError: the request failed, an HTTP error status, an error in the
                 stream, or a timeout; plus everything :func:`~.edge.aiter_events` raises.
         """
-        response = await self._open(self.body(conversation, tools, **options))
+        try:
+            response = await self._open(self.body(conversation, tools, **options))
+        except ProviderError as exc:
+            self._scrub(exc)
+            raise
         events = aiter_events(response, self.dialect, idle_timeout=self.idle_timeout)
         names = _name_map(self.dialect, tools)
         try:
             async for event in events:
                 yield _event_from_wire(event, names) if names is not None else event
+        except ProviderError as exc:
+            self._scrub(exc)
+            raise
         finally:
             await _close(events, response)
 
@@ -228,12 +258,19 @@ class ProviderClient:
     ) -> AsyncIterator[ToolCall]:
         """Send the conversation; yield each complete call of the answer. Errors as in
         :meth:`stream_events`."""
-        response = await self._open(self.body(conversation, tools, **options))
+        try:
+            response = await self._open(self.body(conversation, tools, **options))
+        except ProviderError as exc:
+            self._scrub(exc)
+            raise
         calls = aiter_tool_calls(response, self.dialect, idle_timeout=self.idle_timeout)
         names = _name_map(self.dialect, tools)
         try:
             async for call in calls:
                 yield names.call_from_wire(call) if names is not None else call
+        except ProviderError as exc:
+            self._scrub(exc)
+            raise
         finally:
             await _close(calls, response)
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import TracebackType
+from typing import Any
 
 from .. import _json
+from .._secrets import SecretSet, credentials, remember
 from ..errors import ProviderError, SSEToolCallsError, StreamTimeoutError, UsageError
 from .http_errors import MAX_ERROR_BODY_BYTES, provider_error_from_http
 from .transport import classify
@@ -56,6 +58,40 @@ def provider_error_from_sdk(exc: BaseException, dialect: str | None = None) -> P
     """
     if isinstance(exc, ProviderError):
         return exc
+    return _scrubbed(_translate(exc, dialect), exc)
+
+
+def _request_credentials(exc: BaseException) -> set[str]:
+    """The credentials of the request behind an SDK's exception (its response's request
+    or its own): an SDK sends the key itself, so no client of ours knows it."""
+    for holder in (getattr(exc, "response", None), exc):
+        try:
+            request = getattr(holder, "request", None)  # httpx raises when it has none
+        except Exception:
+            continue
+        headers: Any = getattr(request, "headers", None)
+        if request is not None and hasattr(headers, "items"):
+            pairs = [(str(k), str(v)) for k, v in headers.items()]
+            return credentials(pairs, str(getattr(request, "url", "")))
+    return set()
+
+
+def _scrubbed(error: ProviderError, exc: BaseException) -> ProviderError:
+    """``error`` with the request's credentials redacted, in place: a provider's error
+    that echoes the key must not carry it into the application's logs; the library's
+    own log records are redacted against it from now on."""
+    found = _request_credentials(exc)
+    if found:
+        for secret in found:
+            remember(secret)
+        secrets = SecretSet(found)
+        error.message = secrets.redact(error.message)
+        error.body = secrets.redact_value(error.body)
+        error.args = tuple(secrets.redact_value(a) for a in error.args)
+    return error
+
+
+def _translate(exc: BaseException, dialect: str | None) -> ProviderError:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and not isinstance(status, bool):
         response = getattr(exc, "response", None)

@@ -199,7 +199,9 @@ def test_headers_are_kept_only_where_they_matter(tmp_path: Path) -> None:
     assert entry["headers"] == {"content-type": "text/event-stream"}
 
 
-def test_a_secret_split_across_deltas_keeps_the_manifest_clean(tmp_path: Path) -> None:
+def test_a_secret_split_across_deltas_is_not_written(tmp_path: Path) -> None:
+    # The user's pattern matches the reassembled arguments though no delta holds it whole:
+    # the body would give it back to any reader (`replay` prints it), so it is withheld.
     recorder = Recorder(tmp_path, patterns=[r"org-[A-Z]+-\d+"])
     split = Turn(calls=TWO_CALLS.calls, fragment_size=3)
     transport = RecordingTransport(httpx.HTTPTransport(), recorder)
@@ -208,11 +210,11 @@ def test_a_secret_split_across_deltas_keeps_the_manifest_clean(tmp_path: Path) -
         httpx.Client(transport=cast(httpx.BaseTransport, transport)) as http,
         http.stream("POST", sim.base_url + PATHS["anthropic"], json={"stream": True}) as r,
     ):
-        r.read()
-    (entry,) = recorder.entries
-    assert "expected" not in entry and "in pieces" in entry["note"]
-    manifest = (tmp_path / "MANIFEST.json").read_bytes()
-    assert ORG.encode() not in manifest
+        assert b"lookup" in r.read()  # the application's stream is untouched
+    assert recorder.entries == []
+    (withheld,) = recorder.withheld
+    assert withheld["path"] == PATHS["anthropic"] and "reassembled" in withheld["reason"]
+    assert_no_secret(tmp_path)
 
 
 def test_a_key_the_upstream_echoes_is_redacted_from_the_body_and_the_error(
@@ -253,3 +255,40 @@ def test_httpx2_transports_are_recorded_too(tmp_path: Path) -> None:
     (entry,) = recorder.entries
     assert (tmp_path / entry["file"]).read_bytes() == seen
     assert [c["call_id"] for c in entry["expected"]["calls"]] == ["c1", "c2"]
+
+
+def test_the_proxy_withholds_a_split_secret_and_says_so_on_exit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sse_toolcalls.corpus.record import serve_proxy
+
+    split = Turn(calls=TWO_CALLS.calls, fragment_size=3)
+    stop = threading.Event()
+    status: list[int] = []
+    with Simulator([split]) as sim:
+        thread = threading.Thread(
+            target=lambda: status.append(
+                serve_proxy(
+                    sim.base_url, str(tmp_path), port=0, patterns=[r"org-[A-Z]+-\d+"], stop=stop
+                )
+            )
+        )
+        thread.start()
+        try:
+            said = ""
+            for _ in range(200):  # a hang guard: the proxy says where it listens at once
+                said += capsys.readouterr().out
+                if " on http://" in said:
+                    break
+                time.sleep(0.05)
+            base = said.split(" on ", 1)[1].split()[0]
+            with httpx.Client() as http:
+                response = http.post(base + PATHS["anthropic"], json={"stream": True})
+            assert ORG.encode() not in response.content  # pieces only; the app reads on
+        finally:
+            stop.set()
+            thread.join(10)
+    assert status == [0]
+    err = capsys.readouterr().err
+    assert "not written: /v1/messages" in err and ORG not in err
+    assert_no_secret(tmp_path)
