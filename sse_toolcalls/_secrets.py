@@ -10,7 +10,7 @@ these character by character. The recorder redacts with it, and the library's lo
 records are redacted against the secrets the clients registered (:func:`remember`).
 
 What no pattern can find: a secret the server transformed otherwise (reversed, hashed,
-encrypted, truncated below :data:`MIN_SECRET_CHARS`). ``docs/threat-model-recordings.md``
+encrypted, truncated below :data:`MIN_SECRET_CHARS`). ``docs/threat-model.md``
 says what is promised.
 """
 

@@ -16,7 +16,7 @@ changes the body's length; the recorded read boundaries move with it. Then the r
 body is parsed, and a stream whose meaning (a call's reassembled arguments, the text,
 the error) still holds a secret, split across deltas where no byte redaction can reach
 it, is not written at all (:class:`SecretSurvivedError`, :attr:`Recorder.withheld`);
-``docs/threat-model-recordings.md`` says why and what is promised.
+``docs/threat-model.md`` says why and what is promised.
 """
 
 from __future__ import annotations
