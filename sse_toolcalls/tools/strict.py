@@ -91,9 +91,22 @@ def _strict(schema: Mapping[str, Any], all_required: bool, depth: int, path: str
             )
         out["additionalProperties"] = False
         props: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
-        required = set(schema.get("required") or ())
+        required = _names(schema.get("required"))
         new_props: dict[str, Any] = {}
         for name, sub in props.items():
+            if isinstance(sub, bool):
+                # JSON Schema's boolean schemas: true (any value) is what strict mode
+                # cannot say; false (no value) stays, and as optional means "null only".
+                if sub:
+                    raise UsageError(
+                        f"strict schema: the property at {path}.{name} accepts any value "
+                        "(true), which strict mode cannot express; declare this tool "
+                        "without strict"
+                    )
+                new_props[name] = (
+                    {"type": "null"} if all_required and name not in required else False
+                )
+                continue
             child = _strict(sub, all_required, depth + 1, f"{path}.{name}")
             if all_required and name not in required:
                 child = _nullable(child)

@@ -307,7 +307,7 @@ _ARGS = st.dictionaries(
 )
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.dictionaries(_KEYWORDS, _SCHEMAS, max_size=5), _ARGS)
 def test_nothing_but_our_error_leaves_registration_validation_or_strict_mode(
     schema: dict[str, Any], args: dict[str, Any]
