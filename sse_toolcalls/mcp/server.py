@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -53,7 +52,8 @@ from .._targets import resolve
 from ..calls import Image, MediaPart, ToolCall, ToolResult
 from ..errors import LedgerError, UsageError
 from ..runtime.dispatch import Dispatcher
-from ..runtime.ledger import IdempotencyLedger, key_arguments
+from ..runtime.keyclaim import KeyConflict, claim_key
+from ..runtime.ledger import key_arguments
 from ..tools.registry import Tool, ToolRegistry
 from ..tools.results import declined_result, key_conflict_result, ledger_refusal_result
 from .client import _require_mcp
@@ -161,78 +161,27 @@ def _conversation_id(ctx: Any) -> str:
     return f"mcp-session-{session}" if session else "mcp-http"
 
 
-class _KeyRefused(Exception):
-    """The caller's idempotency key cannot name this call (the reason is the text)."""
-
-
 def _caller_key(meta: Mapping[str, Any] | None) -> str | None:
     """The caller's idempotency key, ``None`` when it sent none.
 
     Raises:
-        _KeyRefused: the key is there but not a non-blank string within the limit.
+        KeyConflict: the key is there but not a non-blank string within the limit.
     """
     if meta is None or IDEMPOTENCY_KEY_META not in meta:
         return None
     key = meta[IDEMPOTENCY_KEY_META]
     if not isinstance(key, str) or not key.strip():
         # An empty key silently treated as "no key" would run a retried write twice.
-        raise _KeyRefused(
+        raise KeyConflict(
             f"The idempotency key ({IDEMPOTENCY_KEY_META}) must be a non-empty string; "
             f"got {str(key)[:40]!r}. Send a unique key per call, or none."
         )
     if len(key) > MAX_IDEMPOTENCY_KEY_CHARS:
-        raise _KeyRefused(
+        raise KeyConflict(
             f"The idempotency key ({IDEMPOTENCY_KEY_META}) has {len(key)} characters, over "
             f"the limit of {MAX_IDEMPOTENCY_KEY_CHARS}."
         )
     return key
-
-
-def _claim_of(key: str) -> str:
-    """The ledger key of the claim on a caller's key: apart from every write's key
-    (those are SHA-256 hex of another text), and of fixed length whatever the key."""
-    return hashlib.sha256(
-        f"sse-toolcalls/mcp-key\x00{key}".encode("utf-8", "surrogatepass")
-    ).hexdigest()
-
-
-def _claim_text(tool: str, arguments: Mapping[str, Any]) -> str:
-    """What a key is claimed for: the tool and a digest of its arguments' canonical JSON
-    (key order and number spelling do not change it), in the entry's ``tool`` field."""
-    digest = hashlib.sha256(key_arguments(dict(arguments)).encode("ascii", "backslashreplace"))
-    return f"mcp-key {tool} {digest.hexdigest()}"
-
-
-async def _claim(
-    ledger: IdempotencyLedger, key: str, tool: str, arguments: Mapping[str, Any]
-) -> str | None:
-    """Claim ``key`` for this tool and these arguments, or check the earlier claim.
-
-    The reservation is the ledger's compare-and-set, so two workers racing on one key
-    agree on whose arguments it names; the claim is recorded at once so that the
-    ledger's sweep ages it out with the writes.
-
-    Returns:
-        The claim's ledger key when this call made the claim, ``None`` when an earlier
-        call with the same tool and arguments had.
-
-    Raises:
-        _KeyRefused: the key was claimed for another tool or other arguments.
-        LedgerError: the ledger did not answer.
-    """
-    claim, wanted = _claim_of(key), _claim_text(tool, arguments)
-    entry = await ledger.get(claim)
-    if entry is None:
-        entry = await ledger.reserve(claim, tool=wanted)
-        if entry is None:
-            await ledger.record(claim, wanted, is_error=False)
-            return claim
-    if entry.tool != wanted:
-        raise _KeyRefused(
-            "This idempotency key was already used for another call (other arguments or "
-            "another tool): a key names one call. Send a new key for a new call."
-        )
-    return None
 
 
 _NOTHING_STARTED = frozenset(
@@ -291,8 +240,10 @@ def build_server(
             # Only a call that passes validation claims its key: a refused one ran
             # nothing, and the corrected call may come under the same key.
             if key is not None and not isinstance(registry.validate(call), ToolResult):
-                claim = await _claim(runner.ledger, key, call.name, call.args)
-        except _KeyRefused as exc:
+                claim = await claim_key(
+                    runner.ledger, f"mcp:{key}", call.name, key_arguments(call.args)
+                )
+        except KeyConflict as exc:
             return _answer(key_conflict_result(call, str(exc)))
         except LedgerError:
             return _answer(ledger_refusal_result(call))

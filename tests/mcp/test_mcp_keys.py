@@ -18,8 +18,10 @@ from mcp import Client
 from mcp_types import CallToolResult, RequestParamsMeta, TextContent
 
 from sse_toolcalls.mcp import IDEMPOTENCY_KEY_META, build_server
-from sse_toolcalls.mcp.server import MAX_IDEMPOTENCY_KEY_CHARS, _claim_text
+from sse_toolcalls.mcp.server import MAX_IDEMPOTENCY_KEY_CHARS
 from sse_toolcalls.runtime import Dispatcher, SQLiteLedger
+from sse_toolcalls.runtime.keyclaim import claim_text
+from sse_toolcalls.runtime.ledger import key_arguments
 from sse_toolcalls.tools import ToolRegistry
 
 pytestmark = [pytest.mark.anyio]
@@ -153,7 +155,11 @@ def test_the_claim_ignores_key_order_and_sees_every_change(
 ) -> None:
     items = list(arguments.items())
     rng.shuffle(items)
-    assert _claim_text("pay", dict(items)) == _claim_text("pay", arguments)
-    assert _claim_text("refund", arguments) != _claim_text("pay", arguments)
+
+    def claim(tool: str, args: dict[str, Any]) -> str:
+        return claim_text(tool, key_arguments(args))
+
+    assert claim("pay", dict(items)) == claim("pay", arguments)
+    assert claim("refund", arguments) != claim("pay", arguments)
     changed = {**arguments, "\x00extra": 1}
-    assert _claim_text("pay", changed) != _claim_text("pay", arguments)
+    assert claim("pay", changed) != claim("pay", arguments)
