@@ -317,9 +317,11 @@ async def register_session_tools(
         The tools added, in the server's order.
 
     Raises:
-        UsageError: a tool's name is taken in ``registry``, or its input schema is not a
-            valid JSON Schema for an object (nothing of this server is added then),
-            unless ``skip_invalid``; the server listed more than ``MAX_LIST_PAGES`` pages.
+        UsageError: a tool's name is taken in ``registry``, its input schema is not a
+            valid JSON Schema for an object within the budgets of
+            :mod:`sse_toolcalls.tools.schema_guard`, or its output schema is not, or holds
+            a pattern (nothing of this server is added then), unless ``skip_invalid``; the
+            server listed more than ``MAX_LIST_PAGES`` pages.
         MCPError: the server refused ``tools/list``.
     """
     _require_mcp()
@@ -354,8 +356,9 @@ async def register_session_tools(
     added: list[Tool] = []
     skipped: list[tuple[str, str]] = []
     try:
-        for tool in built:
+        for tool, mcp_tool in zip(built, listed, strict=True):
             try:
+                _check_output_schema(mcp_tool.output_schema)
                 added.append(registry.add(tool))
             except UsageError as exc:
                 # The registry's text may not name the tool (a schema problem says
@@ -379,6 +382,33 @@ async def register_session_tools(
     if connection is not None:
         connection.skipped = tuple(skipped)
     return added
+
+
+def _check_output_schema(schema: dict[str, Any] | None) -> None:
+    """Refuse a tool whose ``outputSchema`` the SDK cannot check within a budget.
+
+    The SDK validates every structured result against it with ``jsonschema`` and
+    Python's ``re``, before this library sees the result: a catastrophic pattern there
+    would stall the event loop, a reference cycle raise ``RecursionError``. So the
+    schema must pass the same checks as an input schema, and hold no pattern at all.
+
+    Raises:
+        UsageError: it does not.
+    """
+    if schema is None:
+        return
+    from ..tools.schema_guard import check_schema, first_pattern
+
+    try:
+        check_schema(schema)
+    except UsageError as exc:
+        raise UsageError(f"its output schema: {exc}") from exc
+    where = first_pattern(schema)
+    if where is not None:
+        raise UsageError(
+            f"its output schema has a pattern at {where}, which the MCP SDK would run on "
+            "a backtracking engine against every result"
+        )
 
 
 def _tool(

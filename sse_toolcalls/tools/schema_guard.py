@@ -45,6 +45,7 @@ __all__ = [
     "check_schema",
     "check_schema_budget",
     "check_schema_references",
+    "first_pattern",
     "pattern_search",
     "re2_keywords",
 ]
@@ -182,6 +183,19 @@ def check_schema_references(schema: dict[str, Any]) -> None:
         )
     if refs:
         _check_refs(schema, refs, base)
+
+
+def first_pattern(schema: Any) -> str | None:
+    """The path of the first ``pattern`` or ``patternProperties`` in ``schema``, or
+    ``None``: for a schema that someone else's code validates with Python's ``re`` (the
+    MCP SDK checks a tool's ``outputSchema`` that way), so it must hold none.
+    Call after :func:`check_schema_budget`."""
+    for node, where, _ in _subschemas(schema, "$", ""):
+        if isinstance(node.get("pattern"), str):
+            return f"{where}.pattern"
+        if isinstance(node.get("patternProperties"), dict):
+            return f"{where}.patternProperties"
+    return None
 
 
 def _check_refs(

@@ -40,7 +40,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 """Input schemas, by tool name; the answering tools below take no arguments."""
 
 ANSWERS = ("flood", "confetti", "dribble", "structured", "fine")
-REFUSED = ("lookahead", "remote", "cycle", "enum")
+OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
+    "shaped": {"type": "object", "properties": {"s": {"type": "string", "pattern": EVIL}}},
+    "looped": {"type": "object", "allOf": [{"$ref": "#"}]},
+}
+"""Output schemas, by tool name: the SDK validates results against them with ``re``."""
+REFUSED = ("lookahead", "remote", "cycle", "enum", *OUTPUT_SCHEMAS)
 """The tools the client must refuse when they are added."""
 
 
@@ -52,6 +57,8 @@ def _answer(name: str) -> CallToolResult:
     if name == "dribble":
         part = "y" * (100 * 1024)
         return CallToolResult(content=[TextContent(text=part) for _ in range(BIG // len(part))])
+    if name in OUTPUT_SCHEMAS:
+        return CallToolResult(content=[], structured_content={"s": "a" * 64 + "!"})
     if name == "structured":
         return CallToolResult(content=[], structured_content={"rows": ["z" * 1024] * 4096})
     return CallToolResult(content=[TextContent(text=f"{name} ok")])
@@ -67,6 +74,10 @@ def build() -> Server[Any]:
         tools += [
             MCPTool(name=name, input_schema={"type": "object"}, annotations=read)
             for name in ANSWERS
+        ]
+        tools += [
+            MCPTool(name=name, input_schema={"type": "object"}, output_schema=schema)
+            for name, schema in OUTPUT_SCHEMAS.items()
         ]
         return ListToolsResult(tools=tools)
 

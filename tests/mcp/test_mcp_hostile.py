@@ -60,6 +60,8 @@ async def test_hostile_schemas_are_skipped_and_hostile_answers_refused(anyio_bac
         assert "refers outside itself" in reasons["remote"]
         assert "cycle" in reasons["cycle"]
         assert "byte limit" in reasons["enum"]
+        assert "output schema has a pattern" in reasons["shaped"]
+        assert "output schema" in reasons["looped"] and "cycle" in reasons["looped"]
         assert set(registry.names()) == {"match", "keys", *ANSWERS}
 
         dispatcher = Dispatcher(registry)
