@@ -288,7 +288,7 @@ def _compile_checked(pattern: str, where: str) -> None:
         raise UsageError(
             f"the pattern at {where} ({pattern[:200]!r}) cannot run on RE2, the linear-time "
             f"engine patterns are matched with (backreferences and lookarounds are not "
-            f"supported): {exc}"
+            f"supported): {_reason(exc)}"
         ) from exc
 
 
@@ -296,7 +296,20 @@ def _compile_checked(pattern: str, where: str) -> None:
 def _compiled(pattern: str) -> Any:
     import re2
 
-    return re2.compile(pattern)
+    options = re2.Options()
+    # A refused pattern is our UsageError; RE2 would also log it to standard error.
+    options.log_errors = False
+    # Only "does it match" is asked: no capture groups to track.
+    options.never_capture = True
+    # Bytes in, bytes searched (pattern_search): a string from JSON may hold a lone
+    # surrogate, which the str interface of re2 cannot encode (UnicodeEncodeError).
+    return re2.compile(pattern.encode("utf-8", "surrogatepass"), options)
+
+
+def _reason(exc: Exception) -> str:
+    """RE2's reason, as text (its error carries bytes)."""
+    reason = exc.args[0] if exc.args else exc
+    return reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
 
 
 def pattern_search(pattern: str, text: str) -> bool:
@@ -310,8 +323,10 @@ def pattern_search(pattern: str, text: str) -> bool:
     try:
         compiled = _compiled(pattern)
     except Exception as exc:
-        raise UsageError(f"the pattern {pattern[:200]!r} cannot run on RE2: {exc}") from exc
-    return compiled.search(text) is not None
+        raise UsageError(
+            f"the pattern {pattern[:200]!r} cannot run on RE2: {_reason(exc)}"
+        ) from exc
+    return compiled.search(text.encode("utf-8", "surrogatepass")) is not None
 
 
 def _pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterator[Any]:

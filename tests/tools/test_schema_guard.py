@@ -105,7 +105,14 @@ def test_patterns_keep_json_schemas_search_semantics() -> None:
     # Unanchored unless the pattern anchors itself, as ECMA-262's search.
     assert pattern_search("b", "abc") and not pattern_search("^b", "abc")
     assert pattern_search("^[a-z]+$", "été") is False and pattern_search(r"^\w+$", "abc")
-    assert pattern_search("é", "caté")  # not bytes: the text's code points
+    assert pattern_search("é", "caté")
+    # Characters, not bytes, even outside the BMP; a lone surrogate (JSON allows
+    # "\ud800") is matched, not an encoding error.
+    assert pattern_search("^.$", "é") and pattern_search("^[^a]$", "\U0001f600")
+    assert pattern_search("^a", "a\ud800") and not pattern_search("^b", "\ud800")
+    assert problems({"properties": {"s": {"pattern": "^x"}}}, {"s": "\udfff"}) == [
+        ("$.s", "pattern_mismatch")
+    ]
     schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}}}
     assert problems(schema, {"code": "EUR"}) == []
     assert problems(schema, {"code": "EURO"}) == [("$.code", "pattern_mismatch")]
@@ -297,7 +304,10 @@ _SCHEMAS = st.recursive(
 _ARGS = st.dictionaries(
     st.sampled_from(["a", "b", "aaaa!"]),
     st.recursive(
-        st.none() | st.integers() | st.text(max_size=6),
+        st.none()
+        | st.integers()
+        | st.text(max_size=6)
+        | st.text(st.characters(categories=["Cs", "Ll"]), max_size=4),
         lambda inner: (
             st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=2), inner, max_size=2)
         ),
