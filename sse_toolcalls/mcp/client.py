@@ -29,6 +29,12 @@ own shape (Chat Completions, which reads only text, gets a line naming it). One 
 reason instead. Any other part's ``data`` longer than :data:`MAX_INLINE_DATA_CHARS` is
 left out (its size and type kept), so one recording cannot flood a text context.
 
+**The server is a peer, not trusted** (``docs/threat-model-mcp.md``): each input schema
+passes :mod:`sse_toolcalls.tools.schema_guard` (size, depth, references only inside it,
+patterns on RE2) when it is added, an ``outputSchema`` the same and no pattern (the SDK
+runs it with Python's ``re``); a result over ``max_result_bytes`` or
+:data:`MAX_RESULT_PARTS` parts is an error result for the model, nothing of it kept.
+
 The session's lifetime is the ``async with`` block: the tools are removed from the
 registry when it closes, and a handler called after that fails with a clear message.
 """

@@ -15,10 +15,17 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp_types import CallToolResult, TextContent
 
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.errors import UsageError
-from sse_toolcalls.mcp import MAX_RESULT_PARTS, MCPConnection, connect_stdio, register_session_tools
+from sse_toolcalls.mcp import (
+    MAX_RESULT_PARTS,
+    MCPConnection,
+    connect_stdio,
+    register_session_tools,
+)
+from sse_toolcalls.mcp.client import result_too_large
 from sse_toolcalls.runtime import Dispatcher
 from sse_toolcalls.tools import ToolRegistry
 
@@ -126,3 +133,20 @@ async def test_over_stdio_the_same_defences_hold(anyio_backend: str) -> None:
         )
     assert reports[0].result.is_error and reports[1].result.is_error
     assert "max_result_bytes" in json.dumps(reports[1].result.content)
+
+
+def test_each_result_limit_at_and_just_past() -> None:
+    def text(n: int) -> CallToolResult:
+        return CallToolResult(content=[TextContent(text="é" * (n // 2) + "x" * (n % 2))])
+
+    assert result_too_large(text(LIMIT), LIMIT) is None
+    assert "max_result_bytes" in (result_too_large(text(LIMIT + 1), LIMIT) or "")
+    parts = [TextContent(text="") for _ in range(MAX_RESULT_PARTS)]
+    assert result_too_large(CallToolResult(content=parts)) is None
+    over = CallToolResult(content=[*parts, TextContent(text="")])
+    assert f"limit of {MAX_RESULT_PARTS}" in (result_too_large(over) or "")
+    # Structured content counts when there is no content, as JSON.
+    rows = {"r": "z" * (LIMIT - len('{"r":""}'))}
+    assert result_too_large(CallToolResult(content=[], structured_content=rows), LIMIT) is None
+    rows["r"] += "z"
+    assert result_too_large(CallToolResult(content=[], structured_content=rows), LIMIT)

@@ -25,6 +25,7 @@ from sse_toolcalls.tools.schema_guard import (
     MAX_PATTERN_CHARS,
     MAX_SCHEMA_BYTES,
     MAX_SCHEMA_DEPTH,
+    check_schema_budget,
     pattern_search,
 )
 from sse_toolcalls.tools.strict import strict_schema, unnullify
@@ -343,3 +344,25 @@ def test_nothing_but_our_error_leaves_registration_validation_or_strict_mode(
     except UsageError:
         return
     registry.validate(ToolCall(name="t", args=args, provider="openai_chat", call_id="c", index=0))
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    """A schema of ``levels`` levels of JSON nesting (the schema object is level 1)."""
+    schema: dict[str, Any] = {}
+    for _ in range(levels - 1):
+        schema = {"not": schema}
+    return schema
+
+
+def test_each_schema_limit_at_and_just_past() -> None:
+    check_schema_budget(_nested(MAX_SCHEMA_DEPTH))
+    with pytest.raises(UsageError, match="deeper"):
+        check_schema_budget(_nested(MAX_SCHEMA_DEPTH + 1))
+    padding = MAX_SCHEMA_BYTES - len('{"description":""}')
+    check_schema_budget({"description": "x" * padding})
+    with pytest.raises(UsageError, match="byte limit"):
+        check_schema_budget({"description": "x" * (padding + 1)})
+    fits = {"type": "object", "properties": {"s": {"pattern": "a" * MAX_PATTERN_CHARS}}}
+    assert problems(fits, {"s": "a" * MAX_PATTERN_CHARS}) == []
+    with pytest.raises(UsageError, match="character limit"):
+        ArgumentValidator({"properties": {"s": {"pattern": "a" * (MAX_PATTERN_CHARS + 1)}}})
