@@ -141,7 +141,7 @@ def test_each_result_limit_at_and_just_past() -> None:
 
     assert result_too_large(text(LIMIT), LIMIT) is None
     assert "max_result_bytes" in (result_too_large(text(LIMIT + 1), LIMIT) or "")
-    parts = [TextContent(text="") for _ in range(MAX_RESULT_PARTS)]
+    parts: list[Any] = [TextContent(text="") for _ in range(MAX_RESULT_PARTS)]
     assert result_too_large(CallToolResult(content=parts)) is None
     over = CallToolResult(content=[*parts, TextContent(text="")])
     assert f"limit of {MAX_RESULT_PARTS}" in (result_too_large(over) or "")
