@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_INLINE_DATA_CHARS",
+    "MAX_LISTED_TOOLS",
     "MAX_MEDIA_BYTES",
     "MAX_RESULT_BYTES",
     "MAX_RESULT_PARTS",
@@ -96,6 +97,11 @@ past it is refused with an error result the model can act on (ask for less)."""
 MAX_RESULT_PARTS = 1000
 """Content parts in one tool result: a result is a few parts (text, an image or two); a
 million empty parts cost little in bytes but a million objects built and sent."""
+
+MAX_LISTED_TOOLS = 1000
+"""Tools taken from one server: servers expose tens (models choose badly past about a
+hundred); each tool's schema is checked and compiled when added, so a listing of a
+million would be a million compilations before the first call."""
 
 MAX_LIST_PAGES = 100
 """``tools/list`` pages read from one server: servers page by tens or hundreds of tools; a
@@ -327,7 +333,7 @@ async def register_session_tools(
             valid JSON Schema for an object within the budgets of
             :mod:`sse_toolcalls.tools.schema_guard`, or its output schema is not, or holds
             a pattern (nothing of this server is added then), unless ``skip_invalid``; the
-            server listed more than ``MAX_LIST_PAGES`` pages.
+            server listed more than ``MAX_LIST_PAGES`` pages or ``MAX_LISTED_TOOLS`` tools.
         MCPError: the server refused ``tools/list``.
     """
     _require_mcp()
@@ -341,6 +347,8 @@ async def register_session_tools(
             params=PaginatedRequestParams(cursor=cursor) if cursor is not None else None
         )
         listed.extend(page.tools)
+        if len(listed) > MAX_LISTED_TOOLS:
+            raise UsageError(f"the MCP server listed more than {MAX_LISTED_TOOLS} tools")
         cursor = page.next_cursor
         if cursor is None:
             break
