@@ -45,6 +45,7 @@ __all__ = [
     "check_schema",
     "check_schema_budget",
     "check_schema_references",
+    "compiles",
     "first_pattern",
     "pattern_search",
     "re2_keywords",
@@ -304,6 +305,15 @@ def _compiled(pattern: str) -> Any:
     # Bytes in, bytes searched (pattern_search): a string from JSON may hold a lone
     # surrogate, which the str interface of re2 cannot encode (UnicodeEncodeError).
     return re2.compile(pattern.encode("utf-8", "surrogatepass"), options)
+
+
+def compiles(pattern: str) -> bool:
+    """Whether RE2 compiles ``pattern`` (within its memory budget)."""
+    try:
+        _compiled(pattern)
+    except Exception:  # re2.error, or over RE2's memory budget
+        return False
+    return True
 
 
 def _reason(exc: Exception) -> str:

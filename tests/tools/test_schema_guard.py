@@ -232,10 +232,13 @@ def test_unevaluated_properties_beside_pattern_properties_is_refused() -> None:
         ArgumentValidator(schema)
 
 
-def test_a_format_regex_value_is_checked_without_running_it() -> None:
+def test_a_format_regex_value_is_checked_on_re2_without_running_it() -> None:
     schema = {"type": "object", "properties": {"r": {"type": "string", "format": "regex"}}}
     assert problems(schema, {"r": EVIL}) == []
-    assert problems(schema, {"r": "("}) == [("$.r", "bad_format")]
+    for bad in ("(", "(?=a)", "(a)\\1", "[" * 10_000, "a" * (MAX_PATTERN_CHARS + 1)):
+        assert problems(schema, {"r": bad}) == [("$.r", "bad_format")], bad[:20]
+    # Before: RecursionError out of validate() (Python's re parses groups recursively).
+    assert problems(schema, {"r": "(" * 5_000 + ")" * 5_000}) in ([], [("$.r", "bad_format")])
 
 
 # ----------------------------------------------------------------------------------------
