@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, cast
 
+import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -138,6 +139,27 @@ async def test_two_workers_sharing_a_ledger_agree_on_what_a_key_names(
             same = await second.call_tool("pay", {"to": "bob", "amount": 10}, meta=meta("k3"))
             assert body(same)["replayed"] is True
     assert paid == [("bob", 10)]
+
+
+async def test_racing_calls_under_one_key_run_one_write(anyio_backend: str) -> None:
+    registry, paid = bank()
+    results: dict[int, CallToolResult] = {}
+    async with Client(build_server(registry)) as client:
+
+        async def pay(amount: int) -> None:
+            args = {"to": "bob", "amount": amount}
+            results[amount] = await client.call_tool("pay", args, meta=meta("race"))
+
+        async with anyio.create_task_group() as group:
+            for amount in (10, 99, 7):
+                group.start_soon(pay, amount)
+    assert len(paid) == 1
+    ((_, winner),) = paid
+    for amount, result in results.items():
+        if amount == winner:
+            assert not result.is_error
+        else:
+            assert body(result)["error"] == "idempotency_key_conflict"
 
 
 _JSON = st.recursive(

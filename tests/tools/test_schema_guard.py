@@ -86,6 +86,20 @@ def problems(schema: dict[str, Any], args: dict[str, Any]) -> list[tuple[str, st
             {"s": {"k": EVIL_TEXT}},
             [("$.s.k", "pattern_mismatch")],
         ),
+        (
+            {
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "properties": {"s": {"pattern": EVIL}},
+                "additionalProperties": False,
+                "patternProperties": {EVIL: {}},
+            },
+            {"s": EVIL_TEXT, EVIL_TEXT: 1},
+            [
+                ("$.s", "pattern_mismatch"),
+                (f"$[{EVIL_TEXT!r}]".replace("'", '"'), "unexpected_field"),
+            ],
+        ),
     ],
     ids=[
         "pattern",
@@ -94,6 +108,7 @@ def problems(schema: dict[str, Any], args: dict[str, Any]) -> list[tuple[str, st
         "propertyNames",
         "$defs",
         "nested",
+        "draft-07",
     ],
 )
 def test_a_catastrophic_pattern_is_matched_in_linear_time_wherever_it_sits(
