@@ -239,7 +239,7 @@ def build_server(
             key = _caller_key(meta)
             # Only a call that passes validation claims its key: a refused one ran
             # nothing, and the corrected call may come under the same key.
-            if key is not None and not isinstance(registry.validate(call), ToolResult):
+            if key is not None and not isinstance(runner.registry.validate(call), ToolResult):
                 claim = await claim_key(
                     runner.ledger, f"mcp:{key}", call.name, key_arguments(call.args)
                 )
