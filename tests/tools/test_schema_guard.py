@@ -26,6 +26,7 @@ from sse_toolcalls.tools.schema_guard import (
     MAX_SCHEMA_BYTES,
     MAX_SCHEMA_DEPTH,
     check_schema_budget,
+    first_pattern,
     pattern_search,
 )
 from sse_toolcalls.tools.strict import strict_schema, unnullify
@@ -384,3 +385,66 @@ def test_each_schema_limit_at_and_just_past() -> None:
     assert problems(fits, {"s": "a" * MAX_PATTERN_CHARS}) == []
     with pytest.raises(UsageError, match="character limit"):
         ArgumentValidator({"properties": {"s": {"pattern": "a" * (MAX_PATTERN_CHARS + 1)}}})
+
+
+_SAFE_PATTERNS = ["^a", "b$", "^[0-9]+$", "x", "^$", "é"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "b", "ab", "1", "x", "é"]), max_size=3, unique=True),
+    st.lists(st.sampled_from(_SAFE_PATTERNS), max_size=3, unique=True),
+    st.sampled_from([False, True, {"type": "integer"}, None]),
+    st.sampled_from([None, "^a", "[0-9]"]),
+    st.dictionaries(
+        st.text(alphabet="ab1xé9", max_size=3), st.integers() | st.text(max_size=2), max_size=5
+    ),
+)
+def test_the_re2_keywords_agree_with_jsonschemas_own(
+    names: list[str],
+    patterns: list[str],
+    extra: Any,
+    pattern: str | None,
+    instance: dict[str, Any],
+) -> None:
+    """A differential: on patterns both engines read alike, our RE2 keywords give the
+    errors (path and message) of jsonschema's stock ones."""
+    from jsonschema import Draft202012Validator
+
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in names},
+        "patternProperties": {p: {"type": "integer"} for p in patterns},
+        "propertyNames": {"pattern": pattern} if pattern else {},
+    }
+    if extra is not None:
+        schema["additionalProperties"] = extra
+    ours = ArgumentValidator(schema)._validator
+
+    def seen(validator: Any) -> list[tuple[str, str]]:
+        return sorted((e.json_path, e.message) for e in validator.iter_errors(instance))
+
+    assert seen(ours) == seen(Draft202012Validator(schema))
+
+
+def test_what_the_walk_refuses_beyond_patterns() -> None:
+    with pytest.raises(UsageError, match="JSON object, not list"):
+        ArgumentValidator([{"type": "object"}])  # type: ignore[arg-type]
+    # A nested $id moves the base: "#" there is that subschema, still inside.
+    nested = {
+        "type": "object",
+        "properties": {
+            "n": {
+                "$id": "https://peer.example/n",
+                "type": "integer",
+                "not": {"$ref": "#/$defs/s"},
+                "$defs": {"s": {"type": "string"}},
+            }
+        },
+    }
+    assert problems(nested, {"n": 1.5}) == [("$.n", "wrong_type")]
+    assert problems(nested, {"n": "x"}) == [("$.n", "wrong_type"), ("$.n", "constraint")]
+    assert first_pattern({"properties": {"a": {"patternProperties": {"x": {}}}}}) == (
+        "$.properties.a.patternProperties"
+    )
+    assert first_pattern({"properties": {"pattern": {"type": "string"}}}) is None
