@@ -150,3 +150,28 @@ def test_each_result_limit_at_and_just_past() -> None:
     assert result_too_large(CallToolResult(content=[], structured_content=rows), LIMIT) is None
     rows["r"] += "z"
     assert result_too_large(CallToolResult(content=[], structured_content=rows), LIMIT)
+
+
+def test_every_kind_of_part_counts_toward_the_limit() -> None:
+    from mcp_types import (
+        AudioContent,
+        BlobResourceContents,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextResourceContents,
+    )
+
+    n = 1000
+    parts: list[Any] = [
+        ImageContent(data="A" * n, mime_type="image/png"),
+        AudioContent(data="A" * n, mime_type="audio/wav"),
+        EmbeddedResource(resource=TextResourceContents(uri="file:///t", text="é" * (n // 2))),
+        EmbeddedResource(resource=BlobResourceContents(uri="file:///b", blob="A" * n)),
+    ]
+    for part in parts:
+        result = CallToolResult(content=[part])
+        assert result_too_large(result, n) is None, part.type
+        assert result_too_large(result, n - 1) is not None, part.type
+    link = CallToolResult(content=[ResourceLink(uri="https://x.example/" + "p" * n, name="n")])
+    assert result_too_large(link, n) is not None and result_too_large(link, 2 * n) is None
