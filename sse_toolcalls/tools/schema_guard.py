@@ -40,6 +40,7 @@ from ..errors import UsageError
 
 __all__ = [
     "MAX_PATTERN_CHARS",
+    "MAX_SCHEMA_PATTERNS",
     "MAX_SCHEMA_BYTES",
     "MAX_SCHEMA_DEPTH",
     "check_schema",
@@ -60,6 +61,12 @@ MAX_SCHEMA_DEPTH = 64
 """Deepest nesting of objects and arrays in one tool's schema: real schemas nest a dozen
 levels at most; ``jsonschema`` checks and validates recursively, several frames per
 level, so a 5,000-level schema from a peer would raise ``RecursionError``."""
+
+MAX_SCHEMA_PATTERNS = 256
+"""Patterns (``pattern`` values and ``patternProperties`` keys) in one tool's schema: a
+schema has a handful; each key of an object is searched with every
+``patternProperties`` pattern of its level, and compiled patterns are cached (4,096
+across tools), so thousands in one schema would be recompiled on every call."""
 
 MAX_PATTERN_CHARS = 4096
 """Longest ``pattern`` or ``patternProperties`` key: a field's pattern is a line or two;
@@ -155,22 +162,30 @@ def check_schema_references(schema: dict[str, Any]) -> None:
     metaschema check (keywords have their types), before compiling a validator.
 
     Raises:
-        UsageError: a pattern over :data:`MAX_PATTERN_CHARS` or that RE2 refuses; a
+        UsageError: more than :data:`MAX_SCHEMA_PATTERNS` patterns; a pattern over
+            :data:`MAX_PATTERN_CHARS` or that RE2 refuses; a
             reference that is not a fragment of this schema, or one that does not
             resolve in it; ``unevaluatedProperties`` together with ``patternProperties``.
     """
     base = "urn:sse-toolcalls:schema"
     unevaluated = patterned = False
     refs: list[tuple[str, str, str, dict[str, Any]]] = []
+    patterns = 0
     for node, where, uri in _subschemas(schema, "$", base):
         pattern = node.get("pattern")
         if isinstance(pattern, str):
+            patterns += 1
             _compile_checked(pattern, f"{where}.pattern")
         properties = node.get("patternProperties")
         if isinstance(properties, dict):
             patterned = True
+            patterns += len(properties)
             for key in properties:
                 _compile_checked(str(key), f"{where}.patternProperties")
+        if patterns > MAX_SCHEMA_PATTERNS:
+            raise UsageError(
+                f"the schema has more than {MAX_SCHEMA_PATTERNS} patterns (at {where})"
+            )
         unevaluated = unevaluated or "unevaluatedProperties" in node
         for keyword in _REF_KEYWORDS:
             ref = node.get(keyword)

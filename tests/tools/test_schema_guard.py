@@ -25,6 +25,7 @@ from sse_toolcalls.tools.schema_guard import (
     MAX_PATTERN_CHARS,
     MAX_SCHEMA_BYTES,
     MAX_SCHEMA_DEPTH,
+    MAX_SCHEMA_PATTERNS,
     check_schema_budget,
     first_pattern,
     pattern_search,
@@ -448,3 +449,17 @@ def test_what_the_walk_refuses_beyond_patterns() -> None:
         "$.properties.a.patternProperties"
     )
     assert first_pattern({"properties": {"pattern": {"type": "string"}}}) is None
+
+
+def test_the_count_of_patterns_at_and_just_past_its_limit() -> None:
+    def schema(count: int) -> dict[str, Any]:
+        keys = {f"^k{n}$": {"type": "integer"} for n in range(count - 1)}
+        return {
+            "type": "object",
+            "patternProperties": keys,
+            "properties": {"s": {"type": "string", "pattern": "^s"}},
+        }
+
+    assert problems(schema(MAX_SCHEMA_PATTERNS), {"k3": "x"}) == [("$.k3", "wrong_type")]
+    with pytest.raises(UsageError, match=f"more than {MAX_SCHEMA_PATTERNS} patterns"):
+        ArgumentValidator(schema(MAX_SCHEMA_PATTERNS + 1))
