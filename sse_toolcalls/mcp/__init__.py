@@ -14,6 +14,8 @@ from __future__ import annotations
 from .client import (
     MAX_INLINE_DATA_CHARS,
     MAX_MEDIA_BYTES,
+    MAX_RESULT_BYTES,
+    MAX_RESULT_PARTS,
     MCPConnection,
     connect_http,
     connect_stdio,
@@ -23,6 +25,7 @@ from .client import (
 )
 from .server import (
     IDEMPOTENCY_KEY_META,
+    MAX_IDEMPOTENCY_KEY_CHARS,
     build_server,
     http_app,
     load_registry,
@@ -32,8 +35,11 @@ from .server import (
 
 __all__ = [
     "IDEMPOTENCY_KEY_META",
+    "MAX_IDEMPOTENCY_KEY_CHARS",
     "MAX_INLINE_DATA_CHARS",
     "MAX_MEDIA_BYTES",
+    "MAX_RESULT_BYTES",
+    "MAX_RESULT_PARTS",
     "MCPConnection",
     "build_server",
     "connect_http",

@@ -29,6 +29,12 @@ own shape (Chat Completions, which reads only text, gets a line naming it). One 
 reason instead. Any other part's ``data`` longer than :data:`MAX_INLINE_DATA_CHARS` is
 left out (its size and type kept), so one recording cannot flood a text context.
 
+**The server is a peer, not trusted** (``docs/threat-model.md``): each input schema
+passes :mod:`sse_toolcalls.tools.schema_guard` (size, depth, references only inside it,
+patterns on RE2) when it is added, an ``outputSchema`` the same and no pattern (the SDK
+runs it with Python's ``re``); a result over ``max_result_bytes`` or
+:data:`MAX_RESULT_PARTS` parts is an error result for the model, nothing of it kept.
+
 The session's lifetime is the ``async with`` block: the tools are removed from the
 registry when it closes, and a handler called after that fails with a clear message.
 """
@@ -43,6 +49,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._checks import check_count
 from .._logging import log
 from ..calls import Document, Image
 from ..errors import ToolErrorReply, UsageError
@@ -56,7 +63,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_INLINE_DATA_CHARS",
+    "MAX_LISTED_TOOLS",
     "MAX_MEDIA_BYTES",
+    "MAX_RESULT_BYTES",
+    "MAX_RESULT_PARTS",
     "MCPConnection",
     "connect_http",
     "connect_stdio",
@@ -76,6 +86,22 @@ MAX_MEDIA_BYTES = 5 * 1024 * 1024
 """Bytes of one image or PDF passed on to the model as media: Anthropic's documented limit
 for an image sent through its API (5 MB), the tightest of the dialects that take media;
 a bigger one stays a JSON part saying it was left out."""
+
+MAX_RESULT_BYTES = 8 * 1024 * 1024
+"""Default of ``max_result_bytes``: bytes of one tool result the model may be handed,
+counted over every part (text as UTF-8, base64 ``data`` and blobs as sent, structured
+content as JSON). One image at :data:`MAX_MEDIA_BYTES` (6.7 MB as base64) fits with its
+caption; 8 MiB of text is two million tokens, beyond every model's context, so a result
+past it is refused with an error result the model can act on (ask for less)."""
+
+MAX_RESULT_PARTS = 1000
+"""Content parts in one tool result: a result is a few parts (text, an image or two); a
+million empty parts cost little in bytes but a million objects built and sent."""
+
+MAX_LISTED_TOOLS = 1000
+"""Tools taken from one server: servers expose tens (models choose badly past about a
+hundred); each tool's schema is checked and compiled when added, so a listing of a
+million would be a million compilations before the first call."""
 
 MAX_LIST_PAGES = 100
 """``tools/list`` pages read from one server: servers page by tens or hundreds of tools; a
@@ -143,6 +169,64 @@ def result_value(result: CallToolResult) -> str | list[Any] | dict[str, Any]:
     if isinstance(structured, dict | list):
         return structured
     return "" if structured is None else str(structured)
+
+
+def result_too_large(result: CallToolResult, max_bytes: int = MAX_RESULT_BYTES) -> str | None:
+    """Why ``result`` is over the budget (``max_bytes``, :data:`MAX_RESULT_PARTS`), in a
+    sentence for the model, or ``None``. Stops counting at the first part past the
+    limit, so the cost is bounded by the limit, not by the result."""
+    blocks = result.content
+    if len(blocks) > MAX_RESULT_PARTS:
+        return (
+            f"the tool's result has {len(blocks)} content parts, over the limit of "
+            f"{MAX_RESULT_PARTS}; nothing of it was kept. Ask for less (a narrower query, "
+            "one page)"
+        )
+    total = 0
+    for block in blocks:
+        total += _block_bytes(block, max_bytes - total + 1)
+        if total > max_bytes:
+            break
+    if not blocks and result.structured_content is not None:
+        import orjson
+
+        try:
+            total = len(orjson.dumps(result.structured_content))
+        except TypeError:  # not JSON: result_value turns it into its text
+            total = len(str(result.structured_content).encode("utf-8", "surrogatepass"))
+    if total <= max_bytes:
+        return None
+    return (
+        f"the tool's result is more than {max_bytes} bytes (max_result_bytes); nothing of "
+        "it was kept. Ask for less (a narrower query, one page, a summary)"
+    )
+
+
+def _text_bytes(text: str, cap: int) -> int:
+    """UTF-8 bytes of ``text``, or some number over ``cap`` (without encoding a string
+    whose characters alone are over it)."""
+    if len(text) > cap:
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _block_bytes(block: Any, cap: int) -> int:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return _text_bytes(str(block.text), cap)
+    if kind in ("image", "audio"):
+        return len(str(block.data))
+    if kind == "resource":
+        contents = block.resource
+        text = getattr(contents, "text", None)
+        if text is not None:
+            return _text_bytes(str(text), cap)
+        return len(str(getattr(contents, "blob", "")))
+    if kind == "resource_link":
+        return _text_bytes(str(block.uri), cap) + _text_bytes(str(block.name), cap)
+    # A content type from a later revision: its JSON, as _part would pass it on.
+    dump = getattr(block, "model_dump_json", None)
+    return len(dump()) if callable(dump) else 0
 
 
 def _media_part(block: Any) -> Image | Document | dict[str, Any] | None:
@@ -220,6 +304,7 @@ async def register_session_tools(
     call_timeout: float | None = DEFAULT_TIMEOUT,
     skip_invalid: bool = False,
     connection: MCPConnection | None = None,
+    max_result_bytes: int = MAX_RESULT_BYTES,
 ) -> list[Tool]:
     """Add every tool of an initialized MCP session to ``registry``.
 
@@ -237,17 +322,22 @@ async def register_session_tools(
             listed in ``connection.skipped``, instead of refusing the whole server.
         connection: Set by :func:`connect_stdio` and :func:`connect_http`: its ``closed``
             flag makes a late call fail clearly.
+        max_result_bytes: Bytes of one call's result the model may get
+            (:func:`result_too_large`); a larger one is an error result saying so.
 
     Returns:
         The tools added, in the server's order.
 
     Raises:
-        UsageError: a tool's name is taken in ``registry``, or its input schema is not a
-            valid JSON Schema for an object (nothing of this server is added then),
-            unless ``skip_invalid``; the server listed more than ``MAX_LIST_PAGES`` pages.
+        UsageError: a tool's name is taken in ``registry``, its input schema is not a
+            valid JSON Schema for an object within the budgets of
+            :mod:`sse_toolcalls.tools.schema_guard`, or its output schema is not, or holds
+            a pattern (nothing of this server is added then), unless ``skip_invalid``; the
+            server listed more than ``MAX_LIST_PAGES`` pages or ``MAX_LISTED_TOOLS`` tools.
         MCPError: the server refused ``tools/list``.
     """
     _require_mcp()
+    check_count("max_result_bytes", max_result_bytes, minimum=1)
     listed: list[MCPTool] = []
     cursor: str | None = None
     for _ in range(MAX_LIST_PAGES):
@@ -257,6 +347,8 @@ async def register_session_tools(
             params=PaginatedRequestParams(cursor=cursor) if cursor is not None else None
         )
         listed.extend(page.tools)
+        if len(listed) > MAX_LISTED_TOOLS:
+            raise UsageError(f"the MCP server listed more than {MAX_LISTED_TOOLS} tools")
         cursor = page.next_cursor
         if cursor is None:
             break
@@ -271,14 +363,16 @@ async def register_session_tools(
             approve_writes=approve_writes,
             timeout=call_timeout,
             connection=connection,
+            max_result_bytes=max_result_bytes,
         )
         for mcp_tool in listed
     ]
     added: list[Tool] = []
     skipped: list[tuple[str, str]] = []
     try:
-        for tool in built:
+        for tool, mcp_tool in zip(built, listed, strict=True):
             try:
+                _check_output_schema(mcp_tool.output_schema)
                 added.append(registry.add(tool))
             except UsageError as exc:
                 # The registry's text may not name the tool (a schema problem says
@@ -304,6 +398,33 @@ async def register_session_tools(
     return added
 
 
+def _check_output_schema(schema: dict[str, Any] | None) -> None:
+    """Refuse a tool whose ``outputSchema`` the SDK cannot check within a budget.
+
+    The SDK validates every structured result against it with ``jsonschema`` and
+    Python's ``re``, before this library sees the result: a catastrophic pattern there
+    would stall the event loop, a reference cycle raise ``RecursionError``. So the
+    schema must pass the same checks as an input schema, and hold no pattern at all.
+
+    Raises:
+        UsageError: it does not.
+    """
+    if schema is None:
+        return
+    from ..tools.schema_guard import check_schema, first_pattern
+
+    try:
+        check_schema(schema)
+    except UsageError as exc:
+        raise UsageError(f"its output schema: {exc}") from exc
+    where = first_pattern(schema)
+    if where is not None:
+        raise UsageError(
+            f"its output schema has a pattern at {where}, which the MCP SDK would run on "
+            "a backtracking engine against every result"
+        )
+
+
 def _tool(
     mcp_tool: MCPTool,
     session: ClientSession,
@@ -313,6 +434,7 @@ def _tool(
     approve_writes: bool,
     timeout: float | None,
     connection: MCPConnection | None,
+    max_result_bytes: int,
 ) -> Tool:
     remote = mcp_tool.name
 
@@ -323,6 +445,11 @@ def _tool(
                 "async with block that connected to the server"
             )
         result = await session.call_tool(remote, arguments)
+        # Measured before anything is built from it: an oversized result is refused
+        # whole, and the model is told to ask for less.
+        too_large = result_too_large(result, max_result_bytes)
+        if too_large is not None:
+            raise ToolErrorReply(too_large)
         value = result_value(result)
         if result.is_error:
             raise ToolErrorReply(value)
@@ -395,6 +522,7 @@ async def connect_stdio(
     approve_writes: bool = False,
     call_timeout: float | None = DEFAULT_TIMEOUT,
     skip_invalid: bool = False,
+    max_result_bytes: int = MAX_RESULT_BYTES,
 ) -> AsyncIterator[MCPConnection]:
     """Start an MCP server as a subprocess (stdio) and lend its tools to ``registry``.
 
@@ -426,6 +554,7 @@ async def connect_stdio(
         approve_writes=approve_writes,
         call_timeout=call_timeout,
         skip_invalid=skip_invalid,
+        max_result_bytes=max_result_bytes,
     ) as connection:
         yield connection
 
@@ -441,6 +570,7 @@ async def connect_http(
     approve_writes: bool = False,
     call_timeout: float | None = DEFAULT_TIMEOUT,
     skip_invalid: bool = False,
+    max_result_bytes: int = MAX_RESULT_BYTES,
 ) -> AsyncIterator[MCPConnection]:
     """Connect to an MCP server over Streamable HTTP and lend its tools to ``registry``.
 
@@ -463,6 +593,7 @@ async def connect_http(
         approve_writes=approve_writes,
         call_timeout=call_timeout,
         skip_invalid=skip_invalid,
+        max_result_bytes=max_result_bytes,
     ) as connection:
         yield connection
 

@@ -21,6 +21,17 @@ each time, and a write already done under that key is answered from the ledger (
 recorded result, marked as a replay) instead of running again. Without the key a write
 still passes through the ledger, but no two calls share a key.
 
+A key names one call, as a payment API's ``Idempotency-Key`` names one request: the
+first call under a key claims it in the dispatcher's ledger for its tool and a digest of
+its arguments (canonical JSON, so the order of keys does not matter). The same key
+again with the same tool and arguments is that call again (a replay); with other
+arguments or another tool it is refused with an error result (``isError``,
+``idempotency_key_conflict``) and nothing runs. A key that is not a string, is empty or
+blank, or is longer than :data:`MAX_IDEMPOTENCY_KEY_CHARS` is refused the same way
+rather than ignored. The claim is an entry of the ledger itself (a compare-and-set
+reservation), so every worker sharing the ledger sees it, and it ages out with the
+ledger's other entries.
+
 **Approval.** A tool that needs a person's approval (``needs_approval``) is declined: an
 MCP server has no person to ask (an MCP client that asks its user first is the place for
 such tools), and running it unasked would break the promise its declaration makes.
@@ -29,6 +40,7 @@ such tools), and running it unasked would break the promise its declaration make
 from __future__ import annotations
 
 import base64
+import contextlib
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -37,11 +49,13 @@ from urllib.parse import quote
 import orjson
 
 from .._targets import resolve
-from ..calls import Image, MediaPart, ToolCall
-from ..errors import UsageError
+from ..calls import Image, MediaPart, ToolCall, ToolResult
+from ..errors import LedgerError, UsageError
 from ..runtime.dispatch import Dispatcher
+from ..runtime.keyclaim import KeyConflict, claim_key
+from ..runtime.ledger import key_arguments
 from ..tools.registry import Tool, ToolRegistry
-from ..tools.results import declined_result
+from ..tools.results import declined_result, key_conflict_result, ledger_refusal_result
 from .client import _require_mcp
 
 if TYPE_CHECKING:
@@ -49,10 +63,10 @@ if TYPE_CHECKING:
     from mcp_types import CallToolResult
     from starlette.applications import Starlette
 
-    from ..calls import ToolResult
 
 __all__ = [
     "IDEMPOTENCY_KEY_META",
+    "MAX_IDEMPOTENCY_KEY_CHARS",
     "build_server",
     "http_app",
     "load_registry",
@@ -63,6 +77,10 @@ __all__ = [
 IDEMPOTENCY_KEY_META = "sse-toolcalls/idempotency-key"
 """The ``_meta`` key of a ``tools/call`` request naming the caller's request (MCP's
 reverse-DNS-style prefix form): calls that carry the same one are the same request."""
+
+MAX_IDEMPOTENCY_KEY_CHARS = 255
+"""Longest idempotency key accepted, in characters: a UUID is 36, payment APIs allow 255;
+a longer one is a client bug, refused rather than stored."""
 
 RESULT_URI_SCHEME = "sse-toolcalls-result"
 """The URI scheme of a document a tool returned as bytes, embedded in an MCP answer (an
@@ -143,11 +161,35 @@ def _conversation_id(ctx: Any) -> str:
     return f"mcp-session-{session}" if session else "mcp-http"
 
 
-def _request_id(meta: Mapping[str, Any] | None) -> str:
-    key = meta.get(IDEMPOTENCY_KEY_META) if meta is not None else None
-    if isinstance(key, str) and key:
-        return key
-    return f"mcp-{uuid.uuid4().hex}"
+def _caller_key(meta: Mapping[str, Any] | None) -> str | None:
+    """The caller's idempotency key, ``None`` when it sent none.
+
+    Raises:
+        KeyConflict: the key is there but not a non-blank string within the limit.
+    """
+    if meta is None or IDEMPOTENCY_KEY_META not in meta:
+        return None
+    key = meta[IDEMPOTENCY_KEY_META]
+    if not isinstance(key, str) or not key.strip():
+        # An empty key silently treated as "no key" would run a retried write twice.
+        raise KeyConflict(
+            f"The idempotency key ({IDEMPOTENCY_KEY_META}) must be a non-empty string; "
+            f"got {str(key)[:40]!r}. Send a unique key per call, or none."
+        )
+    if len(key) > MAX_IDEMPOTENCY_KEY_CHARS:
+        raise KeyConflict(
+            f"The idempotency key ({IDEMPOTENCY_KEY_META}) has {len(key)} characters, over "
+            f"the limit of {MAX_IDEMPOTENCY_KEY_CHARS}."
+        )
+    return key
+
+
+_NOTHING_STARTED = frozenset(
+    {"refused", "unavailable", "over_limit", "ledger_error", "retry", "declined"}
+)
+"""Outcomes of a call whose handler never started, or that the tool refused having done
+nothing (``retry``): the key it claimed is given back, so the corrected call may use it
+(as a payment API keeps no key for a request that failed validation)."""
 
 
 def build_server(
@@ -180,7 +222,6 @@ def build_server(
 
     async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
         meta: Mapping[str, Any] | None = params.meta
-        request_id = _request_id(meta)
         call = ToolCall(
             name=params.name,
             args=dict(params.arguments or {}),
@@ -193,9 +234,26 @@ def build_server(
         tool = registry.get(call.name)
         if tool is not None and tool.needs_approval:
             return _answer(declined_result(call, reason=_APPROVAL_REASON))
+        claim: str | None = None
+        try:
+            key = _caller_key(meta)
+            # Only a call that passes validation claims its key: a refused one ran
+            # nothing, and the corrected call may come under the same key.
+            if key is not None and not isinstance(runner.registry.validate(call), ToolResult):
+                claim = await claim_key(
+                    runner.ledger, f"mcp:{key}", call.name, key_arguments(call.args)
+                )
+        except KeyConflict as exc:
+            return _answer(key_conflict_result(call, str(exc)))
+        except LedgerError:
+            return _answer(ledger_refusal_result(call))
+        request_id = key if key is not None else f"mcp-{uuid.uuid4().hex}"
         (report,) = await runner.dispatch(
             [call], request_id=request_id, conversation_id=_conversation_id(ctx)
         )
+        if claim is not None and report.outcome in _NOTHING_STARTED:
+            with contextlib.suppress(LedgerError):
+                await runner.ledger.forget(claim)
         return _answer(report.result)
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)

@@ -52,6 +52,7 @@ Every text the model reads in a result comes from :mod:`sse_toolcalls.tools.resu
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import uuid
@@ -82,6 +83,7 @@ from ._seal import call_digest
 from .breaker import Blame, CircuitBreaker, blame
 from .diagnostics import Diagnostic, logger, report
 from .execute import Executor, run_local, run_once
+from .keyclaim import KeyConflict, claim_key
 from .ledger import (
     IdempotencyLedger,
     InMemoryLedger,
@@ -401,8 +403,34 @@ class Dispatcher:
             return CallReport(call=call, result=checked, outcome="refused", runs=0)
         circuit = self._scope(checked, conversation_id)
         if checked.tool.effect == "write" and key is not None:
+            if self._key is not _default_key:
+                return await self._claimed_write(checked, key, circuit)
             return await self._write(checked, key, circuit)
         return await self._read(checked, circuit)
+
+    async def _claimed_write(self, validated: ValidatedCall, key: str, circuit: str) -> CallReport:
+        """A write under a key of the application's own :data:`KeyFunction`, which need
+        not be made of the arguments: the key is first claimed for this tool and these
+        arguments (:mod:`.keyclaim`), so a key reused for another call is refused
+        instead of replaying the other call's result. The default key is made of the
+        tool and arguments, so it needs no claim."""
+        arguments = key_arguments(validated.kwargs, validated.arguments)
+        try:
+            claim = await claim_key(self.ledger, key, validated.tool.name, arguments)
+        except KeyConflict as exc:
+            result = results.key_conflict_result(validated.call, str(exc))
+            return CallReport(
+                call=validated.call, result=result, outcome="refused", runs=0, key=key
+            )
+        except LedgerError as exc:
+            return self._ledger_refusal(validated, key, exc)
+        done = await self._write(validated, key, circuit)
+        if claim is not None and done.outcome in ("unavailable", "ledger_error", "retry"):
+            # Nothing ran (an open circuit, a refused reservation) or the tool refused
+            # having done nothing (ToolRetry): the key is given back for the next call.
+            with contextlib.suppress(LedgerError):
+                await self.ledger.forget(claim)
+        return done
 
     def _settle(self, circuit: str, blamed: Blame | None) -> None:
         """Tell the breaker how a run went: only the tool's own faults count."""

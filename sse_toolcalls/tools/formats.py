@@ -25,6 +25,10 @@ day) by the standard library's own parser.
   RFC 3986 allows (unreserved, reserved or a ``%XX`` escape: no space, no control, no
   non-ASCII), a ``[...]`` host is an IP literal; ``uri-reference`` allows relative ones.
 - ``uuid``: RFC 9562 hyphenated hex form, ``8-4-4-4-12``.
+- ``regex``: a regular expression that RE2 compiles, the engine this library runs
+  schema patterns on (:mod:`.schema_guard`), at most ``MAX_PATTERN_CHARS`` characters.
+  The stock checker compiles with Python's ``re``, which recurses per group
+  (``"(" * 5000`` raised ``RecursionError`` out of validation) and warns on some sets.
 
 Every other format known to ``jsonschema`` for Draft 2020-12 keeps its stock checker.
 ``jsonschema`` itself is imported only when :func:`format_checker` is first called.
@@ -55,6 +59,7 @@ FORMAT_HINTS: dict[str, str] = {
     "ipv6": "an IPv6 address such as 2001:db8::1",
     "hostname": "a host name such as example.com",
     "duration": "an ISO 8601 duration such as P3DT4H",
+    "regex": "a regular expression in RE2 syntax (no lookarounds or backreferences)",
 }
 """How each format is described to the model when a value does not match it."""
 
@@ -236,6 +241,16 @@ def is_uri(value: object) -> bool:
     return bool(scheme) and value[: len(scheme)].lower() == scheme and value[len(scheme)] == ":"
 
 
+def is_regex(value: object) -> bool:
+    """Whether a string is a regular expression RE2 compiles (see the module docstring);
+    anything that is not a string passes, as for every format."""
+    if not isinstance(value, str):
+        return True
+    from .schema_guard import MAX_PATTERN_CHARS, compiles
+
+    return len(value) <= MAX_PATTERN_CHARS and compiles(value)
+
+
 @functools.cache
 def format_checker() -> FormatChecker:
     """Return the shared Draft 2020-12 format checker with the strict formats above.
@@ -255,4 +270,5 @@ def format_checker() -> FormatChecker:
     checker.checks("uri")(is_uri)
     checker.checks("uri-reference")(is_uri_reference)
     checker.checks("uuid")(is_uuid)
+    checker.checks("regex")(is_regex)
     return checker

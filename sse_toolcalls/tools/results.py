@@ -353,6 +353,12 @@ def write_unconfirmed_result(call: ToolCall) -> ToolResult:
     )
 
 
+def key_conflict_result(call: ToolCall, reason: str) -> ToolResult:
+    """The result of a write refused because its idempotency key cannot name it (reused
+    with other arguments or for another tool, or empty): nothing ran."""
+    return _error(call, "idempotency_key_conflict", f"{reason} Nothing was run.")
+
+
 def ledger_refusal_result(call: ToolCall) -> ToolResult:
     """The result of a write that did not run because its key could not be reserved."""
     return _error(

@@ -59,10 +59,18 @@ def strict_schema(schema: Mapping[str, Any], *, all_required: bool = True) -> di
     ``$defs``) are transformed alike.
 
     Raises:
-        UsageError: an object allows properties beyond its own
-            (``additionalProperties`` true or a schema), which strict mode cannot express,
-            or the schema nests deeper than ``MAX_STRICT_DEPTH``.
+        UsageError: the schema is not a valid JSON Schema within the budgets of
+            :func:`~.schema_guard.check_schema` (a spec built by hand reaches here
+            unchecked); an object allows properties beyond its own
+            (``additionalProperties`` true or a schema, ``patternProperties``), which
+            strict mode cannot express; or the schema nests deeper than
+            ``MAX_STRICT_DEPTH``.
     """
+    from .schema_guard import check_schema
+
+    # The walk below trusts each keyword's type: a malformed schema ("properties": [..],
+    # "required": 5) would raise TypeError or AttributeError out of build_request.
+    check_schema(dict(schema) if isinstance(schema, Mapping) else schema)
     return _strict(schema, all_required, 0, "$")
 
 
@@ -74,17 +82,31 @@ def _strict(schema: Mapping[str, Any], all_required: bool, depth: int, path: str
     is_object = schema.get("type") == "object" or isinstance(properties, Mapping)
     if is_object:
         extra = schema.get("additionalProperties", False)
-        if extra is not False:
+        if extra is not False or schema.get("patternProperties"):
             raise UsageError(
                 f"strict schema: the object at {path} allows properties beyond its own "
-                "(additionalProperties), which strict mode cannot express; declare this "
+                "(additionalProperties, patternProperties), which strict mode cannot "
+                "express; declare this "
                 "tool without strict"
             )
         out["additionalProperties"] = False
         props: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
-        required = set(schema.get("required") or ())
+        required = _names(schema.get("required"))
         new_props: dict[str, Any] = {}
         for name, sub in props.items():
+            if isinstance(sub, bool):
+                # JSON Schema's boolean schemas: true (any value) is what strict mode
+                # cannot say; false (no value) stays, and as optional means "null only".
+                if sub:
+                    raise UsageError(
+                        f"strict schema: the property at {path}.{name} accepts any value "
+                        "(true), which strict mode cannot express; declare this tool "
+                        "without strict"
+                    )
+                new_props[name] = (
+                    {"type": "null"} if all_required and name not in required else False
+                )
+                continue
             child = _strict(sub, all_required, depth + 1, f"{path}.{name}")
             if all_required and name not in required:
                 child = _nullable(child)
@@ -137,6 +159,12 @@ def unnullify(arguments: Any, schema: Mapping[str, Any]) -> Any:
     return _unnull(arguments, schema, 0)
 
 
+def _names(required: Any) -> set[str]:
+    """The names a ``required`` lists (nothing for a malformed one: ``unnullify`` takes
+    any schema and never raises)."""
+    return {n for n in required if isinstance(n, str)} if isinstance(required, list) else set()
+
+
 def _unnull(value: Any, schema: Any, depth: int) -> Any:
     if depth > MAX_STRICT_DEPTH or not isinstance(schema, Mapping):
         return value
@@ -144,7 +172,7 @@ def _unnull(value: Any, schema: Any, depth: int) -> Any:
         properties = schema.get("properties")
         if not isinstance(properties, Mapping):
             return value
-        required = set(schema.get("required") or ())
+        required = _names(schema.get("required"))
         out: dict[str, Any] = {}
         for name, item in value.items():
             sub = properties.get(name)

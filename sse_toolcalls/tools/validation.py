@@ -33,6 +33,7 @@ from .._json import json_type
 from ..errors import UsageError
 from .coercion import COERCIBLE_TYPES, coerce_string
 from .formats import FORMAT_HINTS, format_checker
+from .schema_guard import check_schema, pattern_search, re2_keywords
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -298,7 +299,9 @@ def _unexpected_fields(error: ValidationError) -> list[str]:
     props = schema.get("properties", {})
     patterns = schema.get("patternProperties", {})
     return [
-        key for key in instance if key not in props and not any(re.search(p, key) for p in patterns)
+        key
+        for key in instance
+        if key not in props and not any(pattern_search(p, key) for p in patterns)
     ]
 
 
@@ -557,17 +560,11 @@ class ArgumentValidator:
                 ``$schema`` says otherwise).
 
         Raises:
-            UsageError: the schema itself is not a valid JSON Schema.
+            UsageError: the schema itself is not a valid JSON Schema, or it is over a
+                budget of :mod:`.schema_guard` (size, depth, a pattern RE2 cannot run, a
+                reference outside itself or one that does not resolve).
         """
-        from jsonschema import Draft202012Validator, validators
-        from jsonschema.exceptions import SchemaError
-
-        cls = validators.validator_for(schema, default=Draft202012Validator)
-        try:
-            cls.check_schema(schema)
-        except SchemaError as exc:
-            path = path_text(list(exc.absolute_path))
-            raise UsageError(f"invalid JSON Schema at {path}: {exc.message}") from exc
+        cls = check_schema(schema)
         self.schema = schema
         """The schema, as given."""
         self._validator: Validator = _exact_integers(cls)(schema, format_checker=format_checker())
@@ -597,6 +594,18 @@ class ArgumentValidator:
             arguments = _with_members(arguments, found)
         return arguments, coercions, problems
 
+    def _errors(self, args: dict[str, Any]) -> list[ValidationError]:
+        from referencing.exceptions import Unresolvable
+
+        try:
+            return list(self._validator.iter_errors(args))
+        except Unresolvable as exc:
+            # Registration resolves every reference (schema_guard); this is the belt to
+            # it, so jsonschema's own error never leaves a public function.
+            raise UsageError(
+                f"the tool's schema has a reference that does not resolve: {exc}"
+            ) from exc
+
     def _validate(
         self, args: dict[str, Any]
     ) -> tuple[dict[str, Any], tuple[Coercion, ...], tuple[Problem, ...]]:
@@ -611,7 +620,7 @@ class ArgumentValidator:
                 ),
             )
             return args, (), (problem,)
-        errors = list(self._validator.iter_errors(args))
+        errors = self._errors(args)
         if not errors:
             return args, (), ()
         fixes: list[tuple[list[str | int], str, Any]] = []
@@ -629,7 +638,7 @@ class ArgumentValidator:
                 _set_at(fixed, parts, coerced)
             # Validate the coerced copy from the start: a coerced value must still meet
             # every other rule (range, enum) at its place.
-            errors = list(self._validator.iter_errors(fixed))
+            errors = self._errors(fixed)
             if not errors:
                 coercions = tuple(
                     Coercion(path=path_text(parts), original=original, value=coerced)
@@ -723,6 +732,8 @@ def _exact_integers(cls: Any) -> Any:
             for name in ("enum", "const")
             if name in cls.VALIDATORS
         }
+        # Patterns on RE2, never on a backtracking engine (schema_guard).
+        keywords.update(re2_keywords(cls))
         exact = _EXACT_CLASSES[cls] = extend(cls, validators=keywords, type_checker=checker)
     return exact
 

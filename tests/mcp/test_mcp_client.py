@@ -392,3 +392,15 @@ async def test_a_cursor_that_never_ends_is_refused(anyio_backend: str) -> None:
     with pytest.raises(UsageError, match="more than 100 pages"):
         await register_session_tools(cast(ClientSession, endless), ToolRegistry())
     assert len(endless.cursors) == 100
+
+
+async def test_a_listing_of_too_many_tools_is_refused(anyio_backend: str) -> None:
+    from sse_toolcalls.mcp.client import MAX_LISTED_TOOLS
+
+    fits = [[listed(f"t{n}") for n in range(MAX_LISTED_TOOLS)]]
+    registry = ToolRegistry()
+    await register_session_tools(cast(ClientSession, PagedSession(fits)), registry)
+    assert len(registry) == MAX_LISTED_TOOLS
+    over = [[listed(f"t{n}") for n in range(MAX_LISTED_TOOLS // 2)]] * 2 + [[listed("last")]]
+    with pytest.raises(UsageError, match=f"more than {MAX_LISTED_TOOLS} tools"):
+        await register_session_tools(cast(ClientSession, PagedSession(over)), ToolRegistry())
