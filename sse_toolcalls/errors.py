@@ -127,6 +127,7 @@ class ProviderError(StreamError):
         retryable: bool = False,
         retry_after: float | None = None,
         body: Any = None,
+        completed: Sequence[ToolCall] = (),
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -143,6 +144,10 @@ class ProviderError(StreamError):
         """Seconds the provider asked us to wait, when it said."""
         self.body = body
         """The raw error payload, for diagnostics only: never show it as the answer."""
+        self.completed: tuple[ToolCall, ...] = tuple(completed)
+        """The calls of the stream that completed before the error, whatever reads the
+        bytes came in (as ``TruncatedStreamError.completed``). For diagnostics and
+        recovery: the turn failed, so an agent does not run them."""
 
     def __repr__(self) -> str:
         return (
