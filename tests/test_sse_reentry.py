@@ -117,7 +117,7 @@ def test_a_finalizer_inside_feed_is_refused(cls: Any, action: str, collector_oft
 @pytest.mark.parametrize("action", list(ACTIONS))
 def test_finish_callback_calling_the_framer_is_refused(cls: Any, action: str) -> None:
     framer = cls()
-    seen: list[object] = []
+    seen: list[str] = []
 
     def whole(data: str) -> bool:
         try:
