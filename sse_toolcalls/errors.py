@@ -58,6 +58,10 @@ class UnknownDialectError(UsageError):
 class StreamError(SSEToolCallsError):
     """The bytes or events received from the provider cannot be used as they are."""
 
+    completed: tuple[ToolCall, ...] = ()
+    """The calls of the stream that completed before the error, whatever reads the bytes
+    came in (the parser sets it on every error it raises); ``()`` when none did."""
+
 
 class FramingError(StreamError):
     """The byte stream broke a limit of the SSE framer."""

@@ -17,8 +17,8 @@ from .dialects._common import Reassembler
 from .dialects._parsed import parsed_event
 from .errors import (
     MalformedStreamError,
-    ProviderError,
     SSEToolCallsError,
+    StreamError,
     TruncatedStreamError,
     UsageError,
 )
@@ -156,13 +156,14 @@ class StreamParser:
         return out
 
     def _failed(self, exc: SSEToolCallsError) -> None:
-        """The parser failed with ``exc``. A provider's error carries the calls that
-        completed before it, as a truncation does: the calls completed in the read that
-        also brought the error would otherwise be lost, and the outcome would depend on
-        where the reads split the bytes (issue 29)."""
+        """The parser failed with ``exc``. Every stream error carries the calls that
+        completed before it, as a truncation always did: the calls completed in the read
+        that also brought a provider's error (or a malformed event, or one too large)
+        would otherwise be lost, and the outcome would depend on where the reads split
+        the bytes (issue 29)."""
         self._state = "failed"
         reassembler = self._reassembler
-        if isinstance(exc, ProviderError) and reassembler is not None and not exc.completed:
+        if isinstance(exc, StreamError) and reassembler is not None and not exc.completed:
             exc.completed = tuple(reassembler.completed)
 
     def _accepts_unterminated(self, data: str) -> bool:

@@ -3,9 +3,9 @@ item 11 and its general defence).
 
 A call completed in the same read as a later in-stream error used to be lost (``feed``
 raised a ``ProviderError`` that carried nothing), while in an earlier read it was
-returned. Now every error that carries calls (``ProviderError`` and
-``TruncatedStreamError``, both with ``completed``) carries all the calls completed
-before it, so the outcome of a stream is one thing, wherever the reads split it:
+returned. Now every stream error (``StreamError.completed``: a provider's error, a
+truncation, a malformed event, a framing limit) carries all the calls completed before
+it, so the outcome of a stream is one thing, wherever the reads split it:
 
 - every stream of ``recorded_streams/`` and ``../shared/external_streams`` (when it is
   there), cut once at every position (the larger ones at every event boundary and two
@@ -33,12 +33,11 @@ from hypothesis import strategies as st
 from sse_toolcalls import (
     DIALECTS,
     ProviderError,
-    SSEToolCallsError,
+    StreamError,
     StreamParser,
     ToolCall,
     ToolCallCompleted,
     ToolCallParser,
-    TruncatedStreamError,
     as_dialect,
 )
 from sse_toolcalls import parser as parser_module
@@ -95,13 +94,12 @@ def outcome(dialect: str | None, chunks: list[bytes], *, rich: bool = False) -> 
         for chunk in chunks:
             take(parser.feed(chunk))
         take(parser.finish())
-    except (ProviderError, TruncatedStreamError) as exc:
+    except StreamError as exc:
+        # Every stream error carries the calls completed before it (a provider's error,
+        # a truncation, a malformed event, a framing limit).
         carried = [_key(c) for c in exc.completed]
         assert carried[: len(returned)] == [_key(c) for c in returned], (type(exc), chunks)
         return type(exc).__name__, tuple(carried)
-    except SSEToolCallsError as exc:
-        # Errors that carry no calls (a malformed stream, a framing limit): the class.
-        return type(exc).__name__, ()
     return "ok", tuple(_key(c) for c in returned)
 
 
@@ -246,3 +244,29 @@ def test_a_call_in_the_same_read_as_the_error_is_carried(dialect: str) -> None:
     with pytest.raises(ProviderError) as info:
         parser.feed(raw[len(head) :])
     assert [(c.name, c.args) for c in info.value.completed] == [("weather", {"city": "Oslo"})]
+
+
+@pytest.mark.parametrize("dialect", ["openai_responses", "anthropic", "gemini"])
+@pytest.mark.parametrize(
+    "tail",
+    [
+        pytest.param(b"data: {not json\n\n", id="malformed event"),
+        pytest.param(b"data: [1, 2]\n\n", id="not an object"),
+        pytest.param(b"event: error\ndata: {}\n\n", id="empty error event"),
+    ],
+)
+def test_other_errors_after_a_call_carry_it_at_every_cut(
+    twin: Any, dialect: str, tail: bytes
+) -> None:
+    # The neighbours of the in-stream error: whatever ends the stream after a call's
+    # last event (before the turn's end), in the same read or a later one, the call is
+    # carried by the error.
+    turn = _TURNS["text and two calls"]
+    events = encode_turn(dialect, turn)
+    done = next(n for n in range(1, len(events) + 1) if outcome(dialect, [b"".join(events[:n])])[1])
+    raw = b"".join(events[:done]) + tail
+    whole = outcome(dialect, [raw])
+    assert whole[0] != "ok", whole
+    assert [k[:2] for k in whole[1]] == [("weather", {"city": "Zürich"})]
+    for cut in range(1, len(raw)):
+        assert outcome(dialect, [raw[:cut], raw[cut:]]) == whole, cut
