@@ -76,3 +76,49 @@ def test_a_parsed_object_of_another_dialect_that_is_no_error_is_refused() -> Non
     chunk = {"choices": [{"index": 0, "delta": {"content": "hi"}}]}
     with pytest.raises(MalformedStreamError, match="looks like openai_chat"):
         list(parse_tool_calls([chunk], "gemini"))
+
+
+def _parsed_outcome(dialect: str | None, payload: dict[str, Any]) -> str:
+    try:
+        list(parse_tool_calls([payload], None if dialect is None else as_dialect(dialect)))
+    except (ProviderError, MalformedStreamError) as exc:
+        return type(exc).__name__
+    except Exception as exc:  # a truncation, or anything else: recorded as what it is
+        return type(exc).__name__
+    return "ok"
+
+
+# Chat reads an error by its "error" key only: a Responses-shaped object ({"type":
+# "error", "code", "message"}) as bytes has no event name to tell it, and one more dict
+# lookup on every chunk of the hottest dialect was not taken for it (reported).
+_CHAT_KEEPS = {("openai_chat", "openai_responses")}
+
+
+@pytest.mark.parametrize("given", ["openai_chat", "openai_responses", "anthropic", "gemini"])
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_every_dialect_reads_every_vendors_error_object_as_its_error(
+    given: str, shape: str
+) -> None:
+    # A proxy in front of one vendor answers in another's shape: before, Responses and
+    # Anthropic skipped {"error": {...}} as an unknown event and the stream ended as
+    # "truncated" (retried as a dropped connection), Gemini skipped the Responses shape.
+    first = {
+        "openai_chat": {"choices": [{"index": 0, "delta": {"content": "hi"}}]},
+        "openai_responses": {"type": "response.created", "response": {"id": "r"}},
+        "anthropic": {"type": "message_start", "message": {"id": "m", "content": []}},
+        "gemini": {"candidates": [{"content": {"parts": [{"text": "hi"}]}}]},
+    }[given]
+    payload = SHAPES[shape]
+    parser = ToolCallParser(as_dialect(given))
+    try:
+        for item in (first, payload):
+            parser.feed(b"data: " + json.dumps(item).encode() + b"\n\n")
+        parser.finish()
+        as_bytes = "ok"
+    except Exception as exc:
+        as_bytes = type(exc).__name__
+    if (given, shape) in _CHAT_KEEPS:
+        assert as_bytes == "TruncatedStreamError"
+        return
+    assert as_bytes == "ProviderError"
+    assert _parsed_outcome(given, payload) == "ProviderError"

@@ -151,7 +151,9 @@ class GeminiReassembler(Reassembler):
             raise
         if payload is None:
             return
-        if payload.get("error"):
+        if payload.get("error") or payload.get("type") == "error":
+            # The second: an error in the Responses shape (code and message beside the
+            # type) from a proxy; a GenerateContentResponse has no "type" (issue 29).
             raise error_from_payload(self.dialect, payload, text_of(event))
         feedback = payload.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason"):
