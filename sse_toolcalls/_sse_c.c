@@ -82,6 +82,10 @@ typedef struct {
     int saw_cr;              /* a read held a CR: the stream's reads skip feed_whole_lines */
     int state;
     int ready;               /* __init__ has run */
+    int busy;                /* inside feed() or finish(): a finalizer the collector runs
+                              * during an allocation there, or finish()'s callback, may
+                              * call this framer again; it is refused, because the buffers
+                              * it would change (or free) are being read (issue 29) */
 } Framer;
 
 /* ---------------------------------------------------------------------------------- */
@@ -230,6 +234,16 @@ fail_limit(Framer *self, const char *name, Py_ssize_t limit, Py_ssize_t size, co
     PyObject *kwargs = Py_BuildValue(
         "{s:s,s:n,s:n}", "limit_name", name, "limit", limit, "size", size);
     return raise_with(limit_exc, message, kwargs);
+}
+
+/* The pure twin's words (sse.py's _reentered). */
+static PyObject *
+usage_reentered(void)
+{
+    PyErr_SetString(usage_exc,
+                    "the framer was called from inside its own feed() or finish() (a finalizer "
+                    "or a callback run during it): a framer is not re-entrant");
+    return NULL;
 }
 
 static PyObject *
@@ -1531,25 +1545,37 @@ Framer_feed(Framer *self, PyObject *arg)
         PyErr_SetString(usage_exc, "SSEFramer.__init__() was not called");
         return NULL;
     }
+    if (self->busy) {
+        return usage_reentered();
+    }
     if (self->state != OPEN) {
         return usage_state(self);
     }
+    PyObject *events;
+    self->busy = 1;
     if (PyBytes_CheckExact(arg)) {
-        return feed_bytes(self, PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg));
+        events = feed_bytes(self, PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg));
+        self->busy = 0;
+        return events;
     }
     Py_buffer view;
+    /* A buffer exporter's own code may run here too: still busy. */
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
         PyErr_Clear();
+        self->busy = 0;
         self->state = FAILED;
         drop_buffers(self);
         PyErr_Format(usage_exc, "feed() takes bytes, not %s", Py_TYPE(arg)->tp_name);
         return NULL;
     }
     /* A bytearray is locked against resizing while its buffer is held. */
-    PyObject *events = feed_bytes(self, view.buf, view.len);
+    events = feed_bytes(self, view.buf, view.len);
     PyBuffer_Release(&view);
+    self->busy = 0;
     return events;
 }
+
+static PyObject *finish_events(Framer *self, PyObject *unterminated);
 
 static PyObject *
 Framer_finish(Framer *self, PyObject *args, PyObject *kwargs)
@@ -1563,9 +1589,27 @@ Framer_finish(Framer *self, PyObject *args, PyObject *kwargs)
         PyErr_SetString(usage_exc, "SSEFramer.__init__() was not called");
         return NULL;
     }
+    if (self->busy) {
+        return usage_reentered();
+    }
     if (self->state != OPEN) {
         return usage_state(self);
     }
+    self->busy = 1;
+    PyObject *out = finish_events(self, unterminated);
+    self->busy = 0;
+    if (out == NULL) {
+        return NULL;
+    }
+    self->state = FINISHED;
+    drop_buffers(self);
+    return out;
+}
+
+/* finish()'s events: those of the unterminated last event the callback accepts. */
+static PyObject *
+finish_events(Framer *self, PyObject *unterminated)
+{
     PyObject *out = PyList_New(0);
     if (out == NULL) {
         return NULL;
@@ -1598,8 +1642,6 @@ Framer_finish(Framer *self, PyObject *args, PyObject *kwargs)
         }
         Py_DECREF(events);
     }
-    self->state = FINISHED;
-    drop_buffers(self);
     return out;
 }
 
@@ -1613,6 +1655,11 @@ Framer_init(Framer *self, PyObject *args, PyObject *kwargs)
         return -1;
     }
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:SSEFramer", kwlist, &limit)) {
+        return -1;
+    }
+    if (self->busy) {
+        /* Re-initialised from inside its own feed(): the buffers being read would go. */
+        usage_reentered();
         return -1;
     }
     Py_ssize_t max = default_max_event_bytes;
@@ -1690,6 +1737,10 @@ Framer_copy(Framer *self, PyObject *unused)
     if (!self->ready) {
         PyErr_SetString(usage_exc, "SSEFramer.__init__() was not called");
         return NULL;
+    }
+    if (self->busy) {
+        /* Half-way through a feed its state is not one a framer can be in. */
+        return usage_reentered();
     }
     PyTypeObject *tp = Py_TYPE(self);
     Framer *copy = (Framer *)tp->tp_alloc(tp, 0);

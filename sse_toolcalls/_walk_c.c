@@ -54,22 +54,18 @@ grow(uint64_t *size, uint64_t n)
     *size = n > UINT64_MAX - *size ? UINT64_MAX : *size + n;
 }
 
-/* The UTF-8 length of a str's characters, added to *size; -1 on a lone surrogate (which
- * no UTF-8 can carry: the pure walk's encode("utf-8") fails on it), or on a string that
- * cannot be made ready (an error set by CPython, cleared here: the pure walk reports). */
-static int
-add_utf8(PyObject *text, uint64_t *size)
+/* Characters read to find UTF-8 lengths since the module was loaded: the walk's work on
+ * strings, in a unit a test can count (tests/test_walk_budget.py), never a clock. */
+static uint64_t chars_scanned;
+
+/* The UTF-8 bytes of a non-ASCII str beyond one per character; -1 on a lone surrogate
+ * (which no UTF-8 can carry: the pure walk's encode("utf-8") fails on it). */
+static int64_t
+utf8_extra(PyObject *text)
 {
-    if (PyUnicode_READY(text) < 0) {
-        PyErr_Clear();
-        return -1;
-    }
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
-    if (PyUnicode_IS_ASCII(text)) {
-        grow(size, (uint64_t)length);
-        return 0;
-    }
-    uint64_t bytes = (uint64_t)length; /* one byte each, plus the extra ones below */
+    chars_scanned += (uint64_t)length;
+    uint64_t bytes = 0; /* the extra ones */
     const void *data = PyUnicode_DATA(text);
     switch (PyUnicode_KIND(text)) {
     case PyUnicode_1BYTE_KIND: {
@@ -122,7 +118,58 @@ add_utf8(PyObject *text, uint64_t *size)
         break;
     }
     }
-    grow(size, bytes);
+    return (int64_t)bytes;
+}
+
+/* Non-ASCII strings already measured in this walk, by address: an object that refers to
+ * one string many times (20,000 references to one string of a kilobyte) paid its scan per
+ * reference, 251 times the pure walk's one join (issue 29). Direct-mapped, filled only
+ * once a non-ASCII string is met, so an ASCII event never touches it. Addresses stay
+ * valid for the whole walk: it runs no Python code, so nothing is freed under it. */
+#define SEEN_SLOTS 64
+
+typedef struct {
+    int used;
+    struct {
+        PyObject *text;
+        int64_t extra;
+    } slot[SEEN_SLOTS];
+} Seen;
+
+/* The UTF-8 length of a str, added to *size as its characters and then its extra bytes
+ * (so that *size crosses the limit before a long string is scanned, see measure); -1 on
+ * a lone surrogate, or on a string that cannot be made ready (an error set by CPython,
+ * cleared here: the pure walk reports). */
+static int
+add_utf8(PyObject *text, uint64_t *size, uint64_t limit, Seen *seen)
+{
+    if (PyUnicode_READY(text) < 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    grow(size, (uint64_t)PyUnicode_GET_LENGTH(text));
+    if (PyUnicode_IS_ASCII(text) || *size > limit) {
+        /* Past the limit the answer is None whatever the extra bytes: not scanned. */
+        return 0;
+    }
+    if (!seen->used) {
+        memset(seen->slot, 0, sizeof(seen->slot));
+        seen->used = 1;
+    }
+    size_t at = ((uintptr_t)text >> 4) % SEEN_SLOTS;
+    int64_t extra;
+    if (seen->slot[at].text == text) {
+        extra = seen->slot[at].extra;
+    }
+    else {
+        extra = utf8_extra(text);
+        seen->slot[at].text = text;
+        seen->slot[at].extra = extra;
+    }
+    if (extra < 0) {
+        return -1;
+    }
+    grow(size, (uint64_t)extra);
     return 0;
 }
 
@@ -182,6 +229,8 @@ measure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t deepest = 1;
     uint64_t size = 0;
     int refused = 0;
+    Seen seen;
+    seen.used = 0;
 
     add_container(payload, &size);
     stack[top++] = (Frame){payload, 0};
@@ -194,7 +243,7 @@ measure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 top--;
                 continue;
             }
-            if (!PyUnicode_Check(key) || add_utf8(key, &size) < 0) {
+            if (!PyUnicode_Check(key) || add_utf8(key, &size, limit, &seen) < 0) {
                 refused = 1;
                 break;
             }
@@ -210,7 +259,7 @@ measure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyTypeObject *kind = Py_TYPE(value);
         if (kind == &PyUnicode_Type) {
             grow(&size, 2);
-            if (add_utf8(value, &size) < 0) {
+            if (add_utf8(value, &size, limit, &seen) < 0) {
                 refused = 1;
                 break;
             }
@@ -273,6 +322,13 @@ measure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             refused = 1;
             break;
         }
+        if (size > limit) {
+            /* Counted as the walk goes: past the limit it stops, so its work is bounded
+             * by the limit whatever the object (every value looked at was counted first,
+             * in its container's count). The pure walk then says how large. */
+            refused = 1;
+            break;
+        }
     }
     if (stack != inline_frames) {
         PyMem_Free(stack);
@@ -295,7 +351,17 @@ measure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return answer;
 }
 
+static PyObject *
+scanned(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    return PyLong_FromUnsignedLongLong((unsigned long long)chars_scanned);
+}
+
 static PyMethodDef module_methods[] = {
+    {"_chars_scanned", scanned, METH_NOARGS,
+     "Characters read to find UTF-8 lengths since the module was loaded (for tests)."},
     {"measure", (PyCFunction)(void (*)(void))measure, METH_FASTCALL,
      "measure(payload, limit) -> (depth, size) | None: the nesting depth of a parsed JSON "
      "object and a lower bound of its JSON size in bytes, or None when it holds what the "

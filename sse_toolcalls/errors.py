@@ -58,6 +58,10 @@ class UnknownDialectError(UsageError):
 class StreamError(SSEToolCallsError):
     """The bytes or events received from the provider cannot be used as they are."""
 
+    completed: tuple[ToolCall, ...] = ()
+    """The calls of the stream that completed before the error, whatever reads the bytes
+    came in (the parser sets it on every error it raises); ``()`` when none did."""
+
 
 class FramingError(StreamError):
     """The byte stream broke a limit of the SSE framer."""
@@ -127,6 +131,7 @@ class ProviderError(StreamError):
         retryable: bool = False,
         retry_after: float | None = None,
         body: Any = None,
+        completed: Sequence[ToolCall] = (),
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -143,6 +148,10 @@ class ProviderError(StreamError):
         """Seconds the provider asked us to wait, when it said."""
         self.body = body
         """The raw error payload, for diagnostics only: never show it as the answer."""
+        self.completed: tuple[ToolCall, ...] = tuple(completed)
+        """The calls of the stream that completed before the error, whatever reads the
+        bytes came in (as ``TruncatedStreamError.completed``). For diagnostics and
+        recovery: the turn failed, so an agent does not run them."""
 
     def __repr__(self) -> str:
         return (

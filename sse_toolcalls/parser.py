@@ -15,7 +15,13 @@ from .calls import Dialect, StreamEvent, ToolCall, ToolCallCompleted
 from .dialects import accepts_unterminated, detect_dialect, reassembler_for
 from .dialects._common import Reassembler
 from .dialects._parsed import parsed_event
-from .errors import MalformedStreamError, SSEToolCallsError, TruncatedStreamError, UsageError
+from .errors import (
+    MalformedStreamError,
+    SSEToolCallsError,
+    StreamError,
+    TruncatedStreamError,
+    UsageError,
+)
 from .sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent, SSEFramer
 
 __all__ = ["MAX_EVENTS_BEFORE_DETECTION", "StreamParser", "ToolCallParser"]
@@ -80,8 +86,8 @@ class StreamParser:
                 out = []
                 for event in events:
                     out.extend(self._route(event))
-        except SSEToolCallsError:
-            self._state = "failed"
+        except SSEToolCallsError as exc:
+            self._failed(exc)
             raise
         except Exception as exc:
             raise self._unexpected(exc) from exc
@@ -108,8 +114,8 @@ class StreamParser:
                 payload, event, max_event_bytes=self._framer.max_event_bytes, dialect=self.dialect
             )
             return self._route(sse)
-        except SSEToolCallsError:
-            self._state = "failed"
+        except SSEToolCallsError as exc:
+            self._failed(exc)
             raise
         except Exception as exc:
             raise self._unexpected(exc) from exc
@@ -140,14 +146,25 @@ class StreamParser:
                     "the stream ended before any event", reason="eof", provider=None
                 )
             out.extend(self._reassembler.finish())
-        except SSEToolCallsError:
-            self._state = "failed"
+        except SSEToolCallsError as exc:
+            self._failed(exc)
             raise
         except Exception as exc:
             # The same net as feed(): finish() runs dialect code too (issue 9).
             raise self._unexpected(exc) from exc
         self._state = "finished"
         return out
+
+    def _failed(self, exc: SSEToolCallsError) -> None:
+        """The parser failed with ``exc``. Every stream error carries the calls that
+        completed before it, as a truncation always did: the calls completed in the read
+        that also brought a provider's error (or a malformed event, or one too large)
+        would otherwise be lost, and the outcome would depend on where the reads split
+        the bytes (issue 29)."""
+        self._state = "failed"
+        reassembler = self._reassembler
+        if isinstance(exc, StreamError) and reassembler is not None and not exc.completed:
+            exc.completed = tuple(reassembler.completed)
 
     def _accepts_unterminated(self, data: str) -> bool:
         return accepts_unterminated(self.dialect, data)

@@ -11,7 +11,7 @@ that implement a rule quote it. No I/O, no clocks: the caller owns the socket.
 # An annotation here must name something already defined (or be quoted).
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from . import _adopt
 from ._checks import check_count
@@ -116,6 +116,18 @@ this many bytes up: a data line takes at least 5 (``data`` and its LF), so below
 limit cannot be crossed and no chunk of a real event pays for the count."""
 
 
+_BUSY = "busy"
+"""The state of a framer inside its own ``feed`` or ``finish``."""
+
+
+def _reentered() -> UsageError:
+    # One message for both twins (sse_toolcalls/_sse_c.c says the same).
+    return UsageError(
+        "the framer was called from inside its own feed() or finish() (a finalizer or a "
+        "callback run during it): a framer is not re-entrant"
+    )
+
+
 class SSEFramer:
     """Turns a byte stream into :class:`ServerSentEvent` values, incrementally.
 
@@ -139,6 +151,8 @@ class SSEFramer:
     )
 
     def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        if getattr(self, "_state", None) is _BUSY:
+            raise _reentered()
         # NaN would pass ``< 1`` and switch the limit off; a float or a bool is a slip.
         self.max_event_bytes = check_count("max_event_bytes", max_event_bytes, minimum=1)
         """Bound on one pending event, in bytes; past it :class:`EventTooLargeError`."""
@@ -183,7 +197,11 @@ class SSEFramer:
         # One method from bytes to events (issue 16, item 2): most reads (64-byte chunks,
         # or one whole event) need none of the general path's layers.
         if self._state != "open":
-            raise UsageError(f"the framer has {self._state}; it takes no more input")
+            raise self._refusal()
+        # Busy until it returns: a finalizer the garbage collector runs inside this call
+        # (or a callback) that feeds or finishes the same framer would change the buffer
+        # under the reading of it; the compiled twin would read freed memory (issue 29).
+        self._state = _BUSY
         try:
             if 10 not in data and 13 not in data:
                 # No line ends here (most 64-byte reads, every read inside a huge line):
@@ -227,8 +245,13 @@ class SSEFramer:
             lf = len(data) - 1 if data[-1] == 0x0A else data.rfind(10)
             if lf < 0:
                 # No line ends here after all (the read opened with the LF of a CRLF and
-                # holds no other LF, nor a CR): the line-less path above, once.
-                return self.feed(data)
+                # holds no other LF, nor a CR): held, as the line-less path above does.
+                pending += data
+                if len(pending) > self.max_event_bytes:
+                    size = len(pending) if self._bom_checked else _without_bom(pending)
+                    if size > self.max_event_bytes:
+                        self._fail(size)
+                return []
             if not self._bom_checked:
                 data, lf = self._strip_bom(data, lf)
             # Where the last complete event ends: after the last blank line (LF LF), which
@@ -291,6 +314,9 @@ class SSEFramer:
             raise FramingError(
                 f"the framer failed on its input ({type(exc).__name__}: {exc})"
             ) from exc
+        finally:
+            if self._state is _BUSY:
+                self._state = "open"
 
     def _strip_bom(self, data: bytes, lf: int) -> tuple[bytes, int]:
         """The stream's first line has ended: take it whole from the buffer, without one
@@ -423,14 +449,21 @@ class SSEFramer:
             UsageError: the framer already finished or failed.
         """
         if self._state != "open":
-            raise UsageError(f"the framer has {self._state}; it takes no more input")
+            raise self._refusal()
         out: list[ServerSentEvent] = []
         if unterminated is not None:
             # The blank line the server left out; its events are kept only when whole.
-            for event in self.feed(b"\n\n"):
-                if not unterminated(event.data):
-                    break
-                out.append(event)
+            events = self.feed(b"\n\n")
+            # The caller's function may feed or finish this framer: refused (busy).
+            self._state = _BUSY
+            try:
+                for event in events:
+                    if not unterminated(event.data):
+                        break
+                    out.append(event)
+            except BaseException:
+                self._state = "open"
+                raise
         self._state = "finished"
         self._pending = bytearray()
         return out
@@ -497,6 +530,26 @@ class SSEFramer:
         sizes[-1] -= 1  # the rest after the last LF LF already holds its line endings
         if max(sizes) > self.max_event_bytes:
             self._fail(max(sizes))
+
+    def _refusal(self) -> UsageError:
+        if self._state is _BUSY:
+            return _reentered()
+        return UsageError(f"the framer has {self._state}; it takes no more input")
+
+    def __copy__(self) -> "SSEFramer":
+        # A framer in the same state (the prefix tests fork parsers so); never one
+        # copied in the middle of a feed, whose state is half-made.
+        if self._state is _BUSY:
+            raise _reentered()
+        copy = object.__new__(type(self))
+        for name in _PySSEFramer.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy._pending = bytearray(self._pending)
+        return copy
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "SSEFramer":
+        # Every other attribute is immutable (str, int, bool, None).
+        return self.__copy__()
 
     def _fail(self, size: int) -> None:
         self._state = "failed"

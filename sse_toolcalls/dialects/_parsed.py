@@ -131,13 +131,21 @@ def _measure_py(
 ) -> tuple[int, int]:
     """The nesting depth of a JSON object and a lower bound of its JSON size, in bytes;
     refuses what is not JSON (see :func:`parsed_event`). One walk, level by level,
-    without recursion. Once a level ends past ``limit`` bytes the walk stops there and
-    answers the depth and size so far: the text of such an event is refused for its
-    size before it is parsed, so its size is the error (and an object that shares its
-    containers, ``a = [a, a]`` forty times over, is not walked 2**40 times)."""
+    without recursion.
+
+    The size is counted as the walk goes (a string by its characters at once, its
+    UTF-8 bytes beyond them once the walk is done) and checked against ``limit`` after
+    each container's own count and after its values: past it the walk stops and answers
+    the depth and size so far, as the text of such an event is refused for its size
+    before it is parsed. So the work is bounded by the limit, whatever the object:
+    every value looked at was counted first, in its container's count, and an object
+    whose containers are shared (a DAG, small in memory and huge as JSON) stops within
+    about ``limit`` values, where a check at the end of each level walked a whole level
+    first (73 times the work of an object at the limit, issue 29)."""
     # Level by level, so no (node, level) pair is built per container; keys are checked
-    # and measured by one join per object, strings by one join per event (a TypeError
-    # from the join is a key that is not a string).
+    # and measured by one join per object (a TypeError from the join is a key that is
+    # not a string), strings kept for one measure of their UTF-8 bytes at the end.
+    bound: float = float("inf") if limit is None else limit
     strings: list[str] = []
     keep = strings.append
     size = 0
@@ -152,21 +160,25 @@ def _measure_py(
         for node in level:
             if type(node) is dict:
                 try:
-                    keep("".join(node))
+                    keys = "".join(node)
                 except TypeError:
                     key = next(k for k in node if type(k) is not str)
                     raise _not_json(key, "an object key", dialect) from None
+                keep(keys)
                 # Braces, and per member its key's quotes, a colon and a comma.
-                size += 2 + 4 * len(node)
+                size += 2 + 4 * len(node) + len(keys)
                 values: Any = node.values()
             else:
                 size += 2 + len(node)
                 values = node
+            if size > bound:
+                # Before its values: their number is in the count already.
+                return depth, size
             for value in values:
                 kind = type(value)
                 if kind is str:
                     keep(value)
-                    size += 2
+                    size += 2 + len(value)
                 elif value is None or kind is bool:
                     size += 1
                 elif kind is int:
@@ -185,21 +197,22 @@ def _measure_py(
                         )
                 else:
                     raise _not_json(value, "a value", dialect)
+            if size > bound:
+                return depth, size
         level = below
-        if limit is not None and size > limit:
-            return depth, size
-    # One join measures every string at once, unless references repeat strings past
+    # The UTF-8 bytes beyond one per character. The characters were counted, so within
+    # the limit one join measures them all, unless references repeat strings past
     # _JOIN_MAX characters in all ({"a": [s] * 10_000} would build 10,000 copies of s):
     # then each distinct string once, by itself.
     if sum(map(len, strings)) <= _JOIN_MAX:
         text = "".join(strings)
-        return depth, size + (len(text) if text.isascii() else _utf8(text, dialect))
+        return depth, size + (0 if text.isascii() else _utf8(text, dialect) - len(text))
     measured: dict[int, int] = {}
     for text in strings:
-        length = measured.get(id(text))
-        if length is None:
-            length = measured[id(text)] = len(text) if text.isascii() else _utf8(text, dialect)
-        size += length
+        extra = measured.get(id(text))
+        if extra is None:
+            extra = measured[id(text)] = 0 if text.isascii() else _utf8(text, dialect) - len(text)
+        size += extra
     return depth, size
 
 

@@ -109,6 +109,12 @@ class AnthropicReassembler(Reassembler):
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, payload)
+        elif payload.get("error"):
+            # An error object in another vendor's shape (a proxy's {"error": {...}} with no
+            # type): this stream's error, never an unknown event to skip, which left the
+            # stream to end as "truncated" (issue 29). Read off the hot path: only
+            # events without a handler get here.
+            raise error_from_payload(self.dialect, payload, dumps(payload))
         # Unknown event types are ignored, as the API documents for new ones.
 
     def _message_start(self, payload: dict[str, Any]) -> None:

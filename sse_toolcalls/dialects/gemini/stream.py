@@ -151,7 +151,9 @@ class GeminiReassembler(Reassembler):
             raise
         if payload is None:
             return
-        if payload.get("error"):
+        if payload.get("error") or payload.get("type") == "error":
+            # The second: an error in the Responses shape (code and message beside the
+            # type) from a proxy; a GenerateContentResponse has no "type" (issue 29).
             raise error_from_payload(self.dialect, payload, text_of(event))
         feedback = payload.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason"):
@@ -194,6 +196,7 @@ class GeminiReassembler(Reassembler):
                         type(function_call) is dict
                         and self._streaming is None
                         and not function_call.get("willContinue")
+                        and "partialArgs" not in function_call
                         and type(name := function_call.get("name")) is str
                         and ((call_id := function_call.get("id")) is None or type(call_id) is str)
                         and ((args := function_call.get("args")) is None or type(args) is dict)
@@ -256,6 +259,21 @@ class GeminiReassembler(Reassembler):
             return None
         signature = part.get("thoughtSignature")
         streaming = self._streaming
+        if (
+            streaming is None
+            and function_call.get("partialArgs")
+            and not function_call.get("willContinue")
+        ):
+            # Streamed arguments belong to a streamed call: opened by a part with
+            # ``willContinue``, continued by parts without a name. Arguments that come
+            # outside one have no call to fill; releasing the part as a call with {}
+            # (or naming a call "") would be a guess (issue 29).
+            raise MalformedStreamError(
+                "gemini: a functionCall part has partialArgs but neither opens a streamed "
+                "call (willContinue) nor continues one",
+                provider=self.dialect,
+                data=dumps(function_call)[:200],
+            )
         if streaming is not None and "name" not in function_call:
             # A continuation of the streamed call: more partial arguments, or its end.
             if streaming.thought_signature is None and isinstance(signature, str):
@@ -343,10 +361,16 @@ class GeminiReassembler(Reassembler):
         call = self._streaming
         assert call is not None
         self._streaming = None
-        for path, pieces in self._continuing.items():
-            # A string still marked to continue ends with its call.
-            _set_path(self._streamed_args, path, "".join(pieces))
-        self._continuing = {}
+        if self._continuing:
+            # A string value announced more pieces (willContinue) and its call closed
+            # without them: what arrived is a cut value, and releasing it would pass a
+            # guess off as the model's call (issue 29).
+            paths = ", ".join(sorted(self._continuing))
+            raise MalformedStreamError(
+                f"gemini: the streamed call {call.name!r} closed with string values still "
+                f"continuing ({paths[:200]})",
+                provider=self.dialect,
+            )
         call.value = self._streamed_args
         call.fragments = []
         call.has_args = False

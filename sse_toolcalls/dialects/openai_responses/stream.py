@@ -137,6 +137,12 @@ class ResponsesReassembler(Reassembler):
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, payload)
+        elif payload.get("error"):
+            # An error object in another vendor's shape (a proxy's {"error": {...}} with no
+            # type): this stream's error, never an unknown event to skip, which left the
+            # stream to end as "truncated" (issue 29). Read off the hot path: only
+            # events without a handler get here.
+            raise error_from_payload(self.dialect, payload, dumps(payload))
         # Unknown event types are ignored: the API adds new ones over time.
 
     # -- handlers ------------------------------------------------------------------------

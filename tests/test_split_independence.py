@@ -1,0 +1,272 @@
+"""Same calls, same error class, however the bytes are split: errors included (issue 29,
+item 11 and its general defence).
+
+A call completed in the same read as a later in-stream error used to be lost (``feed``
+raised a ``ProviderError`` that carried nothing), while in an earlier read it was
+returned. Now every stream error (``StreamError.completed``: a provider's error, a
+truncation, a malformed event, a framing limit) carries all the calls completed before
+it, so the outcome of a stream is one thing, wherever the reads split it:
+
+- every stream of ``recorded_streams/`` and ``../shared/external_streams`` (when it is
+  there), cut once at every position (the larger ones at every event boundary and two
+  bytes either side), byte by byte and at random cuts;
+- the simulator's in-stream error streams of every dialect, the error sent after each
+  event of the turn (before anything, inside a call, straight after a call's last delta),
+  once and twice, cut at every position;
+
+on both framer twins, each outcome being (error class or "ok", the calls).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sse_toolcalls import (
+    DIALECTS,
+    ProviderError,
+    StreamError,
+    StreamParser,
+    ToolCall,
+    ToolCallCompleted,
+    ToolCallParser,
+    as_dialect,
+)
+from sse_toolcalls import parser as parser_module
+from sse_toolcalls import sse as sse_module
+from sse_toolcalls.simulator.encoders import encode_error_event, encode_turn
+from sse_toolcalls.simulator.script import ErrorEvent, ScriptedCall, Turn
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = ROOT / "recorded_streams"
+EXTERNAL = Path(
+    os.environ.get("SSE_TOOLCALLS_EXTERNAL_STREAMS", ROOT.parent / "shared" / "external_streams")
+)
+
+TWINS = [
+    pytest.param(sse_module._PySSEFramer, id="pure"),
+    pytest.param(
+        sse_module._CSSEFramer,
+        id="compiled",
+        marks=pytest.mark.skipif(
+            sse_module._CSSEFramer is None, reason="the C framer was not built"
+        ),
+    ),
+]
+
+EVERY_CUT_UP_TO = 3_000
+"""Streams up to this many bytes are cut at every position (the work is the square of
+the size); larger ones at every event boundary and the bytes around it."""
+
+Key = tuple[str, Any, str | None, int]
+Outcome = tuple[str, tuple[Key, ...]]
+
+
+def _key(call: ToolCall) -> Key:
+    return (call.name, call.args, call.call_id, call.index)
+
+
+def outcome(dialect: str | None, chunks: list[bytes], *, rich: bool = False) -> Outcome:
+    """What the stream gives: ``("ok", calls)`` or ``(error class, the calls it carries)``.
+
+    The calls returned before an error must begin the ones it carries: a caller that kept
+    what ``feed`` returned and then read the error's ``completed`` has each call once."""
+    typed = None if dialect is None else as_dialect(dialect)
+    parser: Any = StreamParser(typed) if rich else ToolCallParser(typed)
+    returned: list[ToolCall] = []
+
+    def take(items: list[Any]) -> None:
+        for item in items:
+            if isinstance(item, ToolCallCompleted):
+                returned.append(item.call)
+            elif isinstance(item, ToolCall):
+                returned.append(item)
+
+    try:
+        for chunk in chunks:
+            take(parser.feed(chunk))
+        take(parser.finish())
+    except StreamError as exc:
+        # Every stream error carries the calls completed before it (a provider's error,
+        # a truncation, a malformed event, a framing limit).
+        carried = [_key(c) for c in exc.completed]
+        assert carried[: len(returned)] == [_key(c) for c in returned], (type(exc), chunks)
+        return type(exc).__name__, tuple(carried)
+    return "ok", tuple(_key(c) for c in returned)
+
+
+def _cuts(raw: bytes, every_up_to: int) -> Iterator[int]:
+    if len(raw) <= every_up_to:
+        yield from range(1, len(raw))
+        return
+    near: set[int] = set()
+    for boundary in itertools.chain(
+        (i + 2 for i in range(len(raw)) if raw.startswith(b"\n\n", i)),
+        (i + 4 for i in range(len(raw)) if raw.startswith(b"\r\n\r\n", i)),
+    ):
+        near.update(range(boundary - 3, boundary + 3))
+    yield from sorted(c for c in near if 0 < c < len(raw))
+
+
+def assert_split_independent(
+    raw: bytes, dialect: str | None, every_up_to: int = EVERY_CUT_UP_TO
+) -> Outcome:
+    whole = outcome(dialect, [raw])
+    for cut in _cuts(raw, every_up_to):
+        assert outcome(dialect, [raw[:cut], raw[cut:]]) == whole, cut
+    assert outcome(dialect, [raw[i : i + 1] for i in range(len(raw))]) == whole
+    return whole
+
+
+# --------------------------------------------------------------------------------------
+# The corpora.
+
+
+def _streams(folder: Path) -> list[tuple[str, str]]:
+    manifest = json.loads((folder / "MANIFEST.json").read_text(encoding="utf-8"))
+    out = []
+    for entry in manifest:
+        provider = entry["provider"]
+        dialect = "openai_chat" if provider.startswith("openai_compat_") else provider
+        if dialect in DIALECTS:
+            out.append((entry["file"], dialect))
+    return out
+
+
+RECORDED_STREAMS = _streams(RECORDED)
+
+
+@pytest.fixture(params=TWINS)
+def twin(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr(parser_module, "SSEFramer", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize(("file", "dialect"), RECORDED_STREAMS)
+def test_recorded_streams_at_every_cut(twin: Any, file: str, dialect: str) -> None:
+    assert_split_independent((RECORDED / file).read_bytes(), dialect)
+
+
+def test_external_streams_at_every_cut(twin: Any) -> None:
+    if not (EXTERNAL / "MANIFEST.json").exists():
+        pytest.skip(f"the external corpus is not at {EXTERNAL}")
+    streams = _streams(EXTERNAL)
+    assert streams
+    for file, dialect in streams:
+        assert_split_independent((EXTERNAL / file).read_bytes(), dialect)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_recorded_streams_at_random_cuts(data: st.DataObject) -> None:
+    file, dialect = data.draw(st.sampled_from(RECORDED_STREAMS))
+    raw = (RECORDED / file).read_bytes()
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(raw) - 1)), max_size=12))))
+    chunks = [raw[a:b] for a, b in itertools.pairwise([0, *cuts, len(raw)])]
+    assert outcome(dialect, chunks) == outcome(dialect, [raw])
+    assert outcome(dialect, chunks, rich=True) == outcome(dialect, [raw], rich=True)
+
+
+# --------------------------------------------------------------------------------------
+# The simulator's error streams.
+
+_TURNS = {
+    "one call": Turn(calls=(ScriptedCall(name="weather", args={"city": "Oslo"}),)),
+    "text and two calls": Turn(
+        text="Let me see.",
+        fragment_size=5,
+        calls=(
+            ScriptedCall(name="weather", args={"city": "Zürich"}),
+            ScriptedCall(name="time", args={"zone": "CET", "n": [1, 2]}),
+        ),
+    ),
+    "text only": Turn(text="Nothing to call."),
+}
+
+
+def _error_streams(dialect: str) -> Iterator[tuple[str, bytes, Turn, bool]]:
+    """``(label, bytes, turn, whether the error comes after the whole turn)``."""
+    for label, turn in _TURNS.items():
+        events = encode_turn(dialect, turn)
+        for after in range(len(events) + 1):
+            error = ErrorEvent(after_events=after)
+            raw = b"".join(encode_error_event(dialect, turn, error))
+            late = after == len(events)
+            yield f"{label}, error after {after}", raw, turn, late
+            # Two errors: the second is never read (the first failed the parser).
+            twice = ErrorEvent(after_events=0, code="rate_limit_exceeded", message="slow")
+            second = encode_error_event(dialect, Turn(), twice)[-1]
+            yield f"{label}, two errors after {after}", raw + second, turn, late
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_simulator_error_streams_at_every_cut(twin: Any, dialect: str) -> None:
+    for label, raw, turn, late in _error_streams(dialect):
+        # Every cut of the short ones; the event boundaries (where a call's last event
+        # and the error meet) of all: the work stays within seconds per dialect.
+        kind, carried = assert_split_independent(raw, dialect, every_up_to=800)
+        scripted = [(c.name, c.args) for c in turn.calls]
+        if late and dialect != "gemini":
+            # After the end marker the turn is whole and nothing later is read (Gemini
+            # has no end marker: its turn ends with the stream, so the error counts).
+            assert kind == "ok", label
+            assert [(name, args) for name, args, _, _ in carried] == scripted, label
+            continue
+        # An in-stream error is a provider error wherever it comes, and the calls it
+        # carries are the turn's first ones, whole: never a guess, never out of order.
+        assert kind == "ProviderError", label
+        assert [(name, args) for name, args, _, _ in carried] == scripted[: len(carried)], label
+        # Rich stream and detection agree with the calls-only parser.
+        assert outcome(dialect, [raw], rich=True) == (kind, carried), label
+        assert outcome(None, [raw])[0] == kind, label
+
+
+@pytest.mark.parametrize("dialect", ["openai_responses", "anthropic", "gemini"])
+def test_a_call_in_the_same_read_as_the_error_is_carried(dialect: str) -> None:
+    # The example of the issue: the call's last event and the error in one read.
+    turn = _TURNS["one call"]
+    events = encode_turn(dialect, turn)
+    completing = next(
+        n for n in range(1, len(events) + 1) if outcome(dialect, [b"".join(events[:n])])[1]
+    )
+    raw = b"".join(encode_error_event(dialect, turn, ErrorEvent(after_events=completing)))
+    head = b"".join(events[: completing - 1])
+    parser = ToolCallParser(as_dialect(dialect))
+    assert parser.feed(head) == []
+    with pytest.raises(ProviderError) as info:
+        parser.feed(raw[len(head) :])
+    assert [(c.name, c.args) for c in info.value.completed] == [("weather", {"city": "Oslo"})]
+
+
+@pytest.mark.parametrize("dialect", ["openai_responses", "anthropic", "gemini"])
+@pytest.mark.parametrize(
+    "tail",
+    [
+        pytest.param(b"data: {not json\n\n", id="malformed event"),
+        pytest.param(b"data: [1, 2]\n\n", id="not an object"),
+        pytest.param(b"event: error\ndata: {}\n\n", id="empty error event"),
+    ],
+)
+def test_other_errors_after_a_call_carry_it_at_every_cut(
+    twin: Any, dialect: str, tail: bytes
+) -> None:
+    # The neighbours of the in-stream error: whatever ends the stream after a call's
+    # last event (before the turn's end), in the same read or a later one, the call is
+    # carried by the error.
+    turn = _TURNS["text and two calls"]
+    events = encode_turn(dialect, turn)
+    done = next(n for n in range(1, len(events) + 1) if outcome(dialect, [b"".join(events[:n])])[1])
+    raw = b"".join(events[:done]) + tail
+    whole = outcome(dialect, [raw])
+    assert whole[0] != "ok", whole
+    assert [k[:2] for k in whole[1]] == [("weather", {"city": "Zürich"})]
+    for cut in range(1, len(raw)):
+        assert outcome(dialect, [raw[:cut], raw[cut:]]) == whole, cut
