@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 
-from .._checks import check_count
+from .._checks import check_count, check_quantity
 from .._jsonsafe import safe_repr, safe_str
 from .._logging import log
 from ..calls import ToolCall, ToolResult
@@ -76,6 +76,7 @@ from .breaker import Blame, CircuitBreaker, blame
 from .diagnostics import Diagnostic, logger, report
 from .execute import Executor, run_local, run_once
 from .ledger import (
+    DEFAULT_LEDGER_TIMEOUT_S,
     IdempotencyLedger,
     InMemoryLedger,
     LedgerEntry,
@@ -215,6 +216,7 @@ class Dispatcher:
         executor: Executor = run_local,
         breaker_scope: BreakerScope = per_tool,
         sandbox_pool: WarmPool | None = None,
+        ledger_timeout: float = DEFAULT_LEDGER_TIMEOUT_S,
     ) -> None:
         """Args:
             registry: the tools.
@@ -233,14 +235,19 @@ class Dispatcher:
             sandbox_pool: warm workers for sandboxed tools (a
                 :class:`~sse_toolcalls.sandbox.WarmPool` the application opened, and
                 closes); each sandboxed call starts a cold child without one.
+            ledger_timeout: seconds one ledger call may take
+                (:data:`~.ledger.DEFAULT_LEDGER_TIMEOUT_S`); past it the call has
+                failed, and the user still gets a reply.
 
         Raises:
             UsageError: a concurrency or a call cap that is not a whole number of at
-                least 1, or retries that are not one of at least 0.
+                least 1, retries that are not one of at least 0, or a ledger timeout
+                that is not a finite positive number of seconds.
         """
         check_count("max_concurrency", max_concurrency, minimum=1)
         check_count("max_calls_per_turn", max_calls_per_turn, minimum=1)
         check_count("read_retries", read_retries, minimum=0)
+        check_quantity("ledger_timeout", ledger_timeout, positive=True)
         self.registry = registry
         """The tools."""
         self.ledger: IdempotencyLedger = (
@@ -259,6 +266,8 @@ class Dispatcher:
         """How a handler is run."""
         self.sandbox_pool = sandbox_pool
         """Warm workers for sandboxed tools, or ``None`` (a cold child per call)."""
+        self.ledger_timeout = ledger_timeout
+        """Seconds one ledger call may take."""
         self._key = key
         self._scope = breaker_scope
 
@@ -423,13 +432,15 @@ class Dispatcher:
     async def _write(self, validated: ValidatedCall, key: str, circuit: str) -> CallReport:
         call, name = validated.call, validated.tool.name
         try:
-            entry = await _ledger_call("get", self.ledger.get, key)
+            entry = await _ledger_call("get", self.ledger.get, key, deadline=self.ledger_timeout)
             if entry is not None:
                 return self._from_ledger(validated, key, entry)
             if not self.breaker.allow(circuit):
                 return self._unavailable(validated, circuit, key)
             try:
-                entry = await _ledger_call("reserve", self.ledger.reserve, key, tool=name)
+                entry = await _ledger_call(
+                    "reserve", self.ledger.reserve, key, tool=name, deadline=self.ledger_timeout
+                )
             except BaseException:
                 self.breaker.release(circuit)
                 raise
@@ -449,12 +460,17 @@ class Dispatcher:
                 # ToolRetry is the tool saying it refused and did nothing: recording it
                 # would answer the corrected call (same arguments, once the model did
                 # what the tool asked) with this refusal, and the write would be lost.
-                await _ledger_call("forget", self.ledger.forget, key)
+                await _ledger_call("forget", self.ledger.forget, key, deadline=self.ledger_timeout)
             else:
                 # With its media, in the one record format (runtime/recorded.py).
                 recorded = recorded_content(result.content, result.media)
                 await _ledger_call(
-                    "record", self.ledger.record, key, recorded, is_error=result.is_error
+                    "record",
+                    self.ledger.record,
+                    key,
+                    recorded,
+                    is_error=result.is_error,
+                    deadline=self.ledger_timeout,
                 )
         except LedgerError as exc:
             diagnostics.append(
@@ -652,8 +668,15 @@ class Dispatcher:
 _T = TypeVar("_T")
 
 
-async def _ledger_call(method: str, op: Callable[..., Awaitable[_T]], *args: Any, **kw: Any) -> _T:
-    """``op(*args, **kw)``, one of the ledger's methods, with any failure a ``LedgerError``.
+async def _ledger_call(
+    method: str,
+    op: Callable[..., Awaitable[_T]],
+    *args: Any,
+    deadline: float = DEFAULT_LEDGER_TIMEOUT_S,
+    **kw: Any,
+) -> _T:
+    """``op(*args, **kw)``, one of the ledger's methods, with any failure a ``LedgerError``,
+    an answer later than ``deadline`` seconds included.
 
     The ledger is the guard against doubled writes, and a custom one (the public
     protocol) may fail with its own exceptions (its driver's, a ``KeyError``...): each is
@@ -664,14 +687,21 @@ async def _ledger_call(method: str, op: Callable[..., Awaitable[_T]], *args: Any
     Raises:
         LedgerError: the ledger's own, or a wrapper chained to what it raised.
     """
+    answered = False
     try:
-        value = await op(*args, **kw)
+        # A store that stops answering (a frozen server, a hung client) must not hold
+        # the user's reply for good: past the deadline the call has failed.
+        with anyio.move_on_after(deadline):
+            value = await op(*args, **kw)
+            answered = True
     except LedgerError:
         raise
     except Exception as exc:
         raise LedgerError(
             f"the ledger's {method} raised {type(exc).__name__}: {safe_str(exc)}"
         ) from exc
+    if not answered:
+        raise LedgerError(f"the ledger's {method} did not answer within {deadline} s")
     if method in ("get", "reserve") and not (value is None or isinstance(value, LedgerEntry)):
         # Read as an entry, it would fail later, outside this guard.
         raise LedgerError(
