@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -93,6 +94,7 @@ if TYPE_CHECKING:
     from ..tools.registry import ToolRegistry, ValidatedCall
 
 __all__ = [
+    "DEFAULT_IN_FLIGHT_WAIT_S",
     "DEFAULT_MAX_CALLS_PER_TURN",
     "DEFAULT_MAX_CONCURRENCY",
     "DEFAULT_READ_RETRIES",
@@ -116,6 +118,21 @@ refused whole rather than run (bulk work belongs in one tool taking a list)."""
 DEFAULT_READ_RETRIES = 1
 """Extra runs of a failed read: one absorbs a blip; a tool failing twice in a row is
 failing, and the model is better told so than kept waiting."""
+
+DEFAULT_IN_FLIGHT_WAIT_S = 10.0
+"""Seconds a write waits, at most, on its key held in flight by another worker (two
+copies of one request racing) for the owner's result, to replay it: a write takes well
+under a second to a few seconds, and the user waits for the reply meanwhile. Past it,
+or once the owner is gone (see :meth:`Dispatcher._owner_gone`), the call answers
+"this action may have run". ``0`` answers at once, as before issue 29."""
+
+_POLL_FIRST_S = 0.02
+"""First pause between two looks at a key in flight, in seconds; doubled each look."""
+
+_POLL_MAX_S = 0.5
+"""Longest pause between two looks at a key in flight, in seconds: a ledger read costs
+a millisecond, so two reads a second per waiting call is cheap, and the replay lands at
+most half a second after the owner's result."""
 
 CallOutcome = Literal[
     "ok",
@@ -217,6 +234,7 @@ class Dispatcher:
         breaker_scope: BreakerScope = per_tool,
         sandbox_pool: WarmPool | None = None,
         ledger_timeout: float = DEFAULT_LEDGER_TIMEOUT_S,
+        in_flight_wait: float = DEFAULT_IN_FLIGHT_WAIT_S,
     ) -> None:
         """Args:
             registry: the tools.
@@ -238,16 +256,20 @@ class Dispatcher:
             ledger_timeout: seconds one ledger call may take
                 (:data:`~.ledger.DEFAULT_LEDGER_TIMEOUT_S`); past it the call has
                 failed, and the user still gets a reply.
+            in_flight_wait: seconds a write waits, at most, for another worker's
+                result on its key (:data:`DEFAULT_IN_FLIGHT_WAIT_S`); ``0`` for none.
 
         Raises:
             UsageError: a concurrency or a call cap that is not a whole number of at
                 least 1, retries that are not one of at least 0, or a ledger timeout
-                that is not a finite positive number of seconds.
+                that is not a finite positive number of seconds, or a wait that is not
+                one of at least 0.
         """
         check_count("max_concurrency", max_concurrency, minimum=1)
         check_count("max_calls_per_turn", max_calls_per_turn, minimum=1)
         check_count("read_retries", read_retries, minimum=0)
         check_quantity("ledger_timeout", ledger_timeout, positive=True)
+        check_quantity("in_flight_wait", in_flight_wait)
         self.registry = registry
         """The tools."""
         self.ledger: IdempotencyLedger = (
@@ -268,6 +290,8 @@ class Dispatcher:
         """Warm workers for sandboxed tools, or ``None`` (a cold child per call)."""
         self.ledger_timeout = ledger_timeout
         """Seconds one ledger call may take."""
+        self.in_flight_wait = in_flight_wait
+        """Seconds a write waits, at most, for another worker's result on its key."""
         self._key = key
         self._scope = breaker_scope
 
@@ -434,7 +458,7 @@ class Dispatcher:
         try:
             entry = await _ledger_call("get", self.ledger.get, key, deadline=self.ledger_timeout)
             if entry is not None:
-                return self._from_ledger(validated, key, entry)
+                return self._from_ledger(validated, key, await self._settled(validated, entry))
             if not self.breaker.allow(circuit):
                 return self._unavailable(validated, circuit, key)
             try:
@@ -447,7 +471,7 @@ class Dispatcher:
             if entry is not None:
                 # Another process reserved it between our look and our reservation.
                 self.breaker.release(circuit)
-                return self._from_ledger(validated, key, entry)
+                return self._from_ledger(validated, key, await self._settled(validated, entry))
         except LedgerError as exc:
             return self._ledger_refusal(validated, key, exc)
         # The reservation is on record: from here on, a crash or a cancellation leaves
@@ -491,6 +515,46 @@ class Dispatcher:
             key=key,
             diagnostics=tuple(diagnostics),
         )
+
+    async def _settled(self, validated: ValidatedCall, entry: LedgerEntry) -> LedgerEntry:
+        """``entry``, or, while it is in flight and its owner may still be writing, the
+        entry the owner leaves: looked up again with a growing pause, up to
+        ``in_flight_wait`` seconds. The last entry seen is returned (still in flight:
+        "may have run"); a ledger failing meanwhile ends the wait the same way."""
+        if entry.state != "in_flight" or self._owner_gone(validated, entry):
+            return entry
+        pause = _POLL_FIRST_S
+        with anyio.move_on_after(self.in_flight_wait):
+            while True:
+                await anyio.sleep(pause)
+                pause = min(pause * 2, _POLL_MAX_S)
+                try:
+                    found = await _ledger_call(
+                        "get", self.ledger.get, entry.key, deadline=self.ledger_timeout
+                    )
+                except LedgerError:
+                    break
+                if found is None or found.state != "in_flight":
+                    # Recorded (replay it), or forgotten: the owner's write refused itself
+                    # (ToolRetry) or a person cleared it; either way nothing is to be
+                    # repeated in this call, which reports what it saw last.
+                    return found if found is not None else entry
+                entry = found
+                if self._owner_gone(validated, entry):
+                    break
+        return entry
+
+    def _owner_gone(self, validated: ValidatedCall, entry: LedgerEntry) -> bool:
+        """Whether the worker that reserved ``entry`` can no longer record it: its
+        handler's timeout and the record's deadline have both passed since the
+        reservation (``started_at``, by the ledger's clock). A tool without a timeout
+        never lets that be known: only ``in_flight_wait`` ends the wait. A clock of
+        the owner's behind ours makes the owner look gone sooner (the old answer, "may
+        have run", never a second run); one ahead, later (the wait bound still holds)."""
+        timeout = validated.tool.timeout
+        if timeout is None:
+            return False
+        return time.time() > entry.started_at + timeout + self.ledger_timeout
 
     async def _attempt_in(
         self, circuit: str, validated: ValidatedCall, *, write: bool = False
