@@ -458,7 +458,11 @@ class Dispatcher:
         try:
             entry = await _ledger_call("get", self.ledger.get, key, deadline=self.ledger_timeout)
             if entry is not None:
-                return self._from_ledger(validated, key, await self._settled(validated, entry))
+                settled = await self._settled(validated, entry)
+                if settled is not None:
+                    return self._from_ledger(validated, key, settled)
+                # Forgotten while we waited (the owner's tool asked for a retry, or a
+                # person cleared it): absent again, so this call may reserve it.
             if not self.breaker.allow(circuit):
                 return self._unavailable(validated, circuit, key)
             try:
@@ -471,7 +475,8 @@ class Dispatcher:
             if entry is not None:
                 # Another process reserved it between our look and our reservation.
                 self.breaker.release(circuit)
-                return self._from_ledger(validated, key, await self._settled(validated, entry))
+                settled = await self._settled(validated, entry)
+                return self._from_ledger(validated, key, settled or entry)
         except LedgerError as exc:
             return self._ledger_refusal(validated, key, exc)
         # The reservation is on record: from here on, a crash or a cancellation leaves
@@ -516,11 +521,12 @@ class Dispatcher:
             diagnostics=tuple(diagnostics),
         )
 
-    async def _settled(self, validated: ValidatedCall, entry: LedgerEntry) -> LedgerEntry:
+    async def _settled(self, validated: ValidatedCall, entry: LedgerEntry) -> LedgerEntry | None:
         """``entry``, or, while it is in flight and its owner may still be writing, the
         entry the owner leaves: looked up again with a growing pause, up to
-        ``in_flight_wait`` seconds. The last entry seen is returned (still in flight:
-        "may have run"); a ledger failing meanwhile ends the wait the same way."""
+        ``in_flight_wait`` seconds. Past the wait, the last entry seen is returned (still
+        in flight: "may have run"); a ledger failing meanwhile ends the wait the same
+        way. ``None``: the key was forgotten meanwhile (absent again)."""
         if entry.state != "in_flight" or self._owner_gone(validated, entry):
             return entry
         pause = _POLL_FIRST_S
@@ -535,10 +541,7 @@ class Dispatcher:
                 except LedgerError:
                     break
                 if found is None or found.state != "in_flight":
-                    # Recorded (replay it), or forgotten: the owner's write refused itself
-                    # (ToolRetry) or a person cleared it; either way nothing is to be
-                    # repeated in this call, which reports what it saw last.
-                    return found if found is not None else entry
+                    return found  # recorded (replay it), or forgotten
                 entry = found
                 if self._owner_gone(validated, entry):
                     break

@@ -174,6 +174,35 @@ async def test_a_ledger_failing_during_the_wait_ends_it_as_may_have_run() -> Non
     assert ledger.gets == 2
 
 
+async def test_a_key_forgotten_while_waiting_is_run_by_the_waiting_copy() -> None:
+    # The owner's tool asked the model to retry (its key is then forgotten) while the
+    # twin waited: nothing ran, so the twin reserves the key and runs the write itself.
+    class Forgetting(CountingLedger):
+        async def get(self, key: str) -> LedgerEntry | None:
+            if self.gets == 1:
+                await self.forget(key)
+            return await super().get(key)
+
+    ledger = Forgetting()
+    executed: list[str] = []
+    registry = ToolRegistry()
+
+    @registry.register(effect="write")
+    def pay(to: str) -> str:
+        """Pay someone."""
+        executed.append(to)
+        return "paid"
+
+    dispatcher = Dispatcher(registry, ledger=ledger, in_flight_wait=GUARD)
+    key = dispatcher._keys([registry.check(_call("a"))], "r1")[0]
+    assert key is not None
+    await ledger.reserve(key, tool="pay")
+    with anyio.fail_after(GUARD):
+        (report,) = await dispatcher.dispatch([_call("a")], request_id="r1")
+    assert (report.outcome, executed) == ("ok", ["bob"])
+    assert ledger.gets == 2
+
+
 @pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
 def test_the_wait_must_be_a_number_of_seconds(bad: float) -> None:
     with pytest.raises(UsageError):
