@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, TypeVar
@@ -211,20 +212,37 @@ class PgPool:
                 yield Session(run_async)
             return
         conn = await anyio.to_thread.run_sync(pool.getconn)
+        # Set while no statement runs on ``conn``: a statement cut short (the caller's
+        # deadline on a server that stopped answering) is abandoned in its thread, and
+        # the connection goes back to the pool only once that thread lets go of it.
+        idle = threading.Event()
+        idle.set()
         try:
 
             def run_sync(sql: str, params: Sequence[Any]) -> tuple[int, list[Row]]:
-                cursor = conn.execute(sql, params)
-                rows = cursor.fetchall() if cursor.description else []
-                return cursor.rowcount, rows
+                idle.clear()
+                try:
+                    cursor = conn.execute(sql, params)
+                    rows = cursor.fetchall() if cursor.description else []
+                    return cursor.rowcount, rows
+                finally:
+                    idle.set()
 
             async def run_thread(sql: str, params: Sequence[Any]) -> tuple[int, list[Row]]:
-                return await anyio.to_thread.run_sync(run_sync, sql, params)
+                return await anyio.to_thread.run_sync(run_sync, sql, params, abandon_on_cancel=True)
 
             yield Session(run_thread)
         finally:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(pool.putconn, conn)
+            if idle.is_set():
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(pool.putconn, conn)
+            else:
+
+                def give_back() -> None:
+                    idle.wait()
+                    pool.putconn(conn)
+
+                threading.Thread(target=give_back, name="pg-give-back", daemon=True).start()
 
     async def run(self, doing: str, operation: Callable[[Session], Awaitable[T]]) -> T:
         """Run ``operation`` on a pooled connection; on a lost connection, again on a

@@ -118,11 +118,17 @@ from .events import (
 )
 from .execute import Executor, run_local
 from .fallback import FallbackReason, fallback_message
-from .ledger import IdempotencyLedger, SyncIdempotencyLedger
+from .ledger import DEFAULT_LEDGER_TIMEOUT_S, IdempotencyLedger, SyncIdempotencyLedger
 from .partial_json import PartialJSON
 from .reply import AgentReply
 from .retry import RetryPolicy
-from .store import ConversationStore, InMemoryConversationStore, history_before
+from .store import (
+    DEFAULT_STORE_TIMEOUT_S,
+    ConversationStore,
+    InMemoryConversationStore,
+    history_before,
+    within_deadline,
+)
 from .tracing import Tracing, resolve
 from .usage import Usage, usage_of
 
@@ -212,6 +218,8 @@ class Agent:
         tracing: Tracing | bool | None = None,
         sandbox_pool: WarmPool | None = None,
         approval_key: bytes | None = None,
+        ledger_timeout: float = DEFAULT_LEDGER_TIMEOUT_S,
+        store_timeout: float = DEFAULT_STORE_TIMEOUT_S,
     ) -> None:
         """Args:
             client: the provider client (its dialect decides every format).
@@ -255,6 +263,10 @@ class Agent:
                 pause. Without it, a state resumes only where the ledger that recorded
                 its pause is shared. Keep it out of the browser: who holds it can make
                 states (``docs/threat-model.md``).
+            ledger_timeout: seconds one ledger call may take
+                (:data:`~.ledger.DEFAULT_LEDGER_TIMEOUT_S`).
+            store_timeout: seconds the store's ``load`` or ``save`` may take
+                (:data:`~.store.DEFAULT_STORE_TIMEOUT_S`).
 
         Raises:
             UsageError: ``max_steps`` not a whole number of at least 1, a
@@ -280,8 +292,12 @@ class Agent:
             executor=executor,
             breaker_scope=breaker_scope,
             sandbox_pool=sandbox_pool,
+            ledger_timeout=ledger_timeout,
         )
         """Runs each turn's calls."""
+        check_quantity("store_timeout", store_timeout, positive=True)
+        self.store_timeout = store_timeout
+        """Seconds the store's ``load`` or ``save`` may take."""
         self.retry = retry if retry is not None else RetryPolicy()
         """The provider retry policy."""
         self.lang = lang
@@ -644,7 +660,10 @@ async def _pipeline(
     async def answer() -> AgentReply | None:
         if remember:
             try:
-                exchanges = await run.agent.store.load(run.conversation_id)
+                agent = run.agent
+                exchanges = await within_deadline(
+                    "load", agent.store_timeout, lambda: agent.store.load(run.conversation_id)
+                )
             except Exception as exc:  # ours, or a bug in the application's store
                 run.store_failed(exc, "loaded")
                 return run._fallback("internal_error")
@@ -1063,8 +1082,11 @@ class _Run:
         if self.history_length is None:
             return reply
         try:
-            await self.agent.store.save(
-                self.conversation_id, self.request_id, self.messages[self.history_length :]
+            store, sent = self.agent.store, self.messages[self.history_length :]
+            await within_deadline(
+                "save",
+                self.agent.store_timeout,
+                lambda: store.save(self.conversation_id, self.request_id, sent),
             )
         except Exception as exc:  # the reply still goes to the user
             self.store_failed(exc, "saved")

@@ -55,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -62,7 +63,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 
-from .._checks import check_count
+from .._checks import check_count, check_quantity
 from .._jsonsafe import safe_repr, safe_str
 from .._logging import log
 from ..calls import ToolCall, ToolResult
@@ -85,6 +86,7 @@ from .diagnostics import Diagnostic, logger, report
 from .execute import Executor, run_local, run_once
 from .keyclaim import KeyConflict, claim_key
 from .ledger import (
+    DEFAULT_LEDGER_TIMEOUT_S,
     IdempotencyLedger,
     InMemoryLedger,
     LedgerEntry,
@@ -101,6 +103,7 @@ if TYPE_CHECKING:
     from ..tools.registry import ToolRegistry, ValidatedCall
 
 __all__ = [
+    "DEFAULT_IN_FLIGHT_WAIT_S",
     "DEFAULT_MAX_CALLS_PER_TURN",
     "DEFAULT_MAX_CONCURRENCY",
     "DEFAULT_READ_RETRIES",
@@ -124,6 +127,21 @@ refused whole rather than run (bulk work belongs in one tool taking a list)."""
 DEFAULT_READ_RETRIES = 1
 """Extra runs of a failed read: one absorbs a blip; a tool failing twice in a row is
 failing, and the model is better told so than kept waiting."""
+
+DEFAULT_IN_FLIGHT_WAIT_S = 10.0
+"""Seconds a write waits, at most, on its key held in flight by another worker (two
+copies of one request racing) for the owner's result, to replay it: a write takes well
+under a second to a few seconds, and the user waits for the reply meanwhile. Past it,
+or once the owner is gone (see :meth:`Dispatcher._owner_gone`), the call answers
+"this action may have run". ``0`` answers at once, as before issue 29."""
+
+_POLL_FIRST_S = 0.02
+"""First pause between two looks at a key in flight, in seconds; doubled each look."""
+
+_POLL_MAX_S = 0.5
+"""Longest pause between two looks at a key in flight, in seconds: a ledger read costs
+a millisecond, so two reads a second per waiting call is cheap, and the replay lands at
+most half a second after the owner's result."""
 
 CallOutcome = Literal[
     "ok",
@@ -225,6 +243,8 @@ class Dispatcher:
         executor: Executor = run_local,
         breaker_scope: BreakerScope = per_tool,
         sandbox_pool: WarmPool | None = None,
+        ledger_timeout: float = DEFAULT_LEDGER_TIMEOUT_S,
+        in_flight_wait: float = DEFAULT_IN_FLIGHT_WAIT_S,
     ) -> None:
         """Args:
             registry: the tools.
@@ -243,14 +263,23 @@ class Dispatcher:
             sandbox_pool: warm workers for sandboxed tools (a
                 :class:`~sse_toolcalls.sandbox.WarmPool` the application opened, and
                 closes); each sandboxed call starts a cold child without one.
+            ledger_timeout: seconds one ledger call may take
+                (:data:`~.ledger.DEFAULT_LEDGER_TIMEOUT_S`); past it the call has
+                failed, and the user still gets a reply.
+            in_flight_wait: seconds a write waits, at most, for another worker's
+                result on its key (:data:`DEFAULT_IN_FLIGHT_WAIT_S`); ``0`` for none.
 
         Raises:
             UsageError: a concurrency or a call cap that is not a whole number of at
-                least 1, or retries that are not one of at least 0.
+                least 1, retries that are not one of at least 0, or a ledger timeout
+                that is not a finite positive number of seconds, or a wait that is not
+                one of at least 0.
         """
         check_count("max_concurrency", max_concurrency, minimum=1)
         check_count("max_calls_per_turn", max_calls_per_turn, minimum=1)
         check_count("read_retries", read_retries, minimum=0)
+        check_quantity("ledger_timeout", ledger_timeout, positive=True)
+        check_quantity("in_flight_wait", in_flight_wait)
         self.registry = registry
         """The tools."""
         self.ledger: IdempotencyLedger = (
@@ -269,6 +298,10 @@ class Dispatcher:
         """How a handler is run."""
         self.sandbox_pool = sandbox_pool
         """Warm workers for sandboxed tools, or ``None`` (a cold child per call)."""
+        self.ledger_timeout = ledger_timeout
+        """Seconds one ledger call may take."""
+        self.in_flight_wait = in_flight_wait
+        """Seconds a write waits, at most, for another worker's result on its key."""
         self._key = key
         self._scope = breaker_scope
 
@@ -470,20 +503,27 @@ class Dispatcher:
     async def _write(self, validated: ValidatedCall, key: str, circuit: str) -> CallReport:
         call, name = validated.call, validated.tool.name
         try:
-            entry = await _ledger_call("get", self.ledger.get, key)
+            entry = await _ledger_call("get", self.ledger.get, key, deadline=self.ledger_timeout)
             if entry is not None:
-                return self._from_ledger(validated, key, entry)
+                settled = await self._settled(validated, entry)
+                if settled is not None:
+                    return self._from_ledger(validated, key, settled)
+                # Forgotten while we waited (the owner's tool asked for a retry, or a
+                # person cleared it): absent again, so this call may reserve it.
             if not self.breaker.allow(circuit):
                 return self._unavailable(validated, circuit, key)
             try:
-                entry = await _ledger_call("reserve", self.ledger.reserve, key, tool=name)
+                entry = await _ledger_call(
+                    "reserve", self.ledger.reserve, key, tool=name, deadline=self.ledger_timeout
+                )
             except BaseException:
                 self.breaker.release(circuit)
                 raise
             if entry is not None:
                 # Another process reserved it between our look and our reservation.
                 self.breaker.release(circuit)
-                return self._from_ledger(validated, key, entry)
+                settled = await self._settled(validated, entry)
+                return self._from_ledger(validated, key, settled or entry)
         except LedgerError as exc:
             return self._ledger_refusal(validated, key, exc)
         # The reservation is on record: from here on, a crash or a cancellation leaves
@@ -496,12 +536,17 @@ class Dispatcher:
                 # ToolRetry is the tool saying it refused and did nothing: recording it
                 # would answer the corrected call (same arguments, once the model did
                 # what the tool asked) with this refusal, and the write would be lost.
-                await _ledger_call("forget", self.ledger.forget, key)
+                await _ledger_call("forget", self.ledger.forget, key, deadline=self.ledger_timeout)
             else:
                 # With its media, in the one record format (runtime/recorded.py).
                 recorded = recorded_content(result.content, result.media)
                 await _ledger_call(
-                    "record", self.ledger.record, key, recorded, is_error=result.is_error
+                    "record",
+                    self.ledger.record,
+                    key,
+                    recorded,
+                    is_error=result.is_error,
+                    deadline=self.ledger_timeout,
                 )
         except LedgerError as exc:
             diagnostics.append(
@@ -522,6 +567,44 @@ class Dispatcher:
             key=key,
             diagnostics=tuple(diagnostics),
         )
+
+    async def _settled(self, validated: ValidatedCall, entry: LedgerEntry) -> LedgerEntry | None:
+        """``entry``, or, while it is in flight and its owner may still be writing, the
+        entry the owner leaves: looked up again with a growing pause, up to
+        ``in_flight_wait`` seconds. Past the wait, the last entry seen is returned (still
+        in flight: "may have run"); a ledger failing meanwhile ends the wait the same
+        way. ``None``: the key was forgotten meanwhile (absent again)."""
+        if entry.state != "in_flight" or self._owner_gone(validated, entry):
+            return entry
+        pause = _POLL_FIRST_S
+        with anyio.move_on_after(self.in_flight_wait):
+            while True:
+                await anyio.sleep(pause)
+                pause = min(pause * 2, _POLL_MAX_S)
+                try:
+                    found = await _ledger_call(
+                        "get", self.ledger.get, entry.key, deadline=self.ledger_timeout
+                    )
+                except LedgerError:
+                    break
+                if found is None or found.state != "in_flight":
+                    return found  # recorded (replay it), or forgotten
+                entry = found
+                if self._owner_gone(validated, entry):
+                    break
+        return entry
+
+    def _owner_gone(self, validated: ValidatedCall, entry: LedgerEntry) -> bool:
+        """Whether the worker that reserved ``entry`` can no longer record it: its
+        handler's timeout and the record's deadline have both passed since the
+        reservation (``started_at``, by the ledger's clock). A tool without a timeout
+        never lets that be known: only ``in_flight_wait`` ends the wait. A clock of
+        the owner's behind ours makes the owner look gone sooner (the old answer, "may
+        have run", never a second run); one ahead, later (the wait bound still holds)."""
+        timeout = validated.tool.timeout
+        if timeout is None:
+            return False
+        return time.time() > entry.started_at + timeout + self.ledger_timeout
 
     async def _attempt_in(
         self, circuit: str, validated: ValidatedCall, *, write: bool = False
@@ -729,8 +812,15 @@ _NO_APPROVAL = "this action needs a person's approval, and none was given for th
 _T = TypeVar("_T")
 
 
-async def _ledger_call(method: str, op: Callable[..., Awaitable[_T]], *args: Any, **kw: Any) -> _T:
-    """``op(*args, **kw)``, one of the ledger's methods, with any failure a ``LedgerError``.
+async def _ledger_call(
+    method: str,
+    op: Callable[..., Awaitable[_T]],
+    *args: Any,
+    deadline: float = DEFAULT_LEDGER_TIMEOUT_S,
+    **kw: Any,
+) -> _T:
+    """``op(*args, **kw)``, one of the ledger's methods, with any failure a ``LedgerError``,
+    an answer later than ``deadline`` seconds included.
 
     The ledger is the guard against doubled writes, and a custom one (the public
     protocol) may fail with its own exceptions (its driver's, a ``KeyError``...): each is
@@ -741,14 +831,21 @@ async def _ledger_call(method: str, op: Callable[..., Awaitable[_T]], *args: Any
     Raises:
         LedgerError: the ledger's own, or a wrapper chained to what it raised.
     """
+    answered = False
     try:
-        value = await op(*args, **kw)
+        # A store that stops answering (a frozen server, a hung client) must not hold
+        # the user's reply for good: past the deadline the call has failed.
+        with anyio.move_on_after(deadline):
+            value = await op(*args, **kw)
+            answered = True
     except LedgerError:
         raise
     except Exception as exc:
         raise LedgerError(
             f"the ledger's {method} raised {type(exc).__name__}: {safe_str(exc)}"
         ) from exc
+    if not answered:
+        raise LedgerError(f"the ledger's {method} did not answer within {deadline} s")
     if method in ("get", "reserve") and not (value is None or isinstance(value, LedgerEntry)):
         # Read as an entry, it would fail later, outside this guard.
         raise LedgerError(

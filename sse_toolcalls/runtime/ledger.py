@@ -49,6 +49,7 @@ from .._jsonsafe import MAX_DEPTH, MAX_INT_BITS, dumps_safe, safe_repr
 from ..errors import LedgerError, UsageError
 
 __all__ = [
+    "DEFAULT_LEDGER_TIMEOUT_S",
     "DEFAULT_RETENTION_S",
     "KEY_VERSION",
     "InMemoryLedger",
@@ -110,6 +111,16 @@ clients retry a lost reply within minutes and people re-submit a stale tab withi
 table at a month of writes. An entry still in flight is kept whatever its age unless
 the sweep is told otherwise: it is a write that may have run, and only a person
 should let it run again."""
+
+
+DEFAULT_LEDGER_TIMEOUT_S = 20.0
+"""How long the dispatcher waits for one ledger call (``get``, ``reserve``, ``record``,
+``forget``), in seconds. Past it the call counts as failed: a write not yet reserved is
+not run, one that ran has its result go to the model with a ``ledger_error`` diagnostic
+(its key may stay in flight: "may have run", never run again). Longer than everything
+a working store may take (SQLite's ``BUSY_TIMEOUT_S`` of 5 s, a Postgres connection
+through a failover in ``DEFAULT_TIMEOUT_S`` of 10 s), short of the minute after which a
+person waiting for a reply gives up."""
 
 
 @runtime_checkable
@@ -197,9 +208,10 @@ class SyncLedgerAdapter:
     your own written for the old protocol) as an :class:`IdempotencyLedger`: each call
     runs in a worker thread, so a slow store never stalls the event loop.
 
-    A call is never abandoned in its thread: a cancellation waits for the store's
-    answer first, so a reservation is never taken behind the dispatcher's back (it
-    then stays in flight, "may have run", as any write cut short)."""
+    A call cut short (the dispatcher's deadline, ``DEFAULT_LEDGER_TIMEOUT_S``, or a
+    cancellation) is abandoned in its thread, since Python cannot stop it: a store that
+    stopped answering must not hold the user's reply. A reservation it still makes
+    later is one nobody runs: its key stays in flight, "may have run", never run."""
 
     def __init__(self, ledger: SyncIdempotencyLedger) -> None:
         """Args:
@@ -212,21 +224,25 @@ class SyncLedgerAdapter:
 
     async def get(self, key: str) -> LedgerEntry | None:
         """See :meth:`IdempotencyLedger.get`."""
-        return await anyio.to_thread.run_sync(self.ledger.get, key)
+        return await anyio.to_thread.run_sync(self.ledger.get, key, abandon_on_cancel=True)
 
     async def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
         """See :meth:`IdempotencyLedger.reserve`."""
-        return await anyio.to_thread.run_sync(lambda: self.ledger.reserve(key, tool=tool))
+        return await anyio.to_thread.run_sync(
+            lambda: self.ledger.reserve(key, tool=tool), abandon_on_cancel=True
+        )
 
     async def record(
         self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
     ) -> None:
         """See :meth:`IdempotencyLedger.record`."""
-        await anyio.to_thread.run_sync(lambda: self.ledger.record(key, content, is_error=is_error))
+        await anyio.to_thread.run_sync(
+            lambda: self.ledger.record(key, content, is_error=is_error), abandon_on_cancel=True
+        )
 
     async def forget(self, key: str) -> None:
         """See :meth:`IdempotencyLedger.forget`."""
-        await anyio.to_thread.run_sync(self.ledger.forget, key)
+        await anyio.to_thread.run_sync(self.ledger.forget, key, abandon_on_cancel=True)
 
     async def sweep(
         self, *, older_than: float = DEFAULT_RETENTION_S, include_in_flight: bool = False

@@ -22,10 +22,10 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import anyio.to_thread
@@ -45,6 +45,7 @@ from .ledger import BUSY_TIMEOUT_S
 
 __all__ = [
     "DEFAULT_MAX_CONVERSATIONS",
+    "DEFAULT_STORE_TIMEOUT_S",
     "ConversationStore",
     "Exchange",
     "InMemoryConversationStore",
@@ -53,6 +54,30 @@ __all__ = [
     "messages_from_json",
     "messages_to_json",
 ]
+
+_T = TypeVar("_T")
+
+DEFAULT_STORE_TIMEOUT_S = 20.0
+"""How long an agent waits for its store's ``load`` or ``save``, in seconds: past it the
+store has failed (a ``load``: the run answers with the ``internal_error`` fallback and
+runs nothing; a ``save``: the reply still goes out, with a ``store_error``
+diagnostic). As the ledger's ``DEFAULT_LEDGER_TIMEOUT_S``: longer than a working
+database takes through a failover, short of a person giving up on the reply."""
+
+
+async def within_deadline(what: str, seconds: float, op: Callable[[], Awaitable[_T]]) -> _T:
+    """``await op()``, a call to a store, or :class:`ConversationStoreError` when it has
+    not answered after ``seconds`` (a frozen server must not hold the reply for good).
+
+    Raises:
+        ConversationStoreError: no answer in time; whatever ``op`` raises otherwise.
+    """
+    with anyio.move_on_after(seconds):
+        return await op()
+    raise ConversationStoreError(
+        f"the conversation store's {what} did not answer within {seconds} s"
+    )
+
 
 DEFAULT_MAX_CONVERSATIONS = 10_000
 """Conversations the in-memory store keeps, least recently used dropped first: a

@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
 from urllib.parse import urlsplit
@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 from .. import _adopt
 from .._jsonsafe import dumps_safe, safe_str
 from ..errors import ProviderError, UsageError
+from .usage import Usage, usage_of
 
 if TYPE_CHECKING:
     from ..calls import StreamFinished, ToolCall, ToolResult
@@ -66,13 +67,6 @@ _PROVIDER: Final = {
     "gemini": "gcp.gemini",
 }
 
-# (input, output) token counts by the names each dialect's usage object gives them.
-_USAGE_KEYS: Final = (
-    ("input_tokens", "output_tokens"),  # Responses, Anthropic
-    ("prompt_tokens", "completion_tokens"),  # Chat Completions
-    ("promptTokenCount", "candidatesTokenCount"),  # Gemini
-)
-
 # Outcomes of a call that are not an error of the operation: it ran and answered, the
 # ledger answered for it, or it was never the tool's to run.
 _NOT_ERRORS: Final = frozenset({"ok", "replayed", "declined"})
@@ -89,21 +83,14 @@ def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def usage_counts(usage: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
-    """(input tokens, output tokens) from a provider's usage object, whichever dialect's
-    names it uses; ``None`` for a count it does not give."""
-    if not usage:
-        return None, None
-    for inputs, outputs in _USAGE_KEYS:
-        got_in, got_out = usage.get(inputs), usage.get(outputs)
-        if got_in is not None or got_out is not None:
-            return _count(got_in), _count(got_out)
-    return None, None
-
-
-def _count(value: Any) -> int | None:
-    # A bool is an int to Python but never a token count.
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _set_usage(span: _Span, usage: Usage) -> None:
+    """The GenAI usage attributes from :class:`~.usage.Usage`, the one reader of a
+    provider's counts (input with cached tokens, output with reasoning: the conventions'
+    "SHOULD include all types of input tokens, including cached tokens")."""
+    span.set("gen_ai.usage.input_tokens", usage.input_tokens)
+    span.set("gen_ai.usage.output_tokens", usage.output_tokens)
+    span.set("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
+    span.set("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
 
 
 class Tracing:
@@ -301,8 +288,7 @@ class _RunSpan(_Span):
         self.set("sse_toolcalls.agent.requests", reply.requests)
         self.set("sse_toolcalls.agent.calls", len(reply.calls))
         # The reply's totals, summed by the agent over its turns: one owner of the sum.
-        self.set("gen_ai.usage.input_tokens", reply.usage.input_tokens)
-        self.set("gen_ai.usage.output_tokens", reply.usage.output_tokens)
+        _set_usage(self, reply.usage)
         if reply.pending_approvals:
             self.set("sse_toolcalls.agent.pending_approvals", len(reply.pending_approvals))
         if reply.reason is not None:
@@ -318,9 +304,8 @@ class _RequestSpan(_Span):
         """Record the turn the provider sent; returns ``finished``."""
         if finished.stop_reason is not None:
             self.set("gen_ai.response.finish_reasons", (finished.stop_reason,))
-        inputs, outputs = usage_counts(finished.usage)
-        self.set("gen_ai.usage.input_tokens", inputs)
-        self.set("gen_ai.usage.output_tokens", outputs)
+        dialect = self.attributes.get("sse_toolcalls.dialect")
+        _set_usage(self, usage_of(dialect if isinstance(dialect, str) else None, finished.usage))
         if self.tracing.capture_content:
             self.set("gen_ai.output.messages", _output_messages(finished))
         return finished

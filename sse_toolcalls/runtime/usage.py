@@ -21,7 +21,13 @@ Each dialect reports usage under its own names (kept raw in
 Input counts every prompt token, cached ones included (Anthropic reports the three
 parts apart; they are added), and output counts every generated token, reasoning
 included (Gemini reports thoughts apart; they are added), so that a sum over dialects
-means one thing. A count the provider did not report is ``None``, never a made-up 0.
+means one thing. This is what each provider bills as input and output, and what the
+OpenTelemetry GenAI conventions ask of ``gen_ai.usage.input_tokens`` (all input tokens,
+cached ones included) and ``gen_ai.usage.output_tokens``. A count the provider did not
+report is ``None``, never a made-up 0.
+
+This module is the one reader of a provider's counts: :class:`~.agent.AgentReply`'s
+``usage``, the run's span and every request's span (:mod:`.tracing`) all read them here.
 """
 
 from __future__ import annotations

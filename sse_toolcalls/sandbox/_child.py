@@ -124,8 +124,9 @@ def _check(result: int, what: str) -> int:
 
 def apply_landlock(read: list[str], write: list[str], *, network: bool) -> None:
     """Confine this process and its future children: only ``read`` (read and execute) and
-    ``write`` (everything) are reachable; with ``network`` false, no TCP bind or connect;
-    no signals to, nor abstract sockets of, processes outside the domain.
+    ``write`` (everything) are reachable; with ``network`` false, no TCP bind or connect,
+    and no new socket at all (:func:`deny_sockets`); no signals to, nor abstract sockets
+    of, processes outside the domain.
 
     Raises OSError when the kernel refuses (the worker then reports a crash, fail closed).
     """
@@ -167,6 +168,97 @@ def apply_landlock(read: list[str], write: list[str], *, network: bool) -> None:
         _check(libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0), "restrict_self")
     finally:
         os.close(ruleset)
+    if not network:
+        deny_sockets()
+
+
+# --------------------------------------------------------------------------------------
+# Seccomp, from <linux/seccomp.h>, <linux/filter.h> and <linux/audit.h>. Landlock (up to
+# ABI 6) guards TCP ports only: UDP, pathname UNIX sockets, netlink and raw packets pass.
+# With ``network`` false the worker therefore also gets a filter that refuses to make any
+# socket; a pair of connected UNIX sockets (``socketpair``, which reaches nothing outside
+# the process: asyncio's self-pipe is one) stays allowed.
+
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_SECCOMP_RET_ALLOW = 0x7FFF0000
+_SECCOMP_RET_ERRNO = 0x00050000
+_BPF_LD_W_ABS = 0x20
+_BPF_JEQ_K = 0x15
+_BPF_JGE_K = 0x35
+_BPF_RET_K = 0x06
+_X32_SYSCALL_BIT = 0x40000000
+_AF_UNIX = 1
+# seccomp_data: int nr at 0, __u32 arch at 4, __u64 args[6] from 16 (little-endian: the
+# low half of args[0], the address family, is at 16).
+_DATA_NR, _DATA_ARCH, _DATA_ARG0 = 0, 4, 16
+# (audit arch, socket, socketpair, io_uring_setup) per machine; io_uring can open sockets
+# (IORING_OP_SOCKET) without the socket syscall, so it is refused too.
+_SOCKET_SYSCALLS = {
+    "x86_64": (0xC000003E, 41, 53, 425),
+    "aarch64": (0xC00000B7, 198, 199, 425),
+}
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = (
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    )
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter)))
+
+
+def socket_filter(machine: str) -> list[tuple[int, int, int, int]]:
+    """The classic BPF program of :func:`deny_sockets` for ``machine`` (``os.uname``'s),
+    as (code, jt, jf, k) instructions.
+
+    Raises:
+        OSError: ``ENOSYS`` on a machine whose syscall numbers are not known here (the
+            worker then reports a crash: fail closed).
+    """
+    numbers = _SOCKET_SYSCALLS.get(machine)
+    if numbers is None:
+        raise OSError(errno.ENOSYS, f"no socket filter for {machine}")
+    arch, socket_nr, socketpair_nr, io_uring_nr = numbers
+    deny = _SECCOMP_RET_ERRNO | errno.EACCES
+    # Jumps count instructions from the next one: the last two are ALLOW (9), DENY (10).
+    return [
+        (_BPF_LD_W_ABS, 0, 0, _DATA_ARCH),  # 0
+        # Another ABI (i386 through int 0x80 has socketcall) is refused whole.
+        (_BPF_JEQ_K, 0, 8, arch),  # 1
+        (_BPF_LD_W_ABS, 0, 0, _DATA_NR),  # 2
+        (_BPF_JGE_K, 6, 0, _X32_SYSCALL_BIT),  # 3: x32 numbers
+        (_BPF_JEQ_K, 5, 0, socket_nr),  # 4
+        (_BPF_JEQ_K, 4, 0, io_uring_nr),  # 5
+        (_BPF_JEQ_K, 0, 2, socketpair_nr),  # 6
+        (_BPF_LD_W_ABS, 0, 0, _DATA_ARG0),  # 7
+        (_BPF_JEQ_K, 0, 1, _AF_UNIX),  # 8
+        (_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),  # 9
+        (_BPF_RET_K, 0, 0, deny),  # 10
+    ]
+
+
+def deny_sockets() -> None:
+    """Refuse, in this process and its future children, every new socket (any family:
+    IP, pathname and abstract UNIX, netlink, packet) and io_uring with ``EACCES``;
+    ``socketpair(AF_UNIX)`` stays allowed. Needs ``no_new_privs`` (set by Landlock).
+
+    Raises OSError when the kernel refuses (the worker then reports a crash, fail closed).
+    """
+    program = socket_filter(os.uname().machine)
+    instructions = (_SockFilter * len(program))(*(_SockFilter(*i) for i in program))
+    fprog = _SockFprog(len=len(program), filter=instructions)
+    libc = _libc()
+    _check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    result = libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)
+    if result < 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"seccomp filter: {os.strerror(code)}")
 
 
 class _CapHeader(ctypes.Structure):
@@ -427,6 +519,9 @@ def _audit(attempts: list[str]) -> Any:
                 attempts.append(str(address))
         elif event == "socket.getaddrinfo" and args:
             attempts.append(f"{args[0]}:{args[1] if len(args) > 1 else ''}")
+        elif event == "socket.__new__" and len(args) > 1 and attempts in ([], ["spawn"]):
+            # A bare socket (no name resolved first): its family is all there is to tell.
+            attempts.append(f"a socket of family {args[1]}")
 
     return hook
 
@@ -453,6 +548,10 @@ def _work(request: dict[str, Any], out: int) -> None:
             drop_capabilities()
         if request["landlock"]:
             apply_landlock(request["read"], request["write"], network=request["network"])
+        elif not request["network"]:
+            # bubblewrap's own network namespace does not hold UNIX sockets of a declared
+            # folder (they cross namespaces): the same filter as under Landlock.
+            deny_sockets()
         os.environ.clear()
         os.environ.update(request["env"])
         sys.addaudithook(_audit(attempts))

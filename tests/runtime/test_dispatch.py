@@ -310,12 +310,13 @@ async def test_a_write_left_in_flight_is_never_run_again() -> None:
         executed.append(to)
         return "sent"
 
-    ledger = InMemoryLedger()
+    # A crash after the reservation, long ago (its clock): the owner is gone.
+    ledger = InMemoryLedger(clock=lambda: 1000.0)
     dispatcher = Dispatcher(registry, ledger=ledger)
     turn = calls(("send_email", {"to": "ana@example.com"}))
     key = dispatcher._keys([registry.check(turn[0])], "c")[0]
     assert key is not None
-    await ledger.reserve(key, tool="send_email")  # a crash after the reservation
+    await ledger.reserve(key, tool="send_email")
     reports = await dispatcher.dispatch(turn, request_id="c")
     assert executed == []
     assert reports[0].outcome == "unconfirmed"
@@ -422,7 +423,9 @@ async def test_outer_cancellation_propagates_and_leaves_no_half_recorded_state()
         return f"{name} done"
 
     ledger = InMemoryLedger()
-    dispatcher = Dispatcher(registry, ledger=ledger)
+    # No wait on the key the cancelled turn left in flight (its owner is this very
+    # dispatcher, gone): see test_in_flight_wait.py for the wait.
+    dispatcher = Dispatcher(registry, ledger=ledger, in_flight_wait=0)
     turn = calls(("write", {"name": "slow"}), ("write", {"name": "quick"}))
     outcome: list[Any] = []
     with anyio.fail_after(5):

@@ -273,3 +273,6 @@ def test_many_workers_with_faults_keep_one_truth(
     (tmp_path_factory.getbasetemp() / "many_workers_summary.json").write_text(text)
     assert deaths == 2 * CONVERSATIONS // len(FAULTS)
     assert counts["writes_executed_twice"] == 0
+    # A copy that met its twin inside the write waited for it and replayed its result:
+    # no recorded write told anyone it "may have run" (issue 29, item 17).
+    assert met == 0, counts

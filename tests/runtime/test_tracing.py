@@ -22,13 +22,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from sse_toolcalls import Dialect
-from sse_toolcalls.calls import DIALECTS
+from sse_toolcalls.calls import DIALECTS, StreamFinished
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime import tracing as tracing_module
 from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.runtime.tracing import CAPTURE_CONTENT_ENV, Tracing, usage_counts
+from sse_toolcalls.runtime.tracing import CAPTURE_CONTENT_ENV, Tracing
 from sse_toolcalls.sandbox import Sandbox
 from sse_toolcalls.simulator import HTTPError, ScriptedCall, Simulator, Turn
 from sse_toolcalls.tools import ToolRegistry
@@ -347,12 +347,58 @@ async def test_a_cancelled_run_ends_its_spans() -> None:
     assert run.status.status_code == StatusCode.ERROR
 
 
+# One turn's usage as each provider reports it: 130 prompt tokens of which 100 read from
+# the cache (Anthropic: 10 new + 100 read + 20 written), 55 generated of which 50 reasoning
+# (Gemini reports its thoughts beside the 5 candidate tokens).
+RAW_USAGE: dict[str, dict[str, Any]] = {
+    "openai_chat": {
+        "prompt_tokens": 130,
+        "completion_tokens": 55,
+        "prompt_tokens_details": {"cached_tokens": 100},
+        "completion_tokens_details": {"reasoning_tokens": 50},
+    },
+    "openai_responses": {
+        "input_tokens": 130,
+        "output_tokens": 55,
+        "input_tokens_details": {"cached_tokens": 100},
+        "output_tokens_details": {"reasoning_tokens": 50},
+    },
+    "anthropic": {
+        "input_tokens": 10,
+        "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 20,
+        "output_tokens": 55,
+    },
+    "gemini": {
+        "promptTokenCount": 130,
+        "cachedContentTokenCount": 100,
+        "candidatesTokenCount": 5,
+        "thoughtsTokenCount": 50,
+    },
+}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_every_reader_of_usage_agrees(dialect: str) -> None:
+    """The reply, the run's span and the request's span give one turn's tokens alike:
+    input with cached tokens, output with reasoning (issue 29, item 16)."""
+    exporter, traced = exporter_and_tracing()
+    client = FakeClient(
+        [StreamFinished(stop_reason="end_turn", text="hi", usage=RAW_USAGE[dialect])]
+    )
+    client.dialect = dialect
+    reply = await Agent(client, ToolRegistry(), tracing=traced).run("go")
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (130, 55)
+    spans = exporter.get_finished_spans()
+    for span in (*by_name(spans, "invoke_agent"), *by_name(spans, "chat")):
+        found = attributes(span)
+        assert found["gen_ai.usage.input_tokens"] == 130, (span.name, found)
+        assert found["gen_ai.usage.output_tokens"] == 55, (span.name, found)
+        assert found["gen_ai.usage.cache_read.input_tokens"] == 100, (span.name, found)
+    assert len(spans) == 2
+
+
 def test_settings() -> None:
-    assert usage_counts({"prompt_tokens": 3, "completion_tokens": 4}) == (3, 4)
-    assert usage_counts({"promptTokenCount": 5, "candidatesTokenCount": 6}) == (5, 6)
-    assert usage_counts({"input_tokens": True, "output_tokens": 2}) == (None, 2)
-    assert usage_counts({"total": 9}) == (None, None)
-    assert usage_counts(None) == (None, None)
     assert tracing_module.resolve(False) is tracing_module.OFF
     # Off, every hook is the one shared no-op: no span and no attribute is built.
     off = Agent(FakeClient([]), ToolRegistry(), tracing=False).tracing

@@ -5,6 +5,8 @@ own violation and leaves no process."""
 from __future__ import annotations
 
 import signal
+import socket
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -161,6 +163,80 @@ async def test_the_network_is_refused_unless_declared(backend: Backend) -> None:
         )
         assert allowed.value == "hello from 127.0.0.1", allowed
         group.cancel_scope.cancel()
+
+
+def _nothing_arrived(listener: socket.socket) -> bool:
+    """Whether ``listener`` (non-blocking) got no connection or datagram: both are queued
+    in the kernel by the time the sender's call returned, so looking once is enough."""
+    listener.setblocking(False)
+    try:
+        if listener.type == socket.SOCK_STREAM:
+            listener.accept()[0].close()
+        else:
+            listener.recv(100)
+    except BlockingIOError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("abstract", [False, True], ids=["pathname", "abstract"])
+async def test_a_host_unix_socket_is_out_of_reach_without_network(
+    tmp_path: Path, backend: Backend, abstract: bool
+) -> None:
+    # The socket's folder is declared readable: under bubblewrap it is then bound into
+    # the sandbox, and a UNIX socket crosses network namespaces; under Landlock a
+    # connect is no file access at all. Only the socket filter stands in the way.
+    address = f"\0sse-toolcalls-{uuid.uuid4().hex}" if abstract else str(tmp_path / "host.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(address)
+        listener.listen(4)
+        box = Sandbox(read=[tmp_path])
+        result = await run_in_sandbox(box, tools.unix_connect, {"path": address}, backend=backend)
+        assert _nothing_arrived(listener), result
+    assert _kind(result) is ViolationKind.NETWORK_REFUSED, result
+    assert result.violation is not None and result.violation.address == "a socket of family 1"
+
+
+async def test_udp_to_the_host_loopback_is_not_delivered_without_network(
+    backend: Backend,
+) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        result = await run_in_sandbox(Sandbox(), tools.udp_send, {"port": port}, backend=backend)
+        assert _nothing_arrived(listener), result
+        assert _kind(result) is ViolationKind.NETWORK_REFUSED, result
+        allowed = await run_in_sandbox(
+            Sandbox(network=True), tools.udp_send, {"port": port}, backend=backend
+        )
+        assert allowed.value == "sent", allowed
+        listener.setblocking(True)
+        assert listener.recv(100) == b"hello from the sandbox"
+
+
+@pytest.mark.parametrize(
+    ("family", "kind"),
+    [
+        ("AF_NETLINK", "SOCK_RAW"),
+        ("AF_PACKET", "SOCK_DGRAM"),
+        ("AF_INET6", "SOCK_DGRAM"),
+        ("AF_UNIX", "SOCK_DGRAM"),
+    ],
+)
+async def test_no_socket_can_be_opened_without_network(
+    backend: Backend, family: str, kind: str
+) -> None:
+    result = await run_in_sandbox(
+        Sandbox(), tools.open_socket, {"family": family, "kind": kind}, backend=backend
+    )
+    assert _kind(result) is ViolationKind.NETWORK_REFUSED, result
+
+
+async def test_a_socket_pair_inside_the_tool_still_works_without_network(
+    backend: Backend,
+) -> None:
+    result = await run_in_sandbox(Sandbox(), tools.socket_pair, {}, backend=backend)
+    assert result.value == "ping", result
 
 
 async def test_twice_the_memory_cap_is_a_memory_limit(backend: Backend) -> None:

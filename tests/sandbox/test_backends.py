@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 
 from sse_toolcalls import Sandbox, SandboxUnavailableError, ToolError, UsageError, run_in_sandbox
@@ -79,3 +81,18 @@ async def test_arguments_that_are_not_a_mapping_of_names_are_a_usage_error() -> 
             await run_in_sandbox(Sandbox(), tools.echo, bad)  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="Sandbox"):
         await run_in_sandbox({"read": []}, tools.echo, {})  # type: ignore[arg-type]
+
+
+def test_the_socket_filter_fails_closed_on_an_unknown_machine() -> None:
+    from sse_toolcalls.sandbox import _child
+
+    with pytest.raises(OSError) as raised:
+        _child.socket_filter("s390x")
+    assert raised.value.errno == errno.ENOSYS
+    # Every jump lands inside the program, which ends in its two answers.
+    program = _child.socket_filter("x86_64")
+    for at, (code, jt, jf, _k) in enumerate(program):
+        if code & 0x07 == 0x05:  # BPF_JMP
+            assert at + 1 + max(jt, jf) < len(program)
+    assert [code for code, *_ in program[-2:]] == [0x06, 0x06]  # BPF_RET
+    assert program[-1][3] & 0xFFFF == errno.EACCES

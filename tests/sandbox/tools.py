@@ -322,3 +322,31 @@ def dated() -> object:
         b"\xff",
         float("nan"),
     ]
+
+
+def unix_connect(path: str) -> str:
+    """Reach a host service on a pathname (or, with a leading NUL, abstract) UNIX socket."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        sock.sendall(b"hello from the sandbox")
+    return "connected"
+
+
+def udp_send(port: int) -> str:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.sendto(b"hello from the sandbox", ("127.0.0.1", port))
+    return "sent"
+
+
+def open_socket(family: str, kind: str) -> str:
+    """Only open a socket (netlink, packet...): being able to is the escape."""
+    with socket.socket(getattr(socket, family), getattr(socket, kind)):
+        return "opened"
+
+
+def socket_pair() -> str:
+    """A connected pair within the process: reaches nothing outside it."""
+    left, right = socket.socketpair()
+    with left, right:
+        left.sendall(b"ping")
+        return right.recv(4).decode()
