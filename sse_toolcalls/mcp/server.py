@@ -46,6 +46,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+import anyio
 import orjson
 
 from .._targets import resolve
@@ -241,7 +242,11 @@ def build_server(
             # nothing, and the corrected call may come under the same key.
             if key is not None and not isinstance(runner.registry.validate(call), ToolResult):
                 claim = await claim_key(
-                    runner.ledger, f"mcp:{key}", call.name, key_arguments(call.args)
+                    runner.ledger,
+                    f"mcp:{key}",
+                    call.name,
+                    key_arguments(call.args),
+                    deadline=runner.ledger_timeout,
                 )
         except KeyConflict as exc:
             return _answer(key_conflict_result(call, str(exc)))
@@ -252,7 +257,9 @@ def build_server(
             [call], request_id=request_id, conversation_id=_conversation_id(ctx)
         )
         if claim is not None and report.outcome in _NOTHING_STARTED:
-            with contextlib.suppress(LedgerError):
+            # Bounded as every ledger call is: a frozen ledger keeps the claim, never the
+            # caller (the key then reads as used, which refuses, never runs twice).
+            with contextlib.suppress(Exception), anyio.move_on_after(runner.ledger_timeout):
                 await runner.ledger.forget(claim)
         return _answer(report.result)
 

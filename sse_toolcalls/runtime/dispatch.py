@@ -449,7 +449,9 @@ class Dispatcher:
         tool and arguments, so it needs no claim."""
         arguments = key_arguments(validated.kwargs, validated.arguments)
         try:
-            claim = await claim_key(self.ledger, key, validated.tool.name, arguments)
+            claim = await claim_key(
+                self.ledger, key, validated.tool.name, arguments, deadline=self.ledger_timeout
+            )
         except KeyConflict as exc:
             result = results.key_conflict_result(validated.call, str(exc))
             return CallReport(

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import hashlib
 
-from ..errors import UsageError
-from .ledger import IdempotencyLedger
+import anyio
+
+from ..errors import LedgerError, UsageError
+from .ledger import DEFAULT_LEDGER_TIMEOUT_S, IdempotencyLedger
 
 __all__ = ["KeyConflict", "claim_key", "claim_text"]
 
@@ -43,7 +45,14 @@ def claim_text(tool: str, arguments: str) -> str:
     return f"key-claim {tool} {digest}"
 
 
-async def claim_key(ledger: IdempotencyLedger, key: str, tool: str, arguments: str) -> str | None:
+async def claim_key(
+    ledger: IdempotencyLedger,
+    key: str,
+    tool: str,
+    arguments: str,
+    *,
+    deadline: float = DEFAULT_LEDGER_TIMEOUT_S,
+) -> str | None:
     """Claim ``key`` for ``tool`` and ``arguments`` (canonical text), or check the
     earlier claim.
 
@@ -54,15 +63,24 @@ async def claim_key(ledger: IdempotencyLedger, key: str, tool: str, arguments: s
 
     Raises:
         KeyConflict: the key was claimed for another tool or other arguments.
-        LedgerError: the ledger did not answer.
+        LedgerError: the ledger failed, or did not answer within ``deadline`` seconds
+            (a frozen ledger must not hold the call for good).
     """
     claim, wanted = _claim_of(key), claim_text(tool, arguments)
-    entry = await ledger.get(claim)
-    if entry is None:
-        entry = await ledger.reserve(claim, tool=wanted)
-        if entry is None:
-            await ledger.record(claim, wanted, is_error=False)
-            return claim
+    try:
+        with anyio.fail_after(deadline):
+            entry = await ledger.get(claim)
+            if entry is None:
+                entry = await ledger.reserve(claim, tool=wanted)
+                if entry is None:
+                    await ledger.record(claim, wanted, is_error=False)
+                    return claim
+    except LedgerError:
+        raise
+    except TimeoutError as exc:
+        raise LedgerError(f"the ledger did not answer a key claim within {deadline} s") from exc
+    except Exception as exc:
+        raise LedgerError(f"the ledger failed a key claim: {type(exc).__name__}") from exc
     if entry.tool != wanted:
         raise KeyConflict(
             "This idempotency key was already used for another call (other arguments or "

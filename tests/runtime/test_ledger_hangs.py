@@ -196,3 +196,23 @@ def test_a_deadline_must_be_a_positive_number_of_seconds(bad: float) -> None:
         Dispatcher(_pay_registry([]), ledger_timeout=bad)
     with pytest.raises(UsageError):
         Agent(_Client(), _pay_registry([]), store_timeout=bad)
+
+
+@pytest.mark.parametrize("kind", ["async", "sync"])
+@pytest.mark.parametrize("stuck", ["get", "reserve", "record"])
+async def test_a_key_claim_that_never_answers_refuses_the_write(
+    kind: str, stuck: str, release: threading.Event
+) -> None:
+    """An application's own key is claimed for its call first (runtime/keyclaim.py):
+    that claim is bounded like every other ledger call."""
+    executed: list[str] = []
+    dispatcher = Dispatcher(
+        _pay_registry(executed),
+        ledger=_ledger(kind, stuck, release),
+        ledger_timeout=DEADLINE,
+        key=lambda validated, request_id, occurrence: f"app-{request_id}",
+    )
+    with anyio.fail_after(GUARD):
+        (report,) = await dispatcher.dispatch([_pay()], request_id="r1")
+    assert executed == []
+    assert (report.outcome, report.runs) == ("ledger_error", 0)
