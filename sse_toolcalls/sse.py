@@ -296,11 +296,16 @@ class SSEFramer:
                 self._scanned = self._counted = self._data_lines = 0
             elif end < len(data):
                 pending += data[end:]
-            if complete > stop:
-                # The next event's first lines came with this chunk.
-                self._check_lines(complete - stop)
-            if pending and len(pending) > self.max_event_bytes:
-                self._fail(len(pending))
+            try:
+                if complete > stop:
+                    # The next event's first lines came with this chunk.
+                    self._check_lines(complete - stop)
+                if pending and len(pending) > self.max_event_bytes:
+                    self._fail(len(pending))
+            except (EventTooLargeError, LimitExceededError) as exc:
+                # The events before the next one are whole: they go with the error.
+                exc.events = events
+                raise
             return events
         except SSEToolCallsError:
             raise
@@ -345,47 +350,56 @@ class SSEFramer:
         read line by line by :meth:`_event`, then the fast path goes on.
         """
         events: list[ServerSentEvent] = []
-        last_id = self._last_event_id
-        start = 0
-        while start < stop:
-            eol = buf.find(10, start)  # buf[stop - 1] is an LF: no bound needed
-            if eol == start:
-                # A blank line between events: it sets nothing the last one did not.
-                start += 1
-                continue
-            # A line that is not blank ends before stop - 1: its next byte is in range.
-            if buf[eol + 1] == 0x0A:
-                # "If the line is empty (a blank line): Dispatch the event": a one-line
-                # event; as a data line, its event is the line's value.
-                if buf.startswith(b"data: ", start):
-                    # Inline, not _decode(): a Python call per event is a fixed cost of the
-                    # one-event-per-read regime; only a huge value takes the memoryview.
-                    value = (
-                        buf[start + 6 : eol].decode("utf-8", "replace")
-                        if eol - start < _BIG
-                        else _decode(buf, start + 6, eol)
-                    )
-                    events.append(_new_event(ServerSentEvent, ("message", value, last_id, None)))
-                    start = eol + 2
-                    continue
-            elif buf.startswith(b"event: ", start):
-                eol2 = buf.find(10, eol + 1)
-                if buf[eol2 + 1] == 0x0A and buf.startswith(b"data: ", eol + 1):
-                    value = (
-                        buf[eol + 7 : eol2].decode("utf-8", "replace")
-                        if eol2 - eol < _BIG
-                        else _decode(buf, eol + 7, eol2)
-                    )
-                    kind = buf[start + 7 : eol].decode("utf-8", "replace") or "message"
-                    events.append(_new_event(ServerSentEvent, (kind, value, last_id, None)))
-                    start = eol2 + 2
-                    continue
-            blank = buf.find(b"\n\n", eol)
-            event = self._event(_decode(buf, start, blank).split("\n"))
-            if event is not None:
-                events.append(event)
+        # A try costs nothing until it catches (CPython 3.11).
+        try:
             last_id = self._last_event_id
-            start = blank + 2
+            start = 0
+            while start < stop:
+                eol = buf.find(10, start)  # buf[stop - 1] is an LF: no bound needed
+                if eol == start:
+                    # A blank line between events: it sets nothing the last one did not.
+                    start += 1
+                    continue
+                # A line that is not blank ends before stop - 1: its next byte is in range.
+                if buf[eol + 1] == 0x0A:
+                    # "If the line is empty (a blank line): Dispatch the event": a one-line
+                    # event; as a data line, its event is the line's value.
+                    if buf.startswith(b"data: ", start):
+                        # Inline, not _decode(): a Python call per event is a fixed cost of the
+                        # one-event-per-read regime; only a huge value takes the memoryview.
+                        value = (
+                            buf[start + 6 : eol].decode("utf-8", "replace")
+                            if eol - start < _BIG
+                            else _decode(buf, start + 6, eol)
+                        )
+                        events.append(
+                            _new_event(ServerSentEvent, ("message", value, last_id, None))
+                        )
+                        start = eol + 2
+                        continue
+                elif buf.startswith(b"event: ", start):
+                    eol2 = buf.find(10, eol + 1)
+                    if buf[eol2 + 1] == 0x0A and buf.startswith(b"data: ", eol + 1):
+                        value = (
+                            buf[eol + 7 : eol2].decode("utf-8", "replace")
+                            if eol2 - eol < _BIG
+                            else _decode(buf, eol + 7, eol2)
+                        )
+                        kind = buf[start + 7 : eol].decode("utf-8", "replace") or "message"
+                        events.append(_new_event(ServerSentEvent, (kind, value, last_id, None)))
+                        start = eol2 + 2
+                        continue
+                blank = buf.find(b"\n\n", eol)
+                event = self._event(_decode(buf, start, blank).split("\n"))
+                if event is not None:
+                    events.append(event)
+                last_id = self._last_event_id
+                start = blank + 2
+        except LimitExceededError as exc:
+            # An event crossed a line limit: the events before it are whole (stream
+            # order) and go with the error.
+            exc.events = events
+            raise
         return events
 
     def _event(self, lines: list[str]) -> ServerSentEvent | None:
@@ -519,17 +533,24 @@ class SSEFramer:
 
     def _check_sizes(self, buf: bytes | bytearray, complete: int) -> None:
         """Raise if an event in ``buf[:complete]`` (whole events, then the next one's
-        complete lines) is too big.
+        complete lines) is too big: for the first such event, after the events before it
+        (which may cross a line limit first, and otherwise go with the error).
 
         An event counts its lines with their line endings, not the blank line that ends
         it (its last line ends at the first LF of its LF LF).
         """
-        parts = buf[:complete].split(b"\n\n")
-        # A part that opens with an LF opens with one more blank line (LF LF LF): not its own.
-        sizes = [len(part) + 1 - part.startswith(b"\n") for part in parts]
-        sizes[-1] -= 1  # the rest after the last LF LF already holds its line endings
-        if max(sizes) > self.max_event_bytes:
-            self._fail(max(sizes))
+        parts: list[bytes] | list[bytearray] = buf[:complete].split(b"\n\n")
+        last = len(parts) - 1
+        start = 0
+        for i in range(len(parts)):
+            part = parts[i]
+            # A part that opens with an LF opens with one more blank line (LF LF LF): not
+            # its own; the rest after the last LF LF already holds its line endings.
+            size = len(part) + 1 - part.startswith(b"\n") - (i == last)
+            if size > self.max_event_bytes:
+                # buf[:start] is whole events, up to the LF of a blank line.
+                self._fail(size, self._events(buf, start) if start else [])
+            start += len(part) + 2
 
     def _refusal(self) -> UsageError:
         if self._state is _BUSY:
@@ -551,13 +572,14 @@ class SSEFramer:
         # Every other attribute is immutable (str, int, bool, None).
         return self.__copy__()
 
-    def _fail(self, size: int) -> None:
+    def _fail(self, size: int, events: list[ServerSentEvent] | None = None) -> None:
         self._state = "failed"
         self._pending = bytearray()
         raise EventTooLargeError(
             f"a pending event reached {size} bytes, over max_event_bytes={self.max_event_bytes}",
             limit=self.max_event_bytes,
             size=size,
+            events=events or (),
         )
 
     def _too_many_lines(self, lines: int) -> None:
