@@ -1218,6 +1218,11 @@ line(Framer *self, const char *p, Py_ssize_t n, int ascii)
             }
         }
         if (vlen > max_retry_digits) {
+            if (self->nvals > max_data_lines) {
+                /* The data lines crossed their limit first, in stream order. */
+                return fail_limit(self, "MAX_DATA_LINES_PER_EVENT", max_data_lines, self->nvals,
+                                  "lines");
+            }
             return fail_limit(self, "MAX_RETRY_DIGITS", max_retry_digits, vlen, "digits");
         }
         char digits[128];  /* max_retry_digits is checked below 128 by _setup() */
@@ -1537,9 +1542,29 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
              * first block opening with an LF has the pending block before it: that LF
              * is its blank line, which dispatches it. */
             Py_ssize_t before = first ? first : seg1[0] == '\n';
-            if (before == 0 || run_lines(self, seg1, before, ascii) == 0) {
-                fail_size(self, size);
+            if (before && run_lines(self, seg1, before, ascii) < 0) {
+                goto error;
             }
+            /* Then the block's lines that ended before it crossed the limit (fed byte
+             * by byte, their limits would have been crossed first): those whose line
+             * ending is among its first max_event_bytes bytes, the pending block's
+             * included. */
+            Py_ssize_t own = first ? first + (seg1[first] == '\n') : before;
+            Py_ssize_t budget = self->max_event_bytes
+                                - (first == 0 && seg1[0] != '\n' ? self->block_bytes : 0);
+            Py_ssize_t stop = own + (budget < n1 - own ? budget : n1 - own);
+            while (stop > own && seg1[stop - 1] != '\n') {
+                stop--;
+            }
+            if (stop > own && run_lines(self, seg1 + own, stop - own, ascii) < 0) {
+                goto error;
+            }
+            if (self->nvals > max_data_lines) {
+                fail_limit(self, "MAX_DATA_LINES_PER_EVENT", max_data_lines, self->nvals,
+                           "lines");
+                goto error;
+            }
+            fail_size(self, size);
             goto error;
         }
     }

@@ -436,6 +436,9 @@ class SSEFramer:
                 # field value as an integer in base ten" (no sign, no space, not empty).
                 if value and value.isascii() and value.isdigit():
                     if len(value) > MAX_RETRY_DIGITS:
+                        if len(data) > MAX_DATA_LINES_PER_EVENT:
+                            # The data lines crossed their limit first, in stream order.
+                            self._too_many_lines(len(data))
                         self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
                     self._retry = retry = int(value)
             # "Otherwise: The field is ignored."
@@ -511,6 +514,8 @@ class SSEFramer:
                     # bytes.isdigit is ASCII digits only, as the spec's test is.
                     if value and value.isdigit():
                         if len(value) > MAX_RETRY_DIGITS:
+                            # The event's lines up to this one, in stream order.
+                            self._line_limits(pending, 0, complete)
                             self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
                         self._retry = int(value)
         if complete >= _COUNT_LINES_FROM:
@@ -527,9 +532,32 @@ class SSEFramer:
         """The pending event, unfinished line included, is past ``max_event_bytes``:
         raise for its complete lines if they are, else after their lines' limits."""
         if complete > self.max_event_bytes:
+            # Its lines that ended before the crossing come first in the stream.
+            self._line_limits(self._pending, 0, self.max_event_bytes)
             self._fail(complete)
         self._check_lines(complete)
         self._fail(len(self._pending))
+
+    def _line_limits(self, buf: bytes | bytearray, start: int, budget: int) -> None:
+        """Raise the first line limit crossed by the lines of the event at ``start`` whose
+        line endings are among its first ``budget`` bytes, in stream order: a ``retry``
+        value's digits, or the data line past ``MAX_DATA_LINES_PER_EVENT``. Only on the
+        way to an error: fed byte by byte, these lines would have raised before it."""
+        if buf[start : start + 1] == b"\n":
+            start += 1  # one more blank line (LF LF LF): not the event's own
+        window = buf[start : start + budget]
+        lines = 0
+        for line in window[: window.rfind(b"\n") + 1].split(b"\n"):
+            if line[:5] == b"data:" or line == b"data":
+                lines += 1
+                if lines > MAX_DATA_LINES_PER_EVENT:
+                    self._too_many_lines(lines)
+            elif line[:5] == b"retry":
+                name, colon, value = line.partition(b":")
+                if colon and value[:1] == b" ":
+                    value = value[1:]
+                if name == b"retry" and value.isdigit() and len(value) > MAX_RETRY_DIGITS:
+                    self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
 
     def _check_sizes(self, buf: bytes | bytearray, complete: int) -> None:
         """Raise if an event in ``buf[:complete]`` (whole events, then the next one's
@@ -548,8 +576,15 @@ class SSEFramer:
             # its own; the rest after the last LF LF already holds its line endings.
             size = len(part) + 1 - part.startswith(b"\n") - (i == last)
             if size > self.max_event_bytes:
-                # buf[:start] is whole events, up to the LF of a blank line.
-                self._fail(size, self._events(buf, start) if start else [])
+                # buf[:start] is whole events, up to the LF of a blank line; then the
+                # lines of this one that ended before it crossed the limit.
+                events = self._events(buf, start) if start else []
+                try:
+                    self._line_limits(buf, start, self.max_event_bytes)
+                except LimitExceededError as exc:
+                    exc.events = events
+                    raise
+                self._fail(size, events)
             start += len(part) + 2
 
     def _refusal(self) -> UsageError:

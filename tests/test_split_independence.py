@@ -365,6 +365,12 @@ def _limit_tails(limit: int) -> dict[str, tuple[bytes, str]]:
             b"event: x\nretry: " + digits + b"\n",
             "LimitExceededError",
         ),
+        # Inside one event too, the limit crossed first in the stream wins: the retry
+        # line ends before the event grows past max_event_bytes.
+        "too many retry digits, then oversized": (
+            b"retry: " + digits + b"\ndata: " + big + b"\n\n",
+            "LimitExceededError",
+        ),
         # An earlier error in the same read wins over the limit after it.
         "malformed, then oversized": (
             b"data: {not json\n\ndata: " + big + b"\n\n",
@@ -465,14 +471,19 @@ _PIECES = [
     b"retry: " + b"9" * 65 + b"\n\n",
     b"data: 1\n" * (SMALL_DATA_LINES + 1) + b"\n",
     b"\n",
+    # Two limits in one event: whichever the stream crosses first.
+    b"retry: " + b"9" * 65 + b"\ndata: " + b"y" * 40 + b"\n\n",
+    b"data: 1\n" * (SMALL_DATA_LINES + 1) + b"data: " + b"z" * 40 + b"\n\n",
+    b"data: 1\n" * (SMALL_DATA_LINES + 1) + b"retry: " + b"9" * 65 + b"\n\n",
+    b"data: 1\n" * 3 + b"retry: " + b"9" * 65 + b"\n" + b"data: 1\n" * 3 + b"\n",
 ]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
-    pieces=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=7),
+    pieces=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6),
     crlf=st.booleans(),
-    limit=st.integers(min_value=8, max_value=48),
+    limit=st.integers(min_value=8, max_value=120),
 )
 def test_twins_give_the_same_events_and_error_at_every_cut(
     pieces: list[bytes], crlf: bool, limit: int
