@@ -192,6 +192,10 @@ class SSEFramer:
                 framer then refuses more input.
             LimitExceededError: a ``retry`` value past ``MAX_RETRY_DIGITS``, or an event
                 past ``MAX_DATA_LINES_PER_EVENT``; the framer then refuses more input.
+
+            Either error's ``events`` are the events this read completed before the
+            limit was crossed (in stream order: inside one event, a line limit crossed
+            before its size wins), which it does not return.
             UsageError: the framer already finished or failed.
         """
         # One method from bytes to events (issue 16, item 2): most reads (64-byte chunks,
