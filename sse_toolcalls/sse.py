@@ -554,14 +554,17 @@ class SSEFramer:
         for line in window[: window.rfind(b"\n") + 1].split(b"\n"):
             if line[:5] == b"data:" or line == b"data":
                 lines += 1
-                if lines > MAX_DATA_LINES_PER_EVENT:
-                    self._too_many_lines(lines)
             elif line[:5] == b"retry":
                 name, colon, value = line.partition(b":")
                 if colon and value[:1] == b" ":
                     value = value[1:]
                 if name == b"retry" and value.isdigit() and len(value) > MAX_RETRY_DIGITS:
+                    if lines > MAX_DATA_LINES_PER_EVENT:
+                        self._too_many_lines(lines)
                     self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
+        # Counted to the end, as the compiled twin counts a read's lines before it checks.
+        if lines > MAX_DATA_LINES_PER_EVENT:
+            self._too_many_lines(lines)
 
     def _check_sizes(self, buf: bytes | bytearray, complete: int) -> None:
         """Raise if an event in ``buf[:complete]`` (whole events, then the next one's

@@ -473,7 +473,7 @@ _PIECES = [
     b"\n",
     # Two limits in one event: whichever the stream crosses first.
     b"retry: " + b"9" * 65 + b"\ndata: " + b"y" * 40 + b"\n\n",
-    b"data: 1\n" * (SMALL_DATA_LINES + 1) + b"data: " + b"z" * 40 + b"\n\n",
+    b"data: 1\n" * (SMALL_DATA_LINES + 3) + b"data: " + b"z" * 40 + b"\n\n",
     b"data: 1\n" * (SMALL_DATA_LINES + 1) + b"retry: " + b"9" * 65 + b"\n\n",
     b"data: 1\n" * 3 + b"retry: " + b"9" * 65 + b"\n" + b"data: 1\n" * 3 + b"\n",
 ]
