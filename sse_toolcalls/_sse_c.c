@@ -212,6 +212,41 @@ raise_with(PyObject *cls, PyObject *message, PyObject *kwargs)
     return -1;
 }
 
+static PyObject *take_events(Framer *self);
+
+/* The events this feed() has dispatched so far, as the error's `events` keyword: they
+ * come before the limit's crossing in the stream, and the caller reads them before it
+ * fails, as it would have had the read been split before the failing event (issue 29).
+ * The keyword dict, or NULL with an error set. */
+static PyObject *
+error_kwargs(Framer *self)
+{
+    PyObject *events = take_events(self);
+    if (events == NULL) {
+        return NULL;
+    }
+    PyObject *kwargs = PyDict_New();
+    if (kwargs == NULL || PyDict_SetItemString(kwargs, "events", events) < 0) {
+        Py_XDECREF(kwargs);
+        kwargs = NULL;
+    }
+    Py_DECREF(events);
+    return kwargs;
+}
+
+/* Adds `name`: `value` (stolen) to kwargs; on failure clears kwargs and returns NULL. */
+static PyObject *
+with_item(PyObject *kwargs, const char *name, PyObject *value)
+{
+    if (kwargs == NULL || value == NULL || PyDict_SetItemString(kwargs, name, value) < 0) {
+        Py_XDECREF(kwargs);
+        Py_XDECREF(value);
+        return NULL;
+    }
+    Py_DECREF(value);
+    return kwargs;
+}
+
 static int
 fail_size(Framer *self, Py_ssize_t size)
 {
@@ -220,7 +255,9 @@ fail_size(Framer *self, Py_ssize_t size)
     PyObject *message = PyUnicode_FromFormat(
         "a pending event reached %zd bytes, over max_event_bytes=%zd", size,
         self->max_event_bytes);
-    PyObject *kwargs = Py_BuildValue("{s:n,s:n}", "limit", self->max_event_bytes, "size", size);
+    PyObject *kwargs = error_kwargs(self);
+    kwargs = with_item(kwargs, "limit", PyLong_FromSsize_t(self->max_event_bytes));
+    kwargs = with_item(kwargs, "size", PyLong_FromSsize_t(size));
     return raise_with(too_large_exc, message, kwargs);
 }
 
@@ -231,8 +268,10 @@ fail_limit(Framer *self, const char *name, Py_ssize_t limit, Py_ssize_t size, co
     drop_buffers(self);
     PyObject *message = PyUnicode_FromFormat(
         "the stream crossed %s: %zd %s, over %zd", name, size, unit, limit);
-    PyObject *kwargs = Py_BuildValue(
-        "{s:s,s:n,s:n}", "limit_name", name, "limit", limit, "size", size);
+    PyObject *kwargs = error_kwargs(self);
+    kwargs = with_item(kwargs, "limit_name", PyUnicode_FromString(name));
+    kwargs = with_item(kwargs, "limit", PyLong_FromSsize_t(limit));
+    kwargs = with_item(kwargs, "size", PyLong_FromSsize_t(size));
     return raise_with(limit_exc, message, kwargs);
 }
 
@@ -1179,6 +1218,11 @@ line(Framer *self, const char *p, Py_ssize_t n, int ascii)
             }
         }
         if (vlen > max_retry_digits) {
+            if (self->nvals > max_data_lines) {
+                /* The data lines crossed their limit first, in stream order. */
+                return fail_limit(self, "MAX_DATA_LINES_PER_EVENT", max_data_lines, self->nvals,
+                                  "lines");
+            }
             return fail_limit(self, "MAX_RETRY_DIGITS", max_retry_digits, vlen, "digits");
         }
         char digits[128];  /* max_retry_digits is checked below 128 by _setup() */
@@ -1196,12 +1240,13 @@ line(Framer *self, const char *p, Py_ssize_t n, int ascii)
     return 0;
 }
 
-/* The pure twin's _check_sizes: the largest block of `head` (the first one continuing the
- * pending block), each counting its lines with their endings but not its blank line. */
-static int
-check_sizes(Framer *self, const char *head, Py_ssize_t n)
+/* The pure twin's _check_sizes: the first block of `head` (the first one continuing the
+ * pending block) past max_event_bytes, each counting its lines with their endings but not
+ * its blank line. Returns where it starts in head (after the blank line before it, so
+ * head up to there is whole events), its size in *size; -1 when none is too big. */
+static Py_ssize_t
+first_too_large(Framer *self, const char *head, Py_ssize_t n, Py_ssize_t *size_out)
 {
-    Py_ssize_t largest = 0;
     Py_ssize_t start = 0;
     int first = 1;
     for (;;) {
@@ -1222,18 +1267,15 @@ check_sizes(Framer *self, const char *head, Py_ssize_t n)
             size += self->block_bytes;
         }
         first = 0;
-        if (size > largest) {
-            largest = size;
+        if (size > self->max_event_bytes) {
+            *size_out = size;
+            return start;
         }
         if (sep < 0) {
-            break;
+            return -1;
         }
         start = sep + 2;
     }
-    if (largest > self->max_event_bytes) {
-        return fail_size(self, largest);
-    }
-    return 0;
 }
 
 /* Below this many bytes of complete lines, s is copied behind the pending bytes whole:
@@ -1492,7 +1534,37 @@ feed_bytes(Framer *self, const char *s, Py_ssize_t n)
     Py_ssize_t head_len = n1 + n2;
     if (head_len + self->block_bytes > self->max_event_bytes) {
         /* n2 is 0 here: seg2 is only split off when no check can be due */
-        if (check_sizes(self, seg1, n1) < 0) {
+        Py_ssize_t size = 0;
+        Py_ssize_t first = first_too_large(self, seg1, n1, &size);
+        if (first >= 0) {
+            /* The events before the first block too big come first in the stream: they
+             * are read (one may cross a line limit first), then go with the error. A
+             * first block opening with an LF has the pending block before it: that LF
+             * is its blank line, which dispatches it. */
+            Py_ssize_t before = first ? first : seg1[0] == '\n';
+            if (before && run_lines(self, seg1, before, ascii) < 0) {
+                goto error;
+            }
+            /* Then the block's lines that ended before it crossed the limit (fed byte
+             * by byte, their limits would have been crossed first): those whose line
+             * ending is among its first max_event_bytes bytes, the pending block's
+             * included. */
+            Py_ssize_t own = first ? first + (seg1[first] == '\n') : before;
+            Py_ssize_t budget = self->max_event_bytes
+                                - (first == 0 && seg1[0] != '\n' ? self->block_bytes : 0);
+            Py_ssize_t stop = own + (budget < n1 - own ? budget : n1 - own);
+            while (stop > own && seg1[stop - 1] != '\n') {
+                stop--;
+            }
+            if (stop > own && run_lines(self, seg1 + own, stop - own, ascii) < 0) {
+                goto error;
+            }
+            if (self->nvals > max_data_lines) {
+                fail_limit(self, "MAX_DATA_LINES_PER_EVENT", max_data_lines, self->nvals,
+                           "lines");
+                goto error;
+            }
+            fail_size(self, size);
             goto error;
         }
     }

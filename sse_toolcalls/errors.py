@@ -15,6 +15,7 @@ from . import _adopt
 
 if TYPE_CHECKING:
     from .calls import PartialToolCall, ToolCall
+    from .sse import ServerSentEvent
 
 
 class SSEToolCallsError(Exception):
@@ -70,12 +71,18 @@ class FramingError(StreamError):
 class EventTooLargeError(FramingError):
     """One pending event (or line) grew past ``max_event_bytes``."""
 
-    def __init__(self, message: str, *, limit: int, size: int) -> None:
+    def __init__(
+        self, message: str, *, limit: int, size: int, events: Sequence[ServerSentEvent] = ()
+    ) -> None:
         super().__init__(message)
         self.limit = limit
         """The configured limit, in bytes."""
         self.size = size
         """How many bytes were pending when the limit was crossed."""
+        self.events: list[ServerSentEvent] = list(events)
+        """The events the failing read completed before the limit was crossed, in stream
+        order (the framer returns none from that read): the parser reads them before it
+        fails, so the outcome does not depend on where the reads split (issue 29)."""
 
 
 class MalformedStreamError(StreamError):
@@ -107,6 +114,7 @@ class LimitExceededError(MalformedStreamError):
         size: int,
         provider: str | None = None,
         data: str = "",
+        events: Sequence[ServerSentEvent] = (),
     ) -> None:
         super().__init__(message, provider=provider, data=data)
         self.limit_name = limit_name
@@ -116,6 +124,10 @@ class LimitExceededError(MalformedStreamError):
         self.size = size
         """The size that crossed it, in the same unit (a lower bound where counting
         further would cost work the limit exists to avoid)."""
+        self.events: list[ServerSentEvent] = list(events)
+        """For a framer's limit (``MAX_RETRY_DIGITS``, ``MAX_DATA_LINES_PER_EVENT``): the
+        events the failing read completed before the limit was crossed, as
+        :attr:`EventTooLargeError.events`; empty for the other limits."""
 
 
 class ProviderError(StreamError):

@@ -16,6 +16,8 @@ from .dialects import accepts_unterminated, detect_dialect, reassembler_for
 from .dialects._common import Reassembler
 from .dialects._parsed import parsed_event
 from .errors import (
+    EventTooLargeError,
+    LimitExceededError,
     MalformedStreamError,
     SSEToolCallsError,
     StreamError,
@@ -87,11 +89,32 @@ class StreamParser:
                 for event in events:
                     out.extend(self._route(event))
         except SSEToolCallsError as exc:
+            # Only a framer's limit has events; a reassembler's limit has none.
+            if isinstance(exc, EventTooLargeError | LimitExceededError) and exc.events:
+                self._before(exc.events)
             self._failed(exc)
             raise
         except Exception as exc:
             raise self._unexpected(exc) from exc
         return out
+
+    def _before(self, events: list[ServerSentEvent]) -> None:
+        """Read the events the framer completed in the read that crossed one of its
+        limits, before that limit fails the parser: split before the failing event, the
+        read would have returned them, so the calls they complete are carried by the
+        error (issue 29). An error they raise comes earlier in the stream: it wins."""
+        try:
+            reassembler = self._reassembler
+            if reassembler is not None:
+                reassembler.handle(events)
+            else:
+                for event in events:
+                    self._route(event)
+        except SSEToolCallsError as earlier:
+            self._failed(earlier)
+            raise earlier from None
+        except Exception as exc:
+            raise self._unexpected(exc) from exc
 
     def feed_event(self, payload: Mapping[str, Any], event: str | None = None) -> list[StreamEvent]:
         """Take the next event as its parsed JSON object (an SDK's event dumped, a dict);

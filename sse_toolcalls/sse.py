@@ -192,6 +192,10 @@ class SSEFramer:
                 framer then refuses more input.
             LimitExceededError: a ``retry`` value past ``MAX_RETRY_DIGITS``, or an event
                 past ``MAX_DATA_LINES_PER_EVENT``; the framer then refuses more input.
+
+            Either error's ``events`` are the events this read completed before the
+            limit was crossed (in stream order: inside one event, a line limit crossed
+            before its size wins), which it does not return.
             UsageError: the framer already finished or failed.
         """
         # One method from bytes to events (issue 16, item 2): most reads (64-byte chunks,
@@ -296,11 +300,16 @@ class SSEFramer:
                 self._scanned = self._counted = self._data_lines = 0
             elif end < len(data):
                 pending += data[end:]
-            if complete > stop:
-                # The next event's first lines came with this chunk.
-                self._check_lines(complete - stop)
-            if pending and len(pending) > self.max_event_bytes:
-                self._fail(len(pending))
+            try:
+                if complete > stop:
+                    # The next event's first lines came with this chunk.
+                    self._check_lines(complete - stop)
+                if pending and len(pending) > self.max_event_bytes:
+                    self._fail(len(pending))
+            except (EventTooLargeError, LimitExceededError) as exc:
+                # The events before the next one are whole: they go with the error.
+                exc.events = events
+                raise
             return events
         except SSEToolCallsError:
             raise
@@ -345,47 +354,56 @@ class SSEFramer:
         read line by line by :meth:`_event`, then the fast path goes on.
         """
         events: list[ServerSentEvent] = []
-        last_id = self._last_event_id
-        start = 0
-        while start < stop:
-            eol = buf.find(10, start)  # buf[stop - 1] is an LF: no bound needed
-            if eol == start:
-                # A blank line between events: it sets nothing the last one did not.
-                start += 1
-                continue
-            # A line that is not blank ends before stop - 1: its next byte is in range.
-            if buf[eol + 1] == 0x0A:
-                # "If the line is empty (a blank line): Dispatch the event": a one-line
-                # event; as a data line, its event is the line's value.
-                if buf.startswith(b"data: ", start):
-                    # Inline, not _decode(): a Python call per event is a fixed cost of the
-                    # one-event-per-read regime; only a huge value takes the memoryview.
-                    value = (
-                        buf[start + 6 : eol].decode("utf-8", "replace")
-                        if eol - start < _BIG
-                        else _decode(buf, start + 6, eol)
-                    )
-                    events.append(_new_event(ServerSentEvent, ("message", value, last_id, None)))
-                    start = eol + 2
-                    continue
-            elif buf.startswith(b"event: ", start):
-                eol2 = buf.find(10, eol + 1)
-                if buf[eol2 + 1] == 0x0A and buf.startswith(b"data: ", eol + 1):
-                    value = (
-                        buf[eol + 7 : eol2].decode("utf-8", "replace")
-                        if eol2 - eol < _BIG
-                        else _decode(buf, eol + 7, eol2)
-                    )
-                    kind = buf[start + 7 : eol].decode("utf-8", "replace") or "message"
-                    events.append(_new_event(ServerSentEvent, (kind, value, last_id, None)))
-                    start = eol2 + 2
-                    continue
-            blank = buf.find(b"\n\n", eol)
-            event = self._event(_decode(buf, start, blank).split("\n"))
-            if event is not None:
-                events.append(event)
+        # A try costs nothing until it catches (CPython 3.11).
+        try:
             last_id = self._last_event_id
-            start = blank + 2
+            start = 0
+            while start < stop:
+                eol = buf.find(10, start)  # buf[stop - 1] is an LF: no bound needed
+                if eol == start:
+                    # A blank line between events: it sets nothing the last one did not.
+                    start += 1
+                    continue
+                # A line that is not blank ends before stop - 1: its next byte is in range.
+                if buf[eol + 1] == 0x0A:
+                    # "If the line is empty (a blank line): Dispatch the event": a one-line
+                    # event; as a data line, its event is the line's value.
+                    if buf.startswith(b"data: ", start):
+                        # Inline, not _decode(): a Python call per event is a fixed cost of the
+                        # one-event-per-read regime; only a huge value takes the memoryview.
+                        value = (
+                            buf[start + 6 : eol].decode("utf-8", "replace")
+                            if eol - start < _BIG
+                            else _decode(buf, start + 6, eol)
+                        )
+                        events.append(
+                            _new_event(ServerSentEvent, ("message", value, last_id, None))
+                        )
+                        start = eol + 2
+                        continue
+                elif buf.startswith(b"event: ", start):
+                    eol2 = buf.find(10, eol + 1)
+                    if buf[eol2 + 1] == 0x0A and buf.startswith(b"data: ", eol + 1):
+                        value = (
+                            buf[eol + 7 : eol2].decode("utf-8", "replace")
+                            if eol2 - eol < _BIG
+                            else _decode(buf, eol + 7, eol2)
+                        )
+                        kind = buf[start + 7 : eol].decode("utf-8", "replace") or "message"
+                        events.append(_new_event(ServerSentEvent, (kind, value, last_id, None)))
+                        start = eol2 + 2
+                        continue
+                blank = buf.find(b"\n\n", eol)
+                event = self._event(_decode(buf, start, blank).split("\n"))
+                if event is not None:
+                    events.append(event)
+                last_id = self._last_event_id
+                start = blank + 2
+        except LimitExceededError as exc:
+            # An event crossed a line limit: the events before it are whole (stream
+            # order) and go with the error.
+            exc.events = events
+            raise
         return events
 
     def _event(self, lines: list[str]) -> ServerSentEvent | None:
@@ -422,6 +440,9 @@ class SSEFramer:
                 # field value as an integer in base ten" (no sign, no space, not empty).
                 if value and value.isascii() and value.isdigit():
                     if len(value) > MAX_RETRY_DIGITS:
+                        if len(data) > MAX_DATA_LINES_PER_EVENT:
+                            # The data lines crossed their limit first, in stream order.
+                            self._too_many_lines(len(data))
                         self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
                     self._retry = retry = int(value)
             # "Otherwise: The field is ignored."
@@ -497,6 +518,8 @@ class SSEFramer:
                     # bytes.isdigit is ASCII digits only, as the spec's test is.
                     if value and value.isdigit():
                         if len(value) > MAX_RETRY_DIGITS:
+                            # The event's lines up to this one, in stream order.
+                            self._line_limits(pending, 0, complete)
                             self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
                         self._retry = int(value)
         if complete >= _COUNT_LINES_FROM:
@@ -513,23 +536,63 @@ class SSEFramer:
         """The pending event, unfinished line included, is past ``max_event_bytes``:
         raise for its complete lines if they are, else after their lines' limits."""
         if complete > self.max_event_bytes:
+            # Its lines that ended before the crossing come first in the stream.
+            self._line_limits(self._pending, 0, self.max_event_bytes)
             self._fail(complete)
         self._check_lines(complete)
         self._fail(len(self._pending))
 
+    def _line_limits(self, buf: bytes | bytearray, start: int, budget: int) -> None:
+        """Raise the first line limit crossed by the lines of the event at ``start`` whose
+        line endings are among its first ``budget`` bytes, in stream order: a ``retry``
+        value's digits, or the data line past ``MAX_DATA_LINES_PER_EVENT``. Only on the
+        way to an error: fed byte by byte, these lines would have raised before it."""
+        if buf[start : start + 1] == b"\n":
+            start += 1  # one more blank line (LF LF LF): not the event's own
+        window = buf[start : start + budget]
+        lines = 0
+        for line in window[: window.rfind(b"\n") + 1].split(b"\n"):
+            if line[:5] == b"data:" or line == b"data":
+                lines += 1
+            elif line[:5] == b"retry":
+                name, colon, value = line.partition(b":")
+                if colon and value[:1] == b" ":
+                    value = value[1:]
+                if name == b"retry" and value.isdigit() and len(value) > MAX_RETRY_DIGITS:
+                    if lines > MAX_DATA_LINES_PER_EVENT:
+                        self._too_many_lines(lines)
+                    self._limit("MAX_RETRY_DIGITS", MAX_RETRY_DIGITS, len(value), "digits")
+        # Counted to the end, as the compiled twin counts a read's lines before it checks.
+        if lines > MAX_DATA_LINES_PER_EVENT:
+            self._too_many_lines(lines)
+
     def _check_sizes(self, buf: bytes | bytearray, complete: int) -> None:
         """Raise if an event in ``buf[:complete]`` (whole events, then the next one's
-        complete lines) is too big.
+        complete lines) is too big: for the first such event, after the events before it
+        (which may cross a line limit first, and otherwise go with the error).
 
         An event counts its lines with their line endings, not the blank line that ends
         it (its last line ends at the first LF of its LF LF).
         """
-        parts = buf[:complete].split(b"\n\n")
-        # A part that opens with an LF opens with one more blank line (LF LF LF): not its own.
-        sizes = [len(part) + 1 - part.startswith(b"\n") for part in parts]
-        sizes[-1] -= 1  # the rest after the last LF LF already holds its line endings
-        if max(sizes) > self.max_event_bytes:
-            self._fail(max(sizes))
+        parts: list[bytes] | list[bytearray] = buf[:complete].split(b"\n\n")
+        last = len(parts) - 1
+        start = 0
+        for i in range(len(parts)):
+            part = parts[i]
+            # A part that opens with an LF opens with one more blank line (LF LF LF): not
+            # its own; the rest after the last LF LF already holds its line endings.
+            size = len(part) + 1 - part.startswith(b"\n") - (i == last)
+            if size > self.max_event_bytes:
+                # buf[:start] is whole events, up to the LF of a blank line; then the
+                # lines of this one that ended before it crossed the limit.
+                events = self._events(buf, start) if start else []
+                try:
+                    self._line_limits(buf, start, self.max_event_bytes)
+                except LimitExceededError as exc:
+                    exc.events = events
+                    raise
+                self._fail(size, events)
+            start += len(part) + 2
 
     def _refusal(self) -> UsageError:
         if self._state is _BUSY:
@@ -551,13 +614,14 @@ class SSEFramer:
         # Every other attribute is immutable (str, int, bool, None).
         return self.__copy__()
 
-    def _fail(self, size: int) -> None:
+    def _fail(self, size: int, events: list[ServerSentEvent] | None = None) -> None:
         self._state = "failed"
         self._pending = bytearray()
         raise EventTooLargeError(
             f"a pending event reached {size} bytes, over max_event_bytes={self.max_event_bytes}",
             limit=self.max_event_bytes,
             size=size,
+            events=events or (),
         )
 
     def _too_many_lines(self, lines: int) -> None:

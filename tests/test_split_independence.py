@@ -13,12 +13,18 @@ it, so the outcome of a stream is one thing, wherever the reads split it:
 - the simulator's in-stream error streams of every dialect, the error sent after each
   event of the turn (before anything, inside a call, straight after a call's last delta),
   once and twice, cut at every position;
+- a call's last event, then an event past a framer's limit (``max_event_bytes``,
+  ``MAX_DATA_LINES_PER_EVENT``, ``MAX_RETRY_DIGITS``), every dialect, every cut: the
+  framer attaches the events of the failing read before the limit to its error, and the
+  parser reads them before it fails; and the twins equal on such streams, events and
+  error, at every cut;
 
 on both framer twins, each outcome being (error class or "ok", the calls).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -32,18 +38,24 @@ from hypothesis import strategies as st
 
 from sse_toolcalls import (
     DIALECTS,
+    EventTooLargeError,
+    FramingError,
+    LimitExceededError,
     ProviderError,
+    SSEToolCallsError,
     StreamError,
     StreamParser,
     ToolCall,
     ToolCallCompleted,
     ToolCallParser,
+    UsageError,
     as_dialect,
 )
 from sse_toolcalls import parser as parser_module
 from sse_toolcalls import sse as sse_module
 from sse_toolcalls.simulator.encoders import encode_error_event, encode_turn
 from sse_toolcalls.simulator.script import ErrorEvent, ScriptedCall, Turn
+from sse_toolcalls.sse import DEFAULT_MAX_EVENT_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "recorded_streams"
@@ -74,13 +86,20 @@ def _key(call: ToolCall) -> Key:
     return (call.name, call.args, call.call_id, call.index)
 
 
-def outcome(dialect: str | None, chunks: list[bytes], *, rich: bool = False) -> Outcome:
+def outcome(
+    dialect: str | None,
+    chunks: list[bytes],
+    *,
+    rich: bool = False,
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+) -> Outcome:
     """What the stream gives: ``("ok", calls)`` or ``(error class, the calls it carries)``.
 
     The calls returned before an error must begin the ones it carries: a caller that kept
     what ``feed`` returned and then read the error's ``completed`` has each call once."""
     typed = None if dialect is None else as_dialect(dialect)
-    parser: Any = StreamParser(typed) if rich else ToolCallParser(typed)
+    cls: Any = StreamParser if rich else ToolCallParser
+    parser = cls(typed, max_event_bytes=max_event_bytes)
     returned: list[ToolCall] = []
 
     def take(items: list[Any]) -> None:
@@ -117,12 +136,17 @@ def _cuts(raw: bytes, every_up_to: int) -> Iterator[int]:
 
 
 def assert_split_independent(
-    raw: bytes, dialect: str | None, every_up_to: int = EVERY_CUT_UP_TO
+    raw: bytes,
+    dialect: str | None,
+    every_up_to: int = EVERY_CUT_UP_TO,
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
 ) -> Outcome:
-    whole = outcome(dialect, [raw])
+    whole = outcome(dialect, [raw], max_event_bytes=max_event_bytes)
     for cut in _cuts(raw, every_up_to):
-        assert outcome(dialect, [raw[:cut], raw[cut:]]) == whole, cut
-    assert outcome(dialect, [raw[i : i + 1] for i in range(len(raw))]) == whole
+        got = outcome(dialect, [raw[:cut], raw[cut:]], max_event_bytes=max_event_bytes)
+        assert got == whole, cut
+    singles = [raw[i : i + 1] for i in range(len(raw))]
+    assert outcome(dialect, singles, max_event_bytes=max_event_bytes) == whole
     return whole
 
 
@@ -270,3 +294,216 @@ def test_other_errors_after_a_call_carry_it_at_every_cut(
     assert [k[:2] for k in whole[1]] == [("weather", {"city": "Zürich"})]
     for cut in range(1, len(raw)):
         assert outcome(dialect, [raw[:cut], raw[cut:]]) == whole, cut
+
+
+# --------------------------------------------------------------------------------------
+# A framer's limit after a call's last event: the events before the limit in the failing
+# read used to be dropped (both twins checked a read's sizes before framing any of its
+# events, and dropped what they had framed when a line limit failed), so a call completed
+# in that read was carried only when the reads split before the failing event.
+
+SMALL_DATA_LINES = 4
+"""``MAX_DATA_LINES_PER_EVENT`` for the tests that cross it at every cut: at the real
+65,536 an event past it is 320 KiB, whose every cut is too much work."""
+
+EventKey = tuple[str, str, str, int | None]
+Raised = tuple[str, str | None, int, int, tuple[EventKey, ...]]
+Framed = tuple[tuple[tuple[EventKey, ...], ...], Raised | None]
+
+
+@contextlib.contextmanager
+def data_line_limit(lines: int) -> Iterator[None]:
+    """Both twins with ``MAX_DATA_LINES_PER_EVENT`` at ``lines`` (the pure twin reads the
+    module's constants, the compiled one the value ``_setup`` gave it), then as before."""
+    saved = sse_module.MAX_DATA_LINES_PER_EVENT, sse_module._COUNT_LINES_FROM
+
+    def setup(most: int) -> None:
+        sse_module.MAX_DATA_LINES_PER_EVENT = most
+        sse_module._COUNT_LINES_FROM = 5 * (most + 1)
+        if sse_module._CSSEFramer is not None:
+            from sse_toolcalls import _sse_c
+
+            _sse_c._setup(
+                event=sse_module.ServerSentEvent,
+                base=SSEToolCallsError,
+                usage=UsageError,
+                framing=FramingError,
+                too_large=EventTooLargeError,
+                limit=LimitExceededError,
+                max_event_bytes=DEFAULT_MAX_EVENT_BYTES,
+                max_retry_digits=sse_module.MAX_RETRY_DIGITS,
+                max_data_lines=most,
+            )
+
+    setup(lines)
+    try:
+        yield
+    finally:
+        setup(saved[0])
+        sse_module._COUNT_LINES_FROM = saved[1]
+
+
+@pytest.fixture
+def few_data_lines() -> Iterator[None]:
+    with data_line_limit(SMALL_DATA_LINES):
+        yield
+
+
+def _limit_tails(limit: int) -> dict[str, tuple[bytes, str]]:
+    """What follows the call's last event, and the error it must end in."""
+    digits = b"9" * (sse_module.MAX_RETRY_DIGITS + 1)
+    lines = b"data: 1\n" * (SMALL_DATA_LINES + 1)
+    big = b"x" * (limit + 1)
+    return {
+        "oversized event": (b"data: " + big + b"\n\n", "EventTooLargeError"),
+        "oversized, unterminated": (b"data: " + big, "EventTooLargeError"),
+        "oversized after an event": (b": ping\n\ndata: " + big + b"\n\n", "EventTooLargeError"),
+        "too many data lines": (lines + b"\n", "LimitExceededError"),
+        "too many data lines, pending": (lines, "LimitExceededError"),
+        "too many retry digits": (b"retry: " + digits + b"\n\n", "LimitExceededError"),
+        "too many retry digits, pending": (
+            b"event: x\nretry: " + digits + b"\n",
+            "LimitExceededError",
+        ),
+        # Inside one event too, the limit crossed first in the stream wins: the retry
+        # line ends before the event grows past max_event_bytes.
+        "too many retry digits, then oversized": (
+            b"retry: " + digits + b"\ndata: " + big + b"\n\n",
+            "LimitExceededError",
+        ),
+        # An earlier error in the same read wins over the limit after it.
+        "malformed, then oversized": (
+            b"data: {not json\n\ndata: " + big + b"\n\n",
+            "MalformedStreamError",
+        ),
+    }
+
+
+def _after_the_call(dialect: str) -> tuple[bytes, list[Key], int]:
+    """The turn's events up to the first read that returns a call, the calls it returns,
+    and a ``max_event_bytes`` just above the turn's largest event. (Chat releases its
+    calls at its end marker, ``[DONE]``, after which an event is not read, but the
+    framer's limits still hold.)"""
+    events = encode_turn(dialect, _TURNS["text and two calls"])
+    parser = ToolCallParser(as_dialect(dialect))
+    for n, event in enumerate(events, 1):
+        calls = parser.feed(event)
+        if calls:
+            return b"".join(events[:n]), [_key(c) for c in calls], max(map(len, events)) + 8
+    raise AssertionError(f"no call of {dialect} completes before the end")
+
+
+@pytest.mark.usefixtures("few_data_lines")
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("tail", list(_limit_tails(1)))
+def test_a_call_before_a_framer_limit_is_carried_at_every_cut(
+    twin: Any, dialect: str, tail: str
+) -> None:
+    head, calls, limit = _after_the_call(dialect)
+    rest, expected = _limit_tails(limit)[tail]
+    if dialect == "openai_chat" and expected == "MalformedStreamError":
+        expected = "EventTooLargeError"  # the malformed event comes after [DONE]
+    raw = head + rest
+    kind, carried = assert_split_independent(raw, dialect, max_event_bytes=limit)
+    assert kind == expected
+    assert list(carried) == calls
+    assert calls[0][:2] == ("weather", {"city": "Zürich"})
+    # Detection: the same when the dialect is recognised from the stream (every event
+    # boundary and the bytes around it, and byte by byte).
+    assert assert_split_independent(raw, None, every_up_to=0, max_event_bytes=limit) == (
+        kind,
+        carried,
+    )
+    assert outcome(dialect, [raw], rich=True, max_event_bytes=limit) == (kind, carried)
+
+
+@pytest.mark.parametrize("dialect", ["openai_chat", "gemini"])
+def test_a_call_before_too_many_data_lines_at_the_real_limit(twin: Any, dialect: str) -> None:
+    # The lowered limit above stands in for this one, at its real value: the event
+    # boundaries and the bytes around them, byte by byte.
+    head, calls, _ = _after_the_call(dialect)
+    raw = head + b"data\n" * (sse_module.MAX_DATA_LINES_PER_EVENT + 1) + b"\n"
+    kind, carried = assert_split_independent(raw, dialect, every_up_to=0)
+    assert kind == "LimitExceededError"
+    assert list(carried) == calls
+
+
+def _framed(cls: Any, chunks: list[bytes], limit: int) -> Framed:
+    """Each feed's events, then the error's class, limit name, limit, size and events."""
+    framer = cls(max_event_bytes=limit)
+    got: list[tuple[EventKey, ...]] = []
+    try:
+        for chunk in chunks:
+            got.append(tuple(framer.feed(chunk)))
+        got.append(tuple(framer.finish()))
+    except (EventTooLargeError, LimitExceededError) as exc:
+        raised = (
+            type(exc).__name__,
+            getattr(exc, "limit_name", None),
+            exc.limit,
+            exc.size,
+            tuple(exc.events),
+        )
+        return tuple(got), raised
+    return tuple(got), None
+
+
+def _whole(framed: Framed) -> tuple[tuple[EventKey, ...], Raised | None]:
+    """The events of every read, those the error carries included, and the error
+    without its size (a size counts the bytes pending when the read crossed it, which
+    depends on the split)."""
+    (reads, raised) = framed
+    events = tuple(e for read in reads for e in read)
+    if raised is None:
+        return events, None
+    kind, name, limit, _, carried = raised
+    return events + carried, (kind, name, limit, 0, ())
+
+
+_PIECES = [
+    b"data: a\n\n",
+    b"event: e\ndata: bb\n\n",
+    b"id: 7\ndata: c\n\n",
+    b": ping\n\n",
+    b"data: 1\ndata: 2\n\n",
+    b"retry: 120\ndata: r\n\n",
+    b"data: " + b"x" * 30 + b"\n\n",
+    b"retry: " + b"9" * 65 + b"\n\n",
+    b"data: 1\n" * (SMALL_DATA_LINES + 1) + b"\n",
+    b"\n",
+    # Two limits in one event: whichever the stream crosses first.
+    b"retry: " + b"9" * 65 + b"\ndata: " + b"y" * 40 + b"\n\n",
+    b"data: 1\n" * (SMALL_DATA_LINES + 3) + b"data: " + b"z" * 40 + b"\n\n",
+    b"data: 1\n" * (SMALL_DATA_LINES + 1) + b"retry: " + b"9" * 65 + b"\n\n",
+    b"data: 1\n" * 3 + b"retry: " + b"9" * 65 + b"\n" + b"data: 1\n" * 3 + b"\n",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6),
+    crlf=st.booleans(),
+    limit=st.integers(min_value=8, max_value=120),
+)
+def test_twins_give_the_same_events_and_error_at_every_cut(
+    pieces: list[bytes], crlf: bool, limit: int
+) -> None:
+    if sse_module._CSSEFramer is None:
+        pytest.skip("the C framer was not built")
+    raw = b"".join(pieces)
+    if crlf:
+        raw = raw.replace(b"\n", b"\r\n")
+    pure, compiled = sse_module._PySSEFramer, sse_module._CSSEFramer
+    with data_line_limit(SMALL_DATA_LINES):
+        whole = _framed(pure, [raw], limit)
+        assert _framed(compiled, [raw], limit) == whole
+        # The same events (returned, or carried by the error) and the same error at
+        # every cut: the twins agree with each other and with the whole read.
+        for cut in range(1, len(raw)):
+            chunks = [raw[:cut], raw[cut:]]
+            split = _framed(pure, chunks, limit)
+            assert _framed(compiled, chunks, limit) == split, cut
+            assert _whole(split) == _whole(whole), cut
+        singles = [raw[i : i + 1] for i in range(len(raw))]
+        assert _framed(compiled, singles, limit) == _framed(pure, singles, limit)
+        assert _whole(_framed(pure, singles, limit)) == _whole(whole)

@@ -315,7 +315,10 @@ def _run_framer(
             events.extend(framer.feed(chunk))
     except SSEToolCallsError as exc:
         _refuses_more(framer.finish, framer.feed, "framer that failed")
-        return ("error", type(exc).__name__)
+        # A limit's error carries the events its read completed before it: with those
+        # returned before, the same events whatever the split (issue 29).
+        carried = [*events, *getattr(exc, "events", ())]
+        return ("error", type(exc).__name__, tuple(tuple(e) for e in carried))
     tail = framer.finish()
     if tail != []:
         raise InvariantError(

@@ -258,10 +258,12 @@ class _Head:
         self._seen += len(chunk)
         try:
             events = framer.feed(chunk)
-        except SSEToolCallsError:
-            # The parser meets the same bytes and reports them.
+        except SSEToolCallsError as exc:
+            # The parser meets the same bytes and reports them; the events before a
+            # framer's limit in this chunk are still looked at, as they would be had the
+            # chunk been split before it (issue 29).
             self.done = True
-            return
+            events = getattr(exc, "events", [])
         for event in events:
             if _check_dialect(event, self._dialect):
                 self.done = True

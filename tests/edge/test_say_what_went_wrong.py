@@ -155,6 +155,26 @@ async def test_another_dialects_stream_is_named(given: Dialect, actual: Dialect)
 
 
 @pytest.mark.parametrize(("given", "actual"), PAIRS)
+async def test_another_dialect_is_named_when_a_framer_limit_follows(
+    given: Dialect, actual: Dialect
+) -> None:
+    # The telling event, then a retry past MAX_RETRY_DIGITS: in one chunk, the head's
+    # framer failed before it framed the event, and the stream was reported as the
+    # limit; in two, as the other dialect's. Now the limit's error hands the head the
+    # events before it (issue 29).
+    first = encode_turn(actual, TURN)[0]
+    body = first + b"retry: " + b"9" * 65 + b"\n\n"
+    cuts = [len(first) + d for d in (-2, -1, 0, 1, 2)]
+    for chunks in [*splits(body), *([body[:n], body[n:]] for n in cuts)]:
+        for error in (
+            await first_error(Body(chunks, "text/event-stream"), given),
+            first_error_sync(Body(chunks, "text/event-stream"), given),
+        ):
+            assert isinstance(error, MalformedStreamError), error
+            assert f"looks like {actual}" in str(error)
+
+
+@pytest.mark.parametrize(("given", "actual"), PAIRS)
 def test_another_dialects_parsed_events_are_named(given: Dialect, actual: Dialect) -> None:
     events = SSEFramer().feed(b"".join(encode_turn(actual, TURN)))
     dicts: list[Any] = [orjson.loads(e.data) for e in events if e.data.startswith("{")]
