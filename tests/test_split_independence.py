@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,12 +55,11 @@ from sse_toolcalls import sse as sse_module
 from sse_toolcalls.simulator.encoders import encode_error_event, encode_turn
 from sse_toolcalls.simulator.script import ErrorEvent, ScriptedCall, Turn
 from sse_toolcalls.sse import DEFAULT_MAX_EVENT_BYTES
+from tests.outside import EXTERNAL_STREAMS, outside_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "recorded_streams"
-EXTERNAL = Path(
-    os.environ.get("SSE_TOOLCALLS_EXTERNAL_STREAMS", ROOT.parent / "shared" / "external_streams")
-)
+EXTERNAL = EXTERNAL_STREAMS
 
 TWINS = [
     pytest.param(sse_module._PySSEFramer, id="pure"),
@@ -179,9 +177,8 @@ def test_recorded_streams_at_every_cut(twin: Any, file: str, dialect: str) -> No
     assert_split_independent((RECORDED / file).read_bytes(), dialect)
 
 
+@outside_corpus
 def test_external_streams_at_every_cut(twin: Any) -> None:
-    if not (EXTERNAL / "MANIFEST.json").exists():
-        pytest.skip(f"the external corpus is not at {EXTERNAL}")
     streams = _streams(EXTERNAL)
     assert streams
     for file, dialect in streams:
