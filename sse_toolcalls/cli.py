@@ -60,7 +60,7 @@ def _print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
-def _error_json(exc: SSEToolCallsError) -> dict[str, Any]:
+def _error_json(exc: SSEToolCallsError, printed: tuple[Any, ...] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {"error": type(exc).__name__, "message": str(exc)}
     if isinstance(exc, ProviderError):
         out |= {
@@ -73,7 +73,7 @@ def _error_json(exc: SSEToolCallsError) -> dict[str, Any]:
     elif isinstance(exc, TruncatedStreamError):
         out |= {
             "reason": exc.reason,
-            "completed": [c.call_id for c in exc.completed],
+            "completed": [c.call_id for c in printed + exc.completed],
             "partial": [
                 {"name": p.name, "call_id": p.call_id, "raw_arguments": p.raw_arguments}
                 for p in exc.partial
@@ -106,7 +106,11 @@ def replay(path: str, dialect: Dialect | None, chunk_size: int, *, events: bool 
             _show(parser.feed(raw[start : start + chunk_size]), out, events=events)
         _show(parser.finish(), out, events=events)
     except SSEToolCallsError as exc:
-        _print_json(_error_json(exc))
+        # The error names every call completed before it, the ones printed above too: the
+        # line is then the same whatever the chunk size (the error itself carries only
+        # the calls no read returned).
+        printed = tuple(e.call for e in out if isinstance(e, ToolCallCompleted))
+        _print_json(_error_json(exc, printed))
         return EXIT_FAILED
     finished = [e for e in out if isinstance(e, StreamFinished)]
     if not events and finished and not finished[-1].calls:

@@ -60,8 +60,10 @@ class StreamError(SSEToolCallsError):
     """The bytes or events received from the provider cannot be used as they are."""
 
     completed: tuple[ToolCall, ...] = ()
-    """The calls of the stream that completed before the error, whatever reads the bytes
-    came in (the parser sets it on every error it raises); ``()`` when none did."""
+    """The calls that completed before the error and that no ``feed`` (or ``finish``, or
+    iterator) returned: the parser sets it on every error it raises. What the reads
+    returned, then these, is every call completed before the error, the same however
+    the reads fell; ``()`` when there are none."""
 
 
 class FramingError(StreamError):
@@ -161,9 +163,9 @@ class ProviderError(StreamError):
         self.body = body
         """The raw error payload, for diagnostics only: never show it as the answer."""
         self.completed: tuple[ToolCall, ...] = tuple(completed)
-        """The calls of the stream that completed before the error, whatever reads the
-        bytes came in (as ``TruncatedStreamError.completed``). For diagnostics and
-        recovery: the turn failed, so an agent does not run them."""
+        """The calls completed before the error that no read returned (see
+        :attr:`StreamError.completed`). For diagnostics and recovery: the turn failed,
+        so an agent does not run them."""
 
     def __repr__(self) -> str:
         return (
@@ -184,8 +186,9 @@ class StreamTimeoutError(ProviderError):
 class TruncatedStreamError(StreamError):
     """The stream ended before its dialect's end marker, or stopped at a token limit.
 
-    Nothing partial is ever released as a call: the calls that did complete are in
-    ``completed``; the ones that were cut are in ``partial`` with their raw text.
+    Nothing partial is ever released as a call: the calls that did complete and that no
+    read returned are in ``completed``; the ones that were cut are in ``partial`` with
+    their raw text.
     """
 
     def __init__(
@@ -205,7 +208,7 @@ class TruncatedStreamError(StreamError):
         self.provider = provider
         """The dialect being parsed."""
         self.completed: tuple[ToolCall, ...] = tuple(completed)
-        """The calls that completed before the cut."""
+        """The calls that completed before the cut and that no read returned."""
         self.partial: tuple[PartialToolCall, ...] = tuple(partial)
         """The calls that were cut, with the argument text received."""
         self.text = text
@@ -217,7 +220,7 @@ class TruncatedStreamError(StreamError):
         names = [c.name for c in self.completed]
         parts = [
             f"reason {self.reason}",
-            f"{len(self.completed)} call(s) completed"
+            f"{len(self.completed)} completed call(s) not yet returned"
             + (f" ({', '.join(names)})" if names else ""),
             f"{len(self.partial)} partial",
         ]

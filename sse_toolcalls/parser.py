@@ -56,6 +56,10 @@ class StreamParser:
         )
         self._held: list[ServerSentEvent] = []
         self._state = "open"
+        # How many of the reassembler's completed calls a feed or finish has returned: an
+        # error carries only the ones after them, so that what the reads returned and what
+        # the error carries add up to the same calls however the reads fell (issue 29).
+        self._returned = 0
 
     @property
     def dialect(self) -> Dialect | None:
@@ -96,6 +100,8 @@ class StreamParser:
             raise
         except Exception as exc:
             raise self._unexpected(exc) from exc
+        if out:
+            self._returned = len(self._reassembler.completed)  # type: ignore[union-attr]
         return out
 
     def _before(self, events: list[ServerSentEvent]) -> None:
@@ -136,12 +142,15 @@ class StreamParser:
             sse = parsed_event(
                 payload, event, max_event_bytes=self._framer.max_event_bytes, dialect=self.dialect
             )
-            return self._route(sse)
+            out = self._route(sse)
         except SSEToolCallsError as exc:
             self._failed(exc)
             raise
         except Exception as exc:
             raise self._unexpected(exc) from exc
+        if out:
+            self._returned = len(self._reassembler.completed)  # type: ignore[union-attr]
+        return out
 
     def finish(self) -> list[StreamEvent]:
         """Declare the end of the stream; return the remaining events.
@@ -180,14 +189,15 @@ class StreamParser:
 
     def _failed(self, exc: SSEToolCallsError) -> None:
         """The parser failed with ``exc``. Every stream error carries the calls that
-        completed before it, as a truncation always did: the calls completed in the read
+        completed before it and that no feed returned: the calls completed in the read
         that also brought a provider's error (or a malformed event, or one too large)
-        would otherwise be lost, and the outcome would depend on where the reads split
-        the bytes (issue 29)."""
+        would otherwise be lost. What the reads returned plus what the error carries is
+        the same list however the reads split the bytes; carrying the returned ones too
+        would count them twice when the error came in a read of its own (issue 29)."""
         self._state = "failed"
         reassembler = self._reassembler
-        if isinstance(exc, StreamError) and reassembler is not None and not exc.completed:
-            exc.completed = tuple(reassembler.completed)
+        if isinstance(exc, StreamError) and reassembler is not None:
+            exc.completed = tuple(reassembler.completed[self._returned :])
 
     def _accepts_unterminated(self, data: str) -> bool:
         return accepts_unterminated(self.dialect, data)

@@ -613,9 +613,17 @@ def test_gemini_max_tokens_blocked_prompt_safety_and_error() -> None:
 
 def test_gemini_without_finish_reason_is_truncated() -> None:
     raw = gemini(parts({"functionCall": {"name": "a", "args": {}}}))
+    parser = ToolCallParser("gemini")
+    # Gemini's call is whole in its event: the read returns it, and the truncation at
+    # the end carries none again (the error carries only what no read returned).
+    assert [c.name for c in parser.feed(raw)] == ["a"]
+    with pytest.raises(TruncatedStreamError) as info:
+        parser.finish()
+    assert info.value.completed == ()
+    # The same through feed-then-finish in one helper.
     with pytest.raises(TruncatedStreamError) as info:
         parse(raw, "gemini")
-    assert [c.name for c in info.value.completed] == ["a"]
+    assert info.value.completed == ()
 
 
 # -- the end of stream, detection, misuse -------------------------------------------------

@@ -110,8 +110,7 @@ def finish(parser: ToolCallParser, released: list[ToolCall]) -> Outcome:
     try:
         calls = released + parser.finish()
     except TruncatedStreamError as exc:
-        assert brief(released) == brief(exc.completed[: len(released)])
-        return Outcome("truncated", tuple(brief(exc.completed)))
+        return Outcome("truncated", tuple(brief(released + list(exc.completed))))
     except SSEToolCallsError as exc:
         return Outcome(type(exc).__name__, tuple(brief(released)))
     return Outcome("ok", tuple(brief(calls)))
@@ -121,7 +120,7 @@ def feed(parser: ToolCallParser, released: list[ToolCall], chunk: bytes) -> Outc
     try:
         released += parser.feed(chunk)
     except TruncatedStreamError as exc:
-        return Outcome("truncated", tuple(brief(exc.completed)))
+        return Outcome("truncated", tuple(brief(released + list(exc.completed))))
     except SSEToolCallsError as exc:
         return Outcome(type(exc).__name__, tuple(brief(released)))
     return None

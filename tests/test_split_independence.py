@@ -4,8 +4,9 @@ item 11 and its general defence).
 A call completed in the same read as a later in-stream error used to be lost (``feed``
 raised a ``ProviderError`` that carried nothing), while in an earlier read it was
 returned. Now every stream error (``StreamError.completed``: a provider's error, a
-truncation, a malformed event, a framing limit) carries all the calls completed before
-it, so the outcome of a stream is one thing, wherever the reads split it:
+truncation, a malformed event, a framing limit) carries the calls completed before it
+that no read returned, so what the reads returned and then what the error carries is
+one thing, wherever the reads split the stream (each call once):
 
 - every stream of ``recorded_streams/`` and ``../shared/external_streams`` (when it is
   there), cut once at every position (the larger ones at every event boundary and two
@@ -91,10 +92,9 @@ def outcome(
     rich: bool = False,
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
 ) -> Outcome:
-    """What the stream gives: ``("ok", calls)`` or ``(error class, the calls it carries)``.
-
-    The calls returned before an error must begin the ones it carries: a caller that kept
-    what ``feed`` returned and then read the error's ``completed`` has each call once."""
+    """What the stream gives: ``("ok", calls)`` or ``(error class, the calls returned
+    before it, then the calls it carries)``: a caller that kept what ``feed`` returned and
+    then read the error's ``completed`` has each call once."""
     typed = None if dialect is None else as_dialect(dialect)
     cls: Any = StreamParser if rich else ToolCallParser
     parser = cls(typed, max_event_bytes=max_event_bytes)
@@ -112,11 +112,10 @@ def outcome(
             take(parser.feed(chunk))
         take(parser.finish())
     except StreamError as exc:
-        # Every stream error carries the calls completed before it (a provider's error,
-        # a truncation, a malformed event, a framing limit).
-        carried = [_key(c) for c in exc.completed]
-        assert carried[: len(returned)] == [_key(c) for c in returned], (type(exc), chunks)
-        return type(exc).__name__, tuple(carried)
+        # Every stream error carries the calls completed before it that no read returned
+        # (a provider's error, a truncation, a malformed event, a framing limit).
+        every = [_key(c) for c in (*returned, *exc.completed)]
+        return type(exc).__name__, tuple(every)
     return "ok", tuple(_key(c) for c in returned)
 
 
@@ -504,3 +503,26 @@ def test_twins_give_the_same_events_and_error_at_every_cut(
         singles = [raw[i : i + 1] for i in range(len(raw))]
         assert _framed(compiled, singles, limit) == _framed(pure, singles, limit)
         assert _whole(_framed(pure, singles, limit)) == _whole(whole)
+
+
+@pytest.mark.parametrize("dialect", ["openai_responses", "anthropic", "gemini"])
+def test_a_call_then_an_error_is_each_call_once_in_one_read_or_two(dialect: str) -> None:
+    """A caller that keeps what ``feed`` returned and adds the error's ``completed`` has
+    the call once, whether the error came in the call's read or a read of its own: the
+    error carries only what no read returned (before, two reads gave the call twice)."""
+    turn = _TURNS["one call"]
+    events = encode_turn(dialect, turn)
+    completing = next(
+        n for n in range(1, len(events) + 1) if outcome(dialect, [b"".join(events[:n])])[1]
+    )
+    raw = b"".join(encode_error_event(dialect, turn, ErrorEvent(after_events=completing)))
+    call_part = b"".join(events[:completing])
+    seen = []
+    for reads in ([raw], [call_part, raw[len(call_part) :]]):
+        parser = ToolCallParser(as_dialect(dialect))
+        got: list[ToolCall] = []
+        with pytest.raises(ProviderError) as info:
+            for read in reads:
+                got += parser.feed(read)
+        seen.append([(c.name, c.args) for c in (*got, *info.value.completed)])
+    assert seen == [[("weather", {"city": "Oslo"})]] * 2

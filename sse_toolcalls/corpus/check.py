@@ -95,7 +95,7 @@ def _run(dialect: Dialect | None, chunks: Sequence[bytes]) -> _Outcome:
             released += parser.feed(chunk)
         released += parser.finish()
     except TruncatedStreamError as exc:
-        return _Outcome("truncated", _brief(exc.completed), exc.reason)
+        return _Outcome("truncated", _brief(released + list(exc.completed)), exc.reason)
     except ProviderError:
         return _Outcome("provider_error", _brief(released))
     except SSEToolCallsError as exc:

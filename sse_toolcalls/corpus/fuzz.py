@@ -193,10 +193,12 @@ def _registry_check(registry: Any, calls: Sequence[ToolCall]) -> None:
 
 def _calls_of(stream: bytes, dialect: Dialect | None) -> list[ToolCall]:
     parser = ToolCallParser(dialect)
+    calls: list[ToolCall] = []
     try:
-        return parser.feed(stream) + parser.finish()
+        calls += parser.feed(stream)
+        return calls + parser.finish()
     except TruncatedStreamError as exc:
-        return list(exc.completed)
+        return calls + list(exc.completed)
     except SSEToolCallsError:
         return []
 

@@ -97,8 +97,8 @@ def from_exception(
     if isinstance(error, TruncatedStreamError):
         return Diagnostic(
             kind="stream_truncated",
-            message=f"{error} (reason {error.reason}; {len(error.completed)} call(s) "
-            f"completed, {len(error.partial)} cut)",
+            message=f"{error} (reason {error.reason}; {len(error.completed)} completed "
+            f"call(s) not yet returned, {len(error.partial)} cut)",
             provider=error.provider,
             exception=repr(error),
             attempt=attempt,

@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 import anyio
 
 from .. import _json
-from ..calls import Dialect, StreamEvent, ToolCall, ToolCallCompleted
+from ..calls import Dialect, StreamEvent, ToolCall
 from ..dialects import detect_dialect
 from ..dialects._parsed import PARSED_DATA, ParsedEvent, parsed_event, text_of
 from ..errors import (
@@ -335,9 +335,6 @@ class _BodyStep:
         self.idle_timeout = idle_timeout
         self.status, self.headers = _status_and_headers(response)
         self.head = _Head(provider)
-        self.calls: list[ToolCall] = []
-        """The calls given out so far: an error the edge raises itself (a timeout)
-        carries them, as the parser's own errors do (issue 29)."""
 
     def needs_error_body(self) -> bool:
         """The status or the content type is an error: read the body (bounded) and raise
@@ -362,15 +359,7 @@ class _BodyStep:
             head.look(chunk)
             if head.not_sse:
                 return None
-        items = self.parser.feed(chunk)
-        if items:
-            calls = self.calls
-            for item in items:
-                if type(item) is ToolCall:
-                    calls.append(item)
-                elif type(item) is ToolCallCompleted:
-                    calls.append(item.call)
-        return items
+        return self.parser.feed(chunk)
 
     def not_sse_error(self, body: bytes) -> ProviderError:
         return _status_error(self.status, self.headers, body, self.provider, None)
@@ -386,9 +375,9 @@ class _BodyStep:
         if isinstance(exc, SSEToolCallsError):
             raise exc
         if _is_timeout(exc):
-            error = _timeout_error(self.provider, exc, self.idle_timeout)
-            error.completed = tuple(self.calls)
-            raise error from exc
+            # Its ``completed`` stays empty: every call completed so far was given out
+            # as its chunk came, and an error carries only those never given (issue 29).
+            raise _timeout_error(self.provider, exc, self.idle_timeout) from exc
         return _dropped(self.parser, self.provider, exc)
 
 

@@ -54,7 +54,7 @@ async def test_the_rich_stream_carries_them_too() -> None:
     assert [(c.call_id, c.args) for c in caught.value.completed] == WHOLE
 
 
-async def test_a_timeout_after_calls_carries_the_calls_given_out() -> None:
+async def test_a_timeout_after_calls_carries_none_of_the_calls_given_out() -> None:
     chunks = encode_turn("anthropic", TURN)
     # Hang before message_stop: both calls are out, the turn is not whole.
     response = FakeResponse(chunks, hang_after=len(chunks) - 1)
@@ -63,7 +63,8 @@ async def test_a_timeout_after_calls_carries_the_calls_given_out() -> None:
         async for call in aiter_tool_calls(response, "anthropic", idle_timeout=0.1):
             got.append(call)
     assert [(c.call_id, c.args) for c in got] == WHOLE
-    assert caught.value.completed == tuple(got)
+    # Given out already: carried again, a caller that kept both would have each twice.
+    assert caught.value.completed == ()
 
 
 def test_parsed_events_carry_them_too() -> None:
@@ -74,6 +75,7 @@ def test_parsed_events_carry_them_too() -> None:
     got: list[ToolCall] = []
     with pytest.raises(ProviderError) as caught:
         got.extend(parse_tool_calls(payloads, "anthropic"))
-    # Parsed events are fed one by one: the calls were returned, and carried as well.
-    assert [(c.call_id, c.args) for c in caught.value.completed] == WHOLE
-    assert caught.value.completed == tuple(got)
+    # Parsed events are fed one by one: the calls were returned, so the error carries
+    # none of them again.
+    assert [(c.call_id, c.args) for c in got] == WHOLE
+    assert caught.value.completed == ()
