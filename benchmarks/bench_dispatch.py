@@ -25,7 +25,7 @@ import anyio.lowlevel
 
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.runtime.dispatch import Dispatcher
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
 
 
 def _turn(n: int, *, parallel_safe: bool) -> tuple[Dispatcher, list[ToolCall], list[int]]:

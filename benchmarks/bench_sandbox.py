@@ -9,7 +9,7 @@ its arguments) with the same arguments:
 - ``landlock``: that child confined by Landlock;
 - ``bwrap``: the child under bubblewrap (namespaces, a new filesystem view);
 - ``landlock, warm`` and ``bwrap, warm``: the same call on a warm worker of a
-  :class:`~sse_toolcalls.sandbox.WarmPool` (a zygote in that confinement, with the handler
+  :class:`~sse_toolcalls.runtime.sandbox.WarmPool` (a zygote in that confinement, with the handler
   imported, forking a fresh supervisor and worker per call, its directory reset after);
 - ``first warm call``: the first call of a tool on a new pool (it starts the zygote), one
   per round, on the best backend.
@@ -36,7 +36,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import anyio
 
 from benchmarks.sandbox_tools import echo
-from sse_toolcalls.sandbox import Backend, Sandbox, WarmPool, available_backends, run_in_sandbox
+from sse_toolcalls.runtime.sandbox import (
+    Backend,
+    Sandbox,
+    WarmPool,
+    available_backends,
+    run_in_sandbox,
+)
 
 ARGUMENTS = {"path": "notes.txt", "limit": 10}
 EXPECTED = {"echo": ARGUMENTS}

@@ -52,9 +52,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from benchmarks.weather import INVALID, SCHEMA, VALID
 from sse_toolcalls.calls import ToolCall
-from sse_toolcalls.errors import InvalidArgumentsError
-from sse_toolcalls.tools import ArgumentValidator, ToolRegistry
-from sse_toolcalls.tools.pydantic_validation import DISABLE_ENV, arguments_adapter
+from sse_toolcalls.runtime.errors import InvalidArgumentsError
+from sse_toolcalls.runtime.tools import ArgumentValidator, ToolRegistry
+from sse_toolcalls.runtime.tools.pydantic_validation import DISABLE_ENV, arguments_adapter
 
 
 class Loc(BaseModel):
@@ -102,7 +102,7 @@ def forecast_plain(
     start: str,
 ) -> str:
     """The same call with hints the pydantic fast path covers (no dataclass, no date:
-    see sse_toolcalls/tools/pydantic_validation.py)."""
+    see sse_toolcalls/runtime/tools/pydantic_validation.py)."""
     return city
 
 

@@ -34,8 +34,8 @@ import itertools
 from sse_toolcalls import bfcl
 from sse_toolcalls.calls import DIALECTS, ToolCall
 from sse_toolcalls.parser import ToolCallParser
-from sse_toolcalls.simulator.encoders import encode_turn
-from sse_toolcalls.simulator.script import ScriptedCall, Turn
+from sse_toolcalls.tooling.simulator.encoders import encode_turn
+from sse_toolcalls.tooling.simulator.script import ScriptedCall, Turn
 
 
 def split_randomly(data: bytes, rng: random.Random) -> list[bytes]:

@@ -5,7 +5,7 @@
 It prints one JSON line, ``{"port": N}``, once it listens, and serves until its standard
 input is closed (the benchmark runs it as a child process, so the server's CPU is never
 counted as the client's). uvicorn (h11) on 127.0.0.1, through the package's one owner of
-that job, :class:`sse_toolcalls._loopback.LoopbackServer`.
+that job, :class:`sse_toolcalls.tooling._loopback.LoopbackServer`.
 
 A request's first path segment names the dialect (``/openai_chat/...``: the SDKs append
 their own paths to a base URL, so ``/openai_chat/v1/chat/completions`` is the same
@@ -26,7 +26,7 @@ import sys
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
-from sse_toolcalls._loopback import LoopbackServer
+from sse_toolcalls.tooling._loopback import LoopbackServer
 
 from . import inputs
 

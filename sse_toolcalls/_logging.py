@@ -25,9 +25,9 @@ __all__ = ["LOGGERS", "log"]
 
 LOGGERS = {
     "sse_toolcalls.runtime": "the agent's loop, the dispatcher and every handled failure",
-    "sse_toolcalls.tools": "a tool handler's exception, with its traceback",
-    "sse_toolcalls.simulator": "each request the simulator served",
-    "sse_toolcalls.mcp": "an MCP server's tool left out (skip_invalid=True), with the reason",
+    "sse_toolcalls.runtime.tools": "a tool handler's exception, with its traceback",
+    "sse_toolcalls.tooling.simulator": "each request the simulator served",
+    "sse_toolcalls.runtime.mcp": "an MCP server's tool left out (skip_invalid=True), and why",
     "sse_toolcalls.dialects": "a provider's stream that contradicted itself and was resolved",
 }
 """Each logger of the library and what it reports."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from . import _adopt
+from ._faces import publish
 
 Dialect = Literal["openai_chat", "openai_responses", "anthropic", "gemini"]
 """The four wire formats the library speaks."""
@@ -358,5 +358,5 @@ StreamEvent = (
 )
 """Anything the rich stream yields."""
 
-# Last, once the classes exist: they take the path users import them from (see the root).
-_adopt(__name__)
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

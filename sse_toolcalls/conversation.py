@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import _adopt
+from ._faces import publish
 from .calls import ReasoningBlock, ToolCall, ToolResult
 
 __all__ = [
@@ -77,6 +77,5 @@ Message = SystemPrompt | UserMessage | AssistantMessage | ToolResultsMessage
 Conversation = Sequence[Message]
 """A conversation: its messages, oldest first (a list or a tuple)."""
 
-
-# Last, once the classes exist: they take the path users import them from (see the root).
-_adopt(__name__)
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

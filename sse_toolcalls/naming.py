@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import _adopt
+from ._faces import publish
 from .calls import Dialect, ToolCall
 from .errors import UsageError
 
@@ -189,5 +189,5 @@ class ToolNameMap:
         return call if name == call.name else dataclasses.replace(call, name=name)
 
 
-# Last, once the classes exist: they take the path users import them from (see the root).
-_adopt(__name__)
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

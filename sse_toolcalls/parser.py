@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import _adopt
+from ._faces import publish
 from .calls import Dialect, StreamEvent, ToolCall, ToolCallCompleted
 from .dialects import accepts_unterminated, detect_dialect, reassembler_for
 from .dialects._common import Reassembler
@@ -285,5 +285,5 @@ class ToolCallParser:
         return [e.call for e in self._stream.finish() if isinstance(e, ToolCallCompleted)]
 
 
-# Last, once the classes exist: they take the path users import them from (see the root).
-_adopt(__name__)
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -13,8 +13,8 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from . import _adopt
 from ._checks import check_count
+from ._faces import publish
 from .errors import (
     EventTooLargeError,
     FramingError,
@@ -684,5 +684,5 @@ if not TYPE_CHECKING and _CSSEFramer is not None:
         SSEFramer = _CSSEFramer
         IMPLEMENTATION = "c"
 
-# Last, once the classes exist: they take the path users import them from (see the root).
-_adopt(__name__)
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -24,10 +24,10 @@ import pytest
 
 from sse_toolcalls import Dialect, bfcl
 from sse_toolcalls.calls import DIALECTS, ToolCall
-from sse_toolcalls.errors import InvalidArgumentsError, UnknownToolError
 from sse_toolcalls.parser import ToolCallParser
-from sse_toolcalls.simulator.encoders import encode_turn
-from sse_toolcalls.simulator.script import ScriptedCall, Turn
+from sse_toolcalls.runtime.errors import InvalidArgumentsError, UnknownToolError
+from sse_toolcalls.tooling.simulator.encoders import encode_turn
+from sse_toolcalls.tooling.simulator.script import ScriptedCall, Turn
 
 SAMPLE_EVERY = 10
 """One entry in ten of each category: about 240 entries, a few seconds."""
@@ -55,11 +55,11 @@ def identity(calls: list[ToolCall]) -> list[tuple[Any, ...]]:
 
 
 def test_the_conversion_is_optional_and_outside_the_tools_package() -> None:
-    # Regression (issue 10): it was sse_toolcalls.tools.bfcl, part of the tools layer.
-    assert importlib.util.find_spec("sse_toolcalls.tools.bfcl") is None
+    # Regression (issue 10): it was sse_toolcalls.runtime.tools.bfcl, part of the tools layer.
+    assert importlib.util.find_spec("sse_toolcalls.runtime.tools.bfcl") is None
     code = (
-        "import sys, sse_toolcalls, sse_toolcalls.tools, sse_toolcalls.runtime, "
-        "sse_toolcalls.simulator, sse_toolcalls.cli\n"
+        "import sys, sse_toolcalls, sse_toolcalls.runtime.tools, sse_toolcalls.runtime, "
+        "sse_toolcalls.tooling.simulator, sse_toolcalls.tooling.cli\n"
         "print(sorted(m for m in sys.modules if 'bfcl' in m))"
     )
     done = subprocess.run(

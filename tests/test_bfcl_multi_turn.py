@@ -23,13 +23,13 @@ from typing import Any
 import pytest
 
 from sse_toolcalls import Dialect
-from sse_toolcalls.bfcl import find_source
-from sse_toolcalls.bfcl import multi_turn as mt
-from sse_toolcalls.bfcl.command import format_table
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.simulator import ReceivedResult, ScriptedCall, Simulator, Turn
+from sse_toolcalls.tooling.bfcl import find_source
+from sse_toolcalls.tooling.bfcl import multi_turn as mt
+from sse_toolcalls.tooling.bfcl.command import format_table
+from sse_toolcalls.tooling.simulator import ReceivedResult, ScriptedCall, Simulator, Turn
 
 pytestmark = [
     # As in tests/runtime/test_chaos.py: httpx 0.28 leaves its body iterators to the
@@ -293,7 +293,7 @@ def test_the_command_says_when_the_data_is_missing(tmp_path: Any) -> None:
     code = (
         "import importlib.util, sys\n"
         "if importlib.util.find_spec('bfcl_eval') is not None: sys.exit(99)\n"
-        "from sse_toolcalls.cli import main\n"
+        "from sse_toolcalls.tooling.cli import main\n"
         f"sys.exit(main(['bfcl', '--data', {str(tmp_path / 'nothing')!r}, '--sample', '1']))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "BFCL_DATA_DIR"}

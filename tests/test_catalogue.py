@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from sse_toolcalls import DIALECTS, ToolSpec, as_dialect
-from sse_toolcalls.catalogue import CatalogueEntry, load_catalogue, render_markdown
-from sse_toolcalls.cli import main
 from sse_toolcalls.messages import tool_declarations
-from sse_toolcalls.sandbox import Sandbox
-from sse_toolcalls.tools import Tool, ToolRegistry
+from sse_toolcalls.runtime.sandbox import Sandbox
+from sse_toolcalls.runtime.tools import Tool, ToolRegistry
+from sse_toolcalls.tooling.catalogue import CatalogueEntry, load_catalogue, render_markdown
+from sse_toolcalls.tooling.cli import main
 
 WEATHER = ToolSpec(
     name="get_weather",
@@ -57,7 +57,9 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 def test_the_demo_registries_are_clean_under_strict(capsys: pytest.CaptureFixture[str]) -> None:
     # What CI runs (.ci/run).
-    status, out, err = run(["catalogue", "sse_toolcalls.demo:demo_registry", "--strict"], capsys)
+    status, out, err = run(
+        ["catalogue", "sse_toolcalls.tooling.demo:demo_registry", "--strict"], capsys
+    )
     assert status == 0, out
     assert "## `lookup_demo_value`" in out
     assert "No findings." in out
@@ -183,7 +185,7 @@ def test_a_dialect_that_cannot_declare_a_schema_fails_the_run(
         ("nonexistent.json", "cannot read"),
         ("no_colon_here", "neither a JSON file nor a module:attribute"),
         ("sse_toolcalls.nope:thing", "cannot load"),
-        ("sse_toolcalls.demo:_WORDS", "is not a ToolRegistry"),
+        ("sse_toolcalls.tooling.demo:_WORDS", "is not a ToolRegistry"),
     ],
 )
 def test_unreadable_targets_exit_2(

@@ -12,8 +12,8 @@ import anyio
 import pytest
 
 from sse_toolcalls import DIALECTS, Dialect
-from sse_toolcalls.cli import main
-from sse_toolcalls.demo import run_demo_async
+from sse_toolcalls.tooling.cli import main
+from sse_toolcalls.tooling.demo import run_demo_async
 
 from .wire import Call, encode
 

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from sse_toolcalls.cli import (
+from sse_toolcalls.tooling.cli import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -30,7 +30,7 @@ from sse_toolcalls.cli import (
     build_parser,
     main,
 )
-from sse_toolcalls.simulator.cli import serve
+from sse_toolcalls.tooling.simulator.cli import serve
 
 from .wire import Call, encode
 
@@ -308,12 +308,12 @@ def test_a_wrong_path_is_logged_too(tmp_path: Path) -> None:
 def test_ctrl_c_is_status_130_without_a_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import sse_toolcalls.cli
+    import sse_toolcalls.tooling.cli
 
     def interrupted(*args: Any, **kwargs: Any) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sse_toolcalls.cli, "replay", interrupted)
+    monkeypatch.setattr(sse_toolcalls.tooling.cli, "replay", interrupted)
     assert run_cli(["replay", "-"], capsys) == (EXIT_INTERRUPTED, "", "")
 
 

@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from sse_toolcalls import DIALECTS, Dialect
-from sse_toolcalls.cli import main
-from sse_toolcalls.demo_registry import registry_demo_registry, run_registry_demo_async
+from sse_toolcalls.tooling.cli import main
+from sse_toolcalls.tooling.demo_registry import registry_demo_registry, run_registry_demo_async
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

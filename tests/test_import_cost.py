@@ -32,7 +32,7 @@ _NEVER_WITH_THE_CORE = (
     "sse_toolcalls.dialects.openai_responses.messages",
     "sse_toolcalls._jsonsafe",
     "sse_toolcalls.runtime",
-    "sse_toolcalls.tools",
+    "sse_toolcalls.runtime.tools",
 )
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from sse_toolcalls._logging import LOGGERS
 from sse_toolcalls.runtime.agent import Agent
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
 from tests.runtime.test_agent import FakeClient, answer, calling
 
 PACKAGE = Path(__file__).resolve().parents[1] / "sse_toolcalls"
@@ -83,7 +83,7 @@ def test_a_failing_tool_is_a_structured_warning_on_each_logger(
     caplog.set_level(logging.INFO, logger="sse_toolcalls")
     client = FakeClient([calling(("broken", {"city": "Oslo"})), answer("Sorry.")])
     anyio.run(Agent(client, registry(), tracing=False, read_retries=0).run, "weather?")
-    tools = [r for r in ours(caplog) if r.name == "sse_toolcalls.tools"]
+    tools = [r for r in ours(caplog) if r.name == "sse_toolcalls.runtime.tools"]
     (failed,) = tools
     assert failed.levelno == logging.WARNING
     assert failed.event == "tool_failed"  # type: ignore[attr-defined]

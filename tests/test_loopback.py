@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from sse_toolcalls._loopback import LoopbackServer
 from sse_toolcalls.errors import UsageError
+from sse_toolcalls.tooling._loopback import LoopbackServer
 
 
 async def hello(scope: dict[str, Any], receive: Any, send: Any) -> None:

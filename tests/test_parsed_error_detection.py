@@ -11,8 +11,13 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import MalformedStreamError, ProviderError, ToolCallParser, as_dialect
-from sse_toolcalls.runtime import parse_tool_calls
+from sse_toolcalls import (
+    MalformedStreamError,
+    ProviderError,
+    ToolCallParser,
+    as_dialect,
+    parse_tool_calls,
+)
 
 SHAPES: dict[str, dict[str, Any]] = {
     "openai_chat": {"error": {"message": "overloaded", "type": "server_error", "code": None}},

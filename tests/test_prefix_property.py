@@ -37,8 +37,8 @@ from sse_toolcalls import (
     TruncatedStreamError,
     as_dialect,
 )
-from sse_toolcalls.corpus.transforms import KEEPS_END
-from sse_toolcalls.corpus.transforms import transforms as variants
+from sse_toolcalls.tooling.corpus.transforms import KEEPS_END
+from sse_toolcalls.tooling.corpus.transforms import transforms as variants
 from tests.outside import EXTERNAL_STREAMS, outside_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,7 +80,7 @@ def test_the_outside_corpus_is_among_the_streams() -> None:
     assert any(s.file.startswith("external_streams/") for s in STREAMS)
 
 
-# -- transforms: the library's own (sse_toolcalls.corpus.transforms, which
+# -- transforms: the library's own (sse_toolcalls.tooling.corpus.transforms, which
 # ``sse-toolcalls check`` uses too); the property below is this test's own oracle.
 
 

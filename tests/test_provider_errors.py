@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from sse_toolcalls import Dialect, ProviderError, ToolCallParser
+from sse_toolcalls.edge.http_errors import provider_error_from_http
 from sse_toolcalls.provider_errors import is_retryable, read_error_object
-from sse_toolcalls.runtime.http_errors import provider_error_from_http
 
 
 def _openai(message: str, kind: str, code: str | None) -> dict[str, Any]:

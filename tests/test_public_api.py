@@ -1,7 +1,7 @@
-"""The public surface, derived from the namespace: one list of names (the root's
-``_EXPORTS``), the ``TYPE_CHECKING`` block equal to it, every public module's ``__all__``
-real, the root exporting exactly its ``__all__``, public classes at the path users write,
-the upper layers loaded lazily."""
+"""The public surface, derived from the namespace: one table of names per face
+(``_faces``), each lazy face's ``TYPE_CHECKING`` block equal to it, every public
+module's ``__all__`` real, each face exporting exactly its ``__all__``, public classes at
+their face's path, the upper layers loaded lazily, the old paths of 0.1 warning."""
 
 from __future__ import annotations
 
@@ -20,25 +20,30 @@ from typing import Any
 import pytest
 
 import sse_toolcalls
-import sse_toolcalls.sandbox
+import sse_toolcalls.runtime
+import sse_toolcalls.runtime.sandbox
 from sse_toolcalls import (
     EventTooLargeError,
-    InvalidArgumentsError,
     MalformedStreamError,
     PartialToolCall,
     ProviderError,
     SSEToolCallsError,
     StreamTimeoutError,
     ToolCall,
-    ToolError,
     ToolResult,
     TruncatedStreamError,
     UnknownDialectError,
+    _faces,
+    _moved,
 )
+from sse_toolcalls.runtime import InvalidArgumentsError, ToolError
 
 ROOT = sse_toolcalls.__name__
 ALL: list[str] = vars(sse_toolcalls)["__all__"]
 """The root's ``__all__``, hidden from type checkers (see the root's comment)."""
+
+LAZY_FACES = ["sse_toolcalls", "sse_toolcalls.runtime"]
+"""The faces that look their names up on first use (``_faces.Face``)."""
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:
@@ -54,15 +59,22 @@ def _public_modules() -> Iterator[ModuleType]:
             yield importlib.import_module(info.name)
 
 
-def _type_checking_imports() -> dict[str, str]:
-    """What type checkers see: name -> module, from the root's ``TYPE_CHECKING`` block."""
-    tree = ast.parse(Path(sse_toolcalls.__file__).read_text(encoding="utf-8"))
+def _homes(face: str) -> dict[str, str]:
+    """Each public name of ``face`` -> its defining module (relative to the face)."""
+    return {name: module for module, names in _faces.FACES[face].items() for name in names}
+
+
+def _type_checking_imports(face: str) -> dict[str, str]:
+    """What type checkers see: name -> module, from the face's ``TYPE_CHECKING`` block."""
+    path = importlib.import_module(face).__file__
+    assert path is not None
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     blocks = [
         node
         for node in tree.body
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
     ]
-    assert len(blocks) == 1, "the root has one TYPE_CHECKING block"
+    assert len(blocks) == 1, "the face has one TYPE_CHECKING block"
     seen: dict[str, str] = {}
     for node in blocks[0].body:
         assert isinstance(node, ast.ImportFrom), ast.unparse(node)
@@ -75,16 +87,23 @@ def _type_checking_imports() -> dict[str, str]:
     return seen
 
 
-def test_all_is_sorted_and_unique() -> None:
-    names = list(ALL)
+@pytest.mark.parametrize("face", LAZY_FACES)
+def test_all_is_sorted_and_unique(face: str) -> None:
+    names = list(vars(importlib.import_module(face))["__all__"])
     assert names == sorted(names)
     assert len(names) == len(set(names))
 
 
-def test_type_checkers_see_exactly_the_exported_names() -> None:
-    table = {name: module for module, names in sse_toolcalls._EXPORTS.items() for name in names}
-    assert _type_checking_imports() == table
-    assert sorted(table) == ALL
+def test_the_root_face_has_at_most_60_names() -> None:
+    # Issue 30: the wire core's face is the library's first use, short enough to read.
+    assert len(ALL) <= 60
+
+
+@pytest.mark.parametrize("face", LAZY_FACES)
+def test_type_checkers_see_exactly_the_exported_names(face: str) -> None:
+    table = _homes(face)
+    assert _type_checking_imports(face) == table
+    assert sorted(table) == vars(importlib.import_module(face))["__all__"]
 
 
 def test_every_public_module_all_resolves() -> None:
@@ -100,67 +119,78 @@ def test_every_public_module_all_resolves() -> None:
     assert walked >= 10
 
 
-def test_the_root_exports_exactly_its_all() -> None:
-    for name in ALL:
-        home = importlib.import_module(f"{ROOT}.{sse_toolcalls._HOME[name]}")
-        assert getattr(sse_toolcalls, name) is getattr(home, name), name
-    # Everything is loaded now: the root's public, non-module names are its __all__.
+@pytest.mark.parametrize("face", LAZY_FACES)
+def test_the_face_exports_exactly_its_all(face: str) -> None:
+    module = importlib.import_module(face)
+    names = vars(module)["__all__"]
+    for name, home in _homes(face).items():
+        defining = importlib.import_module(f"{face}.{home}")
+        assert getattr(module, name) is getattr(defining, name), name
+    # Everything is loaded now: the face's public, non-module names are its __all__.
     exported = {
         name
-        for name, value in vars(sse_toolcalls).items()
+        for name, value in vars(module).items()
         if not name.startswith("_") and not isinstance(value, ModuleType)
     }
-    assert exported == set(ALL)
+    assert exported == set(names)
 
 
 def test_dir_lists_the_lazy_names_before_they_load() -> None:
     result = _run(
         f"import sys, {ROOT}; names = dir({ROOT});"
-        f"print('Agent' in names, 'ToolRegistry' in names, '{ROOT}.runtime' in sys.modules)"
+        f"print('ToolCallParser' in names, 'parse_tool_calls' in names, 'Agent' in names,"
+        f" '{ROOT}.parser' in sys.modules)"
     )
-    assert result.stdout.split() == ["True", "True", "False"], result.stderr
+    assert result.stdout.split() == ["True", "True", "False", "False"], result.stderr
 
 
-def test_public_classes_carry_the_root_path_however_imported() -> None:
-    # A fresh interpreter imports every defining module directly, never through the root's
+def test_public_classes_carry_their_face_path_however_imported() -> None:
+    # A fresh interpreter imports every defining module directly, never through a face's
     # lazy lookup: the path must not depend on what was imported first. (type's own repr:
     # an enum's metaclass shows "<enum 'Name'>", without the module.)
-    modules = sorted(set(sse_toolcalls._HOME.values()))
+    rows = [
+        (face, name, f"{face}.{module}")
+        for face in _faces.FACES
+        for name, module in _homes(face).items()
+    ]
     code = (
         "import importlib\n"
-        f"rows = {[(name, module) for name, module in sse_toolcalls._HOME.items()]!r}\n"
-        f"mods = {{m: importlib.import_module('{ROOT}.' + m) for m in {modules!r}}}\n"
-        "for name, module in rows:\n"
-        "    value = getattr(mods[module], name)\n"
+        f"rows = {rows!r}\n"
+        "for face, name, module in rows:\n"
+        "    value = getattr(importlib.import_module(module), name)\n"
         "    if isinstance(value, type):\n"
-        "        print(name, value.__module__, type.__repr__(value))\n"
+        "        print(face, name, value.__module__, type.__repr__(value))\n"
     )
     result = _run(code)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) > 40
+    assert len(lines) > 80
     for line in lines:
-        name, module, shown = line.split(" ", 2)
-        assert module == ROOT, line
-        assert shown == f"<class '{ROOT}.{name}'>", line
+        face, name, module, shown = line.split(" ", 3)
+        assert module == face, line
+        assert shown == f"<class '{face}.{name}'>", line
 
 
-def test_only_exported_classes_claim_the_root_path() -> None:
+def test_only_exported_classes_claim_a_face_path() -> None:
     for module in _public_modules():
         for name, value in vars(module).items():
-            if isinstance(value, type) and value.__module__ == ROOT:
+            face = getattr(value, "__module__", None)
+            if isinstance(value, type) and face in _faces.FACES:
                 # sse._CSSEFramer / sse._PySSEFramer: the twins of SSEFramer, by its name.
-                twin = name.startswith("_") and value.__qualname__ in ALL
-                assert name in ALL or twin, f"{module.__name__}.{name}"
+                exported = _homes(face)
+                twin = name.startswith("_") and value.__qualname__ in exported
+                assert name in exported or twin, f"{module.__name__}.{name}"
 
 
 def test_type_hints_still_resolve_on_every_public_class() -> None:
     # The annotations are strings evaluated in the module __module__ names; moving
-    # __module__ to the root must not break typing.get_type_hints (pydantic, cattrs...).
-    for name in ALL:
-        value = getattr(sse_toolcalls, name)
-        if isinstance(value, type):
-            typing.get_type_hints(value, include_extras=True)
+    # __module__ to a face must not break typing.get_type_hints (pydantic, cattrs...).
+    for face in _faces.FACES:
+        module = importlib.import_module(face)
+        for name in _homes(face):
+            value = getattr(module, name)
+            if isinstance(value, type):
+                typing.get_type_hints(value, include_extras=True)
     assert typing.get_type_hints(ToolCall)["args"] == dict[str, Any]
 
 
@@ -195,8 +225,8 @@ def test_public_dataclasses_pickle_by_the_root_path(value: object) -> None:
     ],
     ids=lambda error: type(error).__name__,
 )
-def test_exceptions_pickle_by_the_root_path(error: SSEToolCallsError) -> None:
-    assert b"sse_toolcalls.errors" not in pickle.dumps(error)
+def test_exceptions_pickle_by_their_face_path(error: SSEToolCallsError) -> None:
+    assert b"errors" not in pickle.dumps(error)
     copy = _round_trip(error)
     assert type(copy) is type(error)
     assert str(copy) == str(error)
@@ -209,7 +239,7 @@ def test_exceptions_pickle_by_the_root_path(error: SSEToolCallsError) -> None:
 EVERY_ERROR: list[Exception] = [
     SSEToolCallsError("boom"),
     sse_toolcalls.UsageError("misuse"),
-    sse_toolcalls.ApprovalStateError("edited", reason="tampered"),
+    sse_toolcalls.runtime.ApprovalStateError("edited", reason="tampered"),
     UnknownDialectError("cohere"),
     sse_toolcalls.StreamError("stream"),
     sse_toolcalls.FramingError("framing"),
@@ -237,22 +267,22 @@ EVERY_ERROR: list[Exception] = [
         text="hi",
     ),
     ToolError("failed", call=CALL),
-    sse_toolcalls.UnknownToolError("unknown", call=CALL),
+    sse_toolcalls.runtime.UnknownToolError("unknown", call=CALL),
     InvalidArgumentsError("invalid", call=CALL, problems=("p",)),
-    sse_toolcalls.ToolExecutionError("raised", call=CALL),
-    sse_toolcalls.ToolTimeoutError("late", call=CALL),
-    sse_toolcalls.CircuitOpenError("open", call=CALL),
-    sse_toolcalls.LedgerError("locked"),
-    sse_toolcalls.ConversationStoreError("refused"),
-    sse_toolcalls.SandboxDeclarationError("a lambda cannot be imported"),
-    sse_toolcalls.SandboxUnavailableError("no backend", call=CALL, reasons=("no bwrap",)),
-    sse_toolcalls.ToolRetry("the date must be in the past"),
-    sse_toolcalls.ToolErrorReply([{"type": "text", "text": "rate limited"}]),
-    sse_toolcalls.SandboxViolationError(
+    sse_toolcalls.runtime.ToolExecutionError("raised", call=CALL),
+    sse_toolcalls.runtime.ToolTimeoutError("late", call=CALL),
+    sse_toolcalls.runtime.CircuitOpenError("open", call=CALL),
+    sse_toolcalls.runtime.LedgerError("locked"),
+    sse_toolcalls.runtime.ConversationStoreError("refused"),
+    sse_toolcalls.runtime.SandboxDeclarationError("a lambda cannot be imported"),
+    sse_toolcalls.runtime.SandboxUnavailableError("no backend", call=CALL, reasons=("no bwrap",)),
+    sse_toolcalls.runtime.ToolRetry("the date must be in the past"),
+    sse_toolcalls.runtime.ToolErrorReply([{"type": "text", "text": "rate limited"}]),
+    sse_toolcalls.runtime.SandboxViolationError(
         "denied",
         call=CALL,
-        violation=sse_toolcalls.sandbox.Violation(
-            kind=sse_toolcalls.sandbox.ViolationKind.DENIED_PATH, message="no", path="/etc"
+        violation=sse_toolcalls.runtime.sandbox.Violation(
+            kind=sse_toolcalls.runtime.sandbox.ViolationKind.DENIED_PATH, message="no", path="/etc"
         ),
     ),
 ]
@@ -261,8 +291,9 @@ EVERY_ERROR: list[Exception] = [
 def test_every_public_exception_class_is_in_the_pickling_table() -> None:
     public = {
         value
-        for name in ALL
-        if isinstance(value := getattr(sse_toolcalls, name), type)
+        for face in LAZY_FACES
+        for name in _homes(face)
+        if isinstance(value := getattr(importlib.import_module(face), name), type)
         and issubclass(value, BaseException)
     }
     assert public == {type(error) for error in EVERY_ERROR}
@@ -280,7 +311,7 @@ def test_every_exception_round_trips_with_its_attributes(error: Exception) -> No
         assert vars(copy) == vars(error)
 
 
-def test_the_contract_names_are_at_the_root() -> None:
+def test_the_contract_names_are_on_their_faces() -> None:
     for name in (
         "SSEFramer",
         "ServerSentEvent",
@@ -291,22 +322,24 @@ def test_the_contract_names_are_at_the_root() -> None:
         "ProviderError",
         "TruncatedStreamError",
         "SSEToolCallsError",
-        "ToolRegistry",
         "format_results",
         "aiter_tool_calls",
-        "Simulator",
     ):
         assert name in ALL, name
+    for name in ("Agent", "ToolRegistry", "Tool", "Dispatcher", "ToolRetry"):
+        assert name in sse_toolcalls.runtime.__all__, name
+    assert "Simulator" in importlib.import_module("sse_toolcalls.tooling.simulator").__all__
 
 
 def test_upper_layers_load_only_when_used() -> None:
     code = (
         "import sys, sse_toolcalls;"
-        "heavy = ('anyio', 'httpx', 'jsonschema', 'uvicorn', 'sse_toolcalls.tools');"
+        "heavy = ('anyio', 'httpx', 'jsonschema', 'uvicorn', 'sse_toolcalls.runtime.tools');"
+        "sse_toolcalls.parse_tool_calls; import sse_toolcalls.runtime;"
         "before = [m for m in heavy if m in sys.modules];"
-        "sse_toolcalls.ToolRegistry;"
+        "sse_toolcalls.runtime.ToolRegistry;"
         "after = [m for m in heavy if m in sys.modules];"
-        "print(before, after); sys.exit(0 if not before and 'sse_toolcalls.tools' in after else 1)"
+        "print(before, after); sys.exit(0 if not before and 'sse_toolcalls.runtime.tools' in after else 1)"
     )
     result = _run(code)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -315,3 +348,59 @@ def test_upper_layers_load_only_when_used() -> None:
 def test_unknown_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no_such_name"):
         sse_toolcalls.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("face", "name", "home"),
+    [
+        (face, name, home)
+        for face, table in (
+            ("sse_toolcalls", _moved.ROOT_NAMES),
+            ("sse_toolcalls.runtime", _moved.RUNTIME_NAMES),
+        )
+        for name, home in sorted(table.items())
+    ],
+)
+def test_an_old_name_warns_with_its_new_home_and_is_the_same_object(
+    face: str, name: str, home: str
+) -> None:
+    # In a fresh interpreter: a name found once is kept on the face and warns no more.
+    result = _run(
+        "import warnings, importlib\n"
+        "warnings.simplefilter('error')\n"
+        f"face = importlib.import_module({face!r})\n"
+        "try:\n"
+        f"    getattr(face, {name!r})\n"
+        "except DeprecationWarning as warning:\n"
+        "    print(warning)\n"
+        "warnings.simplefilter('ignore')\n"
+        f"print(getattr(face, {name!r}) is getattr(importlib.import_module({home!r}), {name!r}))\n"
+        f"print({name!r} in dir(face), {name!r} in face.__all__)\n"
+    )
+    lines = result.stdout.splitlines()
+    assert (
+        lines[0] == f"{face}.{name} moved: import it from {home} (the old path is removed in 0.3.0)"
+    ), result.stderr
+    assert lines[1:] == ["True", "False False"]
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(_moved.MODULES.items()))
+def test_an_old_module_path_warns_and_is_the_new_module(old: str, new: str) -> None:
+    result = _run(
+        "import warnings, importlib, sys\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    old = importlib.import_module({old!r})\n"
+        "print([str(w.message) for w in caught if w.category is DeprecationWarning])\n"
+        f"print(old is importlib.import_module({new!r}))\n"
+    )
+    assert result.returncode == 0, result.stderr
+    warned, same = result.stdout.splitlines()
+    assert f"the module {old} moved to {new}" in warned
+    assert same == "True"
+
+
+def test_a_pickle_names_the_face_not_the_module() -> None:
+    # So a pickle made today loads after the module moves inside the package.
+    data = pickle.dumps(sse_toolcalls.runtime.CallReport)
+    assert b"sse_toolcalls.runtime" in data and b"dispatch" not in data

@@ -9,7 +9,8 @@ from typing import Any
 import anyio
 import pytest
 
-from sse_toolcalls import Agent, ScriptedCall, Simulator, ToolRegistry, Turn, client_for
+from sse_toolcalls.runtime import Agent, ToolRegistry, client_for
+from sse_toolcalls.tooling.simulator import ScriptedCall, Simulator, Turn
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

@@ -53,9 +53,9 @@ from sse_toolcalls import (
 )
 from sse_toolcalls import parser as parser_module
 from sse_toolcalls import sse as sse_module
-from sse_toolcalls.simulator.encoders import encode_error_event, encode_turn
-from sse_toolcalls.simulator.script import ErrorEvent, ScriptedCall, Turn
 from sse_toolcalls.sse import DEFAULT_MAX_EVENT_BYTES
+from sse_toolcalls.tooling.simulator.encoders import encode_error_event, encode_turn
+from sse_toolcalls.tooling.simulator.script import ErrorEvent, ScriptedCall, Turn
 from tests.outside import EXTERNAL_STREAMS, outside_corpus
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -145,7 +145,7 @@ def test_the_public_class_is_the_one_the_environment_asks_for() -> None:
 
 def test_the_fuzz_target_compares_the_twins(monkeypatch: pytest.MonkeyPatch) -> None:
     from sse_toolcalls import ServerSentEvent
-    from sse_toolcalls.corpus import invariants
+    from sse_toolcalls.tooling.corpus import invariants
 
     class Forgetful(pure):
         __slots__ = ()

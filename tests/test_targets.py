@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sse_toolcalls._targets import resolve
 from sse_toolcalls.errors import UsageError
+from sse_toolcalls.runtime._targets import resolve
 
 
 def test_dots_after_the_colon_walk_attributes() -> None:

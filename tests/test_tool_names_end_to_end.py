@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from sse_toolcalls import DIALECTS, Dialect, ToolNameMap, ToolRegistry
+from sse_toolcalls import DIALECTS, Dialect, ToolNameMap
+from sse_toolcalls.runtime import ToolRegistry
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.simulator import Script, ScriptedCall, Simulator, Turn
+from sse_toolcalls.tooling.simulator import Script, ScriptedCall, Simulator, Turn
 
 pytestmark = pytest.mark.anyio
 

@@ -1,150 +1,95 @@
-"""The async edge and the runtime: HTTP streaming, provider error mapping, provider
-clients, dispatch of calls, policies (retry, circuit breaker, idempotency ledger),
-fallback messages and diagnostics, the one executor of tool handlers
-(``execute``), and the one conversation loop (``Agent``).
+"""The agent runtime: tools and their validation, the one conversation loop (``Agent``),
+dispatch of calls, policies (retry, circuit breaker, idempotency ledger, approvals),
+conversation stores, provider clients, fallback messages, diagnostics and tracing; the
+sandbox (:mod:`sse_toolcalls.runtime.sandbox`) and MCP (:mod:`sse_toolcalls.runtime.mcp`)
+are its subpackages.
 
-Depends on anyio, and on an HTTP client (httpx2 or httpx) only where a client is made;
-the core (``sse``, ``parser``, ``dialects``) imports neither.
+It builds on the wire core (the root package) and never on the tooling. Depends on
+anyio, jsonschema, and an HTTP client (httpx2 or httpx) only where a client is made.
+Its face is lazy, as the root's is: ``from sse_toolcalls.runtime import ToolRetry``
+loads the exceptions and nothing else (a sandboxed handler pays for no more).
 """
 
-from __future__ import annotations
+from .. import _moved
+from .._faces import Face as _Face
 
-from .. import _adopt
-from .agent import DEFAULT_MAX_STEPS, Agent, AgentReply, AgentStream, StreamingClient
-from .approval import (
-    ApprovalContext,
-    ApprovalPolicy,
-    ApprovalState,
-    Decision,
-    Deny,
-    approval_id,
-    call_digest,
-)
-from .breaker import CircuitBreaker, CircuitStatus
-from .diagnostics import Diagnostic
-from .dispatch import CallOutcome, CallReport, Dispatcher
-from .edge import (
-    TIMEOUT_CODE,
-    AsyncByteResponse,
-    SSELike,
-    SyncByteResponse,
-    aiter_events,
-    aiter_events_from_sse,
-    aiter_tool_calls,
-    aiter_tool_calls_from_sse,
-    aparse_events,
-    aparse_tool_calls,
-    iter_events,
-    iter_tool_calls,
-    parse_events,
-    parse_tool_calls,
-)
-from .events import (
-    AgentEvent,
-    ApprovalRequested,
-    FallbackShown,
-    RequestStarted,
-    RetryScheduled,
-    RunFinished,
-    ToolArgumentsPreview,
-    ToolCallRefused,
-    ToolCallResult,
-)
-from .execute import Executor, run_local, run_sandboxed
-from .fallback import FallbackReason, fallback_message
-from .http_errors import is_retryable_status, parse_retry_after, provider_error_from_http
-from .ledger import (
-    IdempotencyLedger,
-    InMemoryLedger,
-    LedgerEntry,
-    LedgerError,
-    SQLiteLedger,
-    SyncLedgerAdapter,
-    idempotency_key,
-)
-from .partial_json import PartialJSON
-from .postgres import PostgresConversationStore, PostgresLedger
-from .retry import RetryPolicy, is_transient
-from .sdk_errors import provider_error_from_sdk, translate_sdk_errors
-from .store import (
-    ConversationStore,
-    Exchange,
-    InMemoryConversationStore,
-    SQLiteConversationStore,
-)
-from .usage import Usage, usage_of
+# See the root: typing is not imported for this flag.
+TYPE_CHECKING = False
 
-__all__ = [
-    "DEFAULT_MAX_STEPS",
-    "TIMEOUT_CODE",
-    "Agent",
-    "AgentEvent",
-    "AgentReply",
-    "AgentStream",
-    "ApprovalContext",
-    "ApprovalPolicy",
-    "ApprovalRequested",
-    "ApprovalState",
-    "AsyncByteResponse",
-    "CallOutcome",
-    "CallReport",
-    "CircuitBreaker",
-    "CircuitStatus",
-    "ConversationStore",
-    "Decision",
-    "Deny",
-    "Diagnostic",
-    "Dispatcher",
-    "Exchange",
-    "Executor",
-    "FallbackReason",
-    "FallbackShown",
-    "IdempotencyLedger",
-    "InMemoryConversationStore",
-    "InMemoryLedger",
-    "LedgerEntry",
-    "LedgerError",
-    "PartialJSON",
-    "PostgresConversationStore",
-    "PostgresLedger",
-    "RequestStarted",
-    "RetryPolicy",
-    "RetryScheduled",
-    "RunFinished",
-    "SQLiteConversationStore",
-    "SQLiteLedger",
-    "SSELike",
-    "StreamingClient",
-    "SyncByteResponse",
-    "SyncLedgerAdapter",
-    "ToolArgumentsPreview",
-    "ToolCallRefused",
-    "ToolCallResult",
-    "Usage",
-    "aiter_events",
-    "aiter_events_from_sse",
-    "aiter_tool_calls",
-    "aiter_tool_calls_from_sse",
-    "aparse_events",
-    "aparse_tool_calls",
-    "approval_id",
-    "call_digest",
-    "fallback_message",
-    "idempotency_key",
-    "is_retryable_status",
-    "is_transient",
-    "iter_events",
-    "iter_tool_calls",
-    "parse_events",
-    "parse_retry_after",
-    "parse_tool_calls",
-    "provider_error_from_http",
-    "provider_error_from_sdk",
-    "run_local",
-    "run_sandboxed",
-    "translate_sdk_errors",
-    "usage_of",
-]
+_FACE = _Face(__name__, globals(), __path__, moved=_moved.RUNTIME_NAMES)
 
-# Last, once the classes exist: they take the path users import them from (see the root).
-_adopt(__name__)
+if not TYPE_CHECKING:
+    __all__ = _FACE.all()  # noqa: PLE0605
+
+    def __getattr__(name: str) -> object:
+        return _FACE.getattr(name)
+
+
+def __dir__() -> list[str]:
+    return _FACE.dir()
+
+
+if TYPE_CHECKING:
+    from .agent import Agent as Agent
+    from .agent import AgentStream as AgentStream
+    from .approval import ApprovalContext as ApprovalContext
+    from .approval import ApprovalState as ApprovalState
+    from .approval import Deny as Deny
+    from .approval import approval_id as approval_id
+    from .breaker import CircuitBreaker as CircuitBreaker
+    from .clients import AnthropicClient as AnthropicClient
+    from .clients import GeminiClient as GeminiClient
+    from .clients import OpenAIChatClient as OpenAIChatClient
+    from .clients import OpenAIResponsesClient as OpenAIResponsesClient
+    from .clients import ProviderClient as ProviderClient
+    from .clients import client_for as client_for
+    from .diagnostics import Diagnostic as Diagnostic
+    from .dispatch import CallReport as CallReport
+    from .dispatch import Dispatcher as Dispatcher
+    from .errors import ApprovalStateError as ApprovalStateError
+    from .errors import CircuitOpenError as CircuitOpenError
+    from .errors import ConversationStoreError as ConversationStoreError
+    from .errors import InvalidArgumentsError as InvalidArgumentsError
+    from .errors import LedgerError as LedgerError
+    from .errors import SandboxDeclarationError as SandboxDeclarationError
+    from .errors import SandboxUnavailableError as SandboxUnavailableError
+    from .errors import SandboxViolationError as SandboxViolationError
+    from .errors import ToolError as ToolError
+    from .errors import ToolErrorReply as ToolErrorReply
+    from .errors import ToolExecutionError as ToolExecutionError
+    from .errors import ToolRetry as ToolRetry
+    from .errors import ToolTimeoutError as ToolTimeoutError
+    from .errors import UnknownToolError as UnknownToolError
+    from .events import AgentEvent as AgentEvent
+    from .events import ApprovalRequested as ApprovalRequested
+    from .events import FallbackShown as FallbackShown
+    from .events import RequestStarted as RequestStarted
+    from .events import RetryScheduled as RetryScheduled
+    from .events import RunFinished as RunFinished
+    from .events import ToolArgumentsPreview as ToolArgumentsPreview
+    from .events import ToolCallRefused as ToolCallRefused
+    from .events import ToolCallResult as ToolCallResult
+    from .failover import FallbackClient as FallbackClient
+    from .fallback import fallback_message as fallback_message
+    from .ledger import IdempotencyLedger as IdempotencyLedger
+    from .ledger import InMemoryLedger as InMemoryLedger
+    from .ledger import SQLiteLedger as SQLiteLedger
+    from .ledger import SyncLedgerAdapter as SyncLedgerAdapter
+    from .postgres import PostgresConversationStore as PostgresConversationStore
+    from .postgres import PostgresLedger as PostgresLedger
+    from .reply import AgentReply as AgentReply
+    from .retry import RetryPolicy as RetryPolicy
+    from .store import ConversationStore as ConversationStore
+    from .store import InMemoryConversationStore as InMemoryConversationStore
+    from .store import SQLiteConversationStore as SQLiteConversationStore
+    from .tools.context import ToolContext as ToolContext
+    from .tools.registry import Effect as Effect
+    from .tools.registry import Tool as Tool
+    from .tools.registry import ToolRegistry as ToolRegistry
+    from .tools.registry import ValidatedCall as ValidatedCall
+    from .tools.validation import Coercion as Coercion
+    from .tools.validation import Problem as Problem
+    from .tracing import Tracing as Tracing
+    from .usage import Usage as Usage
+
+del TYPE_CHECKING  # not a public name of the package

@@ -13,7 +13,8 @@ expansion. Every encoding is tagged by kind and prefixed by its length, so no tw
 values share one (``[1, 2]`` and ``["1,2"]``, a tuple of one string and the string).
 
 A value of a kind we never put in a state (an arbitrary object) has no canonical form:
-the state was not made here, and is refused (:class:`~sse_toolcalls.errors.ApprovalStateError`).
+the state was not made here, and is refused
+(:class:`~sse_toolcalls.runtime.errors.ApprovalStateError`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from .._jsonsafe import MAX_DEPTH
 from ..calls import ToolCall
-from ..errors import ApprovalStateError
+from .errors import ApprovalStateError
 
 __all__ = ["MAX_SEAL_DEPTH", "call_digest", "sign", "signature_ok", "value_digest"]
 

@@ -18,7 +18,7 @@ text, within ``max_steps``), and adds what a product needs when things fail:
 - **Invalid arguments**: the model gets an error result under the same id and may correct
   itself once; if its next call to the same tool is refused again, the reply is the
   ``tool_arguments`` fallback.
-- **A tool's own refusal** (:class:`~sse_toolcalls.errors.ToolRetry`): its reason goes to
+- **A tool's own refusal** (:class:`~sse_toolcalls.runtime.errors.ToolRetry`): its reason goes to
   the model, up to ``Tool.retries`` times per tool and run; then the ``tool_arguments``
   fallback.
 - **Step limit**: the ``step_limit`` fallback.
@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import anyio
 
 from .._checks import check_count, check_quantity
+from .._faces import publish
 from .._jsonsafe import clean_text, safe_repr, safe_str
 from .._logging import log
 from ..calls import (
@@ -71,15 +72,7 @@ from ..conversation import (
     ToolResultsMessage,
     UserMessage,
 )
-from ..errors import (
-    ApprovalStateError,
-    LedgerError,
-    StreamError,
-    StreamTimeoutError,
-    TruncatedStreamError,
-    UsageError,
-)
-from ..tools import results as result_texts
+from ..errors import StreamError, StreamTimeoutError, TruncatedStreamError, UsageError
 from .approval import (
     ApprovalContext,
     ApprovalPolicy,
@@ -105,6 +98,7 @@ from .dispatch import (
     Dispatcher,
     per_tool,
 )
+from .errors import ApprovalStateError, LedgerError
 from .events import (
     AgentEvent,
     ApprovalRequested,
@@ -129,13 +123,14 @@ from .store import (
     history_before,
     within_deadline,
 )
+from .tools import results as result_texts
 from .tracing import Tracing, resolve
 from .usage import Usage, usage_of
 
 if TYPE_CHECKING:
     from ..calls import StreamEvent
-    from ..sandbox import WarmPool
-    from ..tools.registry import ToolRegistry
+    from .sandbox import WarmPool
+    from .tools.registry import ToolRegistry
 
 __all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentReply", "AgentStream", "StreamingClient"]
 
@@ -247,7 +242,7 @@ class Agent:
                 call, conversation id); per tool by default (see
                 :data:`~.dispatch.BreakerScope`).
             deps: the application's dependencies, given to tools that declare a
-                :class:`~sse_toolcalls.tools.ToolContext` parameter.
+                :class:`~sse_toolcalls.runtime.tools.ToolContext` parameter.
             policy: decides before each call runs: ``"allow"``, ``Deny(reason)`` or
                 ``"ask"`` (:mod:`.approval`); every call is allowed by default, except
                 that a tool with ``needs_approval`` always asks.
@@ -255,7 +250,7 @@ class Agent:
                 ``False`` for none, or ``None`` (the default) for spans to the global
                 tracer provider when ``opentelemetry-api`` is installed, none otherwise.
             sandbox_pool: warm workers for sandboxed tools, reused across calls and
-                runs (a :class:`~sse_toolcalls.sandbox.WarmPool`, opened and closed by
+                runs (a :class:`~sse_toolcalls.runtime.sandbox.WarmPool`, opened and closed by
                 the application in the same event loop); a cold child per call without.
             approval_key: the application's secret (at least 16 random bytes) that
                 signs each paused state (HMAC-SHA256), so that any worker holding it can
@@ -1181,3 +1176,7 @@ def _dialect(client: object) -> str | None:
 def _retry_budget(registry: ToolRegistry, name: str) -> int:
     tool = registry.get(name)
     return tool.retries if tool is not None else 0
+
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -5,7 +5,7 @@ turn runs, with an :class:`ApprovalContext` and the call; it answers:
 
 - ``"allow"``: the call runs as usual (validation, ledger, breaker, sandbox);
 - :class:`Deny` ``(reason)``: it does not run; the model reads the reason as the call's
-  result (``declined``, :func:`~sse_toolcalls.tools.results.declined_result`);
+  result (``declined``, :func:`~sse_toolcalls.runtime.tools.results.declined_result`);
 - ``"ask"``: a person decides. The run pauses: :meth:`~.agent.Agent.run` returns a
   reply whose ``pending_approvals`` lists the calls waiting and whose ``state`` is an
   :class:`ApprovalState`; :meth:`~.agent.Agent.resume` goes on with the person's
@@ -24,7 +24,7 @@ application may send the state through a browser and back, so on resume it is un
   the ledger can check it; and/or the state is signed (HMAC-SHA256) with the
   application's ``approval_key``. A state that matches neither (edited, given a new
   token or request id, forged) is refused with
-  :class:`~sse_toolcalls.errors.ApprovalStateError` before anything runs.
+  :class:`~sse_toolcalls.runtime.errors.ApprovalStateError` before anything runs.
 - The decision is on record: the first resume reserves the pause's decision in the
   ledger (an atomic compare-and-set, as a write's key), so of two workers answering the
   same state, one wins and the other is refused; a denial is final, an approval is
@@ -43,16 +43,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .._faces import publish
+
 # At run time, not under TYPE_CHECKING: the root adopts these classes, and
 # typing.get_type_hints must resolve their fields.
 from ..calls import ToolCall
 from ..conversation import Message
-from ..errors import ApprovalStateError, LedgerError, UsageError
-from ..tools.registry import Tool
+from ..errors import UsageError
 from ._seal import call_digest, sign, signature_ok, value_digest
 from .diagnostics import Diagnostic
 from .dispatch import CallReport, _ledger_call
+from .errors import ApprovalStateError, LedgerError
 from .ledger import IdempotencyLedger
+from .tools.registry import Tool
 from .usage import Usage
 
 __all__ = [
@@ -411,3 +414,7 @@ async def claim_decision(
         # its detail, for people reading the ledger, is missing.
         return approved, f"the decision was taken but its detail not recorded: {exc}"
     return approved, None
+
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -31,9 +31,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from .._checks import check_count, check_quantity
+from .._faces import publish
 
 if TYPE_CHECKING:
-    from ..tools.registry import Tool
+    from .tools.registry import Tool
 
 __all__ = [
     "BAD_INPUT",
@@ -202,3 +203,7 @@ class CircuitBreaker:
             return CircuitStatus(
                 tool=tool, state=state, failures=circuit.failures, retry_at=retry_at
             )
+
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -21,8 +21,8 @@ import anyio
 # httpx.AsyncClient works as well (README, "Which HTTP client").
 import httpx2
 
-from .. import _adopt
 from .._checks import check_quantity
+from .._faces import publish
 from .._jsonsafe import dumps_safe
 from .._secrets import SecretSet, credentials, remember
 from ..calls import (
@@ -35,11 +35,11 @@ from ..calls import (
     ToolSpec,
 )
 from ..conversation import Conversation
+from ..edge.responses import TIMEOUT_CODE, aiter_events, aiter_tool_calls
+from ..edge.transport import classify
 from ..errors import ProviderError, StreamTimeoutError, UnknownDialectError, UsageError
 from ..messages import build_request
 from ..naming import ToolNameMap
-from .edge import TIMEOUT_CODE, aiter_events, aiter_tool_calls
-from .transport import classify
 
 if TYPE_CHECKING:
     import httpx
@@ -390,5 +390,5 @@ __all__ = [
     "client_for",
 ]
 
-# Last, once the classes exist: they take the path users import them from (see the root).
-_adopt(__name__)
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from .._faces import publish
 from .._logging import log
 from ..errors import ProviderError, TruncatedStreamError
 
@@ -132,3 +133,7 @@ def report(diagnostic: Diagnostic, *, level: int = logging.WARNING) -> Diagnosti
         call_id=diagnostic.call_id,
     )
     return diagnostic
+
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

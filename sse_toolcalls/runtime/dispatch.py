@@ -47,7 +47,7 @@ one :class:`CallReport` per call, in call order, each with its call and its resu
   waits for those, a later call for the barrier alone), so a turn's waiting is linear in
   its calls however barriers and parallel calls mix.
 
-Every text the model reads in a result comes from :mod:`sse_toolcalls.tools.results`.
+Every text the model reads in a result comes from :mod:`sse_toolcalls.runtime.tools.results`.
 """
 
 from __future__ import annotations
@@ -64,10 +64,16 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import anyio
 
 from .._checks import check_count, check_quantity
+from .._faces import publish
 from .._jsonsafe import safe_repr, safe_str
 from .._logging import log
 from ..calls import ToolCall, ToolResult
-from ..errors import (
+from ..errors import UsageError
+from . import tracing
+from ._seal import call_digest
+from .breaker import Blame, CircuitBreaker, blame
+from .diagnostics import Diagnostic, logger, report
+from .errors import (
     ApprovalStateError,
     CircuitOpenError,
     ToolError,
@@ -75,14 +81,7 @@ from ..errors import (
     ToolExecutionError,
     ToolRetry,
     ToolTimeoutError,
-    UsageError,
 )
-from ..tools import results
-from ..tools.context import ToolContext
-from . import tracing
-from ._seal import call_digest
-from .breaker import Blame, CircuitBreaker, blame
-from .diagnostics import Diagnostic, logger, report
 from .execute import Executor, run_local, run_once
 from .keyclaim import KeyConflict, claim_key
 from .ledger import (
@@ -97,10 +96,12 @@ from .ledger import (
     key_arguments,
 )
 from .recorded import recorded_content, replayed_parts
+from .tools import results
+from .tools.context import ToolContext
 
 if TYPE_CHECKING:
-    from ..sandbox import WarmPool
-    from ..tools.registry import ToolRegistry, ValidatedCall
+    from .sandbox import WarmPool
+    from .tools.registry import ToolRegistry, ValidatedCall
 
 __all__ = [
     "DEFAULT_IN_FLIGHT_WAIT_S",
@@ -162,7 +163,7 @@ circuit, nothing ran); ``replayed`` (a write already done: its recorded result, 
 ran); ``unconfirmed`` (a write that started earlier and was never confirmed: not
 repeated); ``ledger_error`` (a write whose key could not be reserved: not run);
 ``over_limit`` (its turn asked for more than ``max_calls_per_turn`` calls: nothing of the
-turn ran); ``retry`` (the handler raised :class:`~sse_toolcalls.errors.ToolRetry`: its
+turn ran); ``retry`` (the handler raised :class:`~sse_toolcalls.runtime.errors.ToolRetry`: its
 reason went to the model); ``declined`` (the approval policy denied it, or a person did:
 nothing ran; set by the :class:`~.agent.Agent`, which decides before dispatch, and by the
 dispatcher for a ``needs_approval`` tool's call handed in without its approval)."""
@@ -261,7 +262,7 @@ class Dispatcher:
             breaker_scope: names the circuit of a call (:data:`BreakerScope`): per
                 tool by default.
             sandbox_pool: warm workers for sandboxed tools (a
-                :class:`~sse_toolcalls.sandbox.WarmPool` the application opened, and
+                :class:`~sse_toolcalls.runtime.sandbox.WarmPool` the application opened, and
                 closes); each sandboxed call starts a cold child without one.
             ledger_timeout: seconds one ledger call may take
                 (:data:`~.ledger.DEFAULT_LEDGER_TIMEOUT_S`); past it the call has
@@ -323,7 +324,7 @@ class Dispatcher:
                 every turn of one request, and again when it is resumed. ``None``: a
                 new request of its own, so this turn's writes replay for nothing else.
             conversation_id: the conversation's id (given to ``breaker_scope`` and to
-                a tool's :class:`~sse_toolcalls.tools.ToolContext`).
+                a tool's :class:`~sse_toolcalls.runtime.tools.ToolContext`).
             deps: the application's dependencies, for a tool's ``ToolContext``.
             approved: the :func:`~sse_toolcalls.runtime.approval.call_digest` of each
                 call a person approved (with this ``request_id``); a call to a
@@ -876,3 +877,7 @@ def _note(
         ),
         level=level,
     )
+
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

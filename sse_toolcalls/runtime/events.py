@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .._faces import publish
+
 # At run time, not under TYPE_CHECKING: the root adopts these classes, and
 # typing.get_type_hints must resolve their fields.
 from ..calls import (
@@ -175,3 +177,6 @@ AgentEvent = (
     | RunFinished
 )
 """Anything :meth:`~.agent.Agent.run_stream` yields."""
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -7,15 +7,15 @@ a call runs (validation, the ledger, the breaker, retries); it runs it through
 tool's timeout is applied.
 
 **The seam for other backends.** *How* a handler runs is an :class:`Executor`: an async
-callable from a :class:`~sse_toolcalls.tools.ValidatedCall` to the handler's return
+callable from a :class:`~sse_toolcalls.runtime.tools.ValidatedCall` to the handler's return
 value. :func:`run_local` (the default) runs it in this process: an ``async`` handler
 awaited, a sync one in a worker thread. A sandbox backend (a child process confined to
 what the tool declared) is another executor, passed as ``Dispatcher(executor=...)``;
 nothing else changes. An executor must:
 
 - return the handler's value (any value: results are made by
-  :func:`~sse_toolcalls.tools.results.ok_result`, which never raises);
-- raise :class:`~sse_toolcalls.errors.ToolExecutionError` (the cause chained) when the
+  :func:`~sse_toolcalls.runtime.tools.results.ok_result`, which never raises);
+- raise :class:`~sse_toolcalls.runtime.errors.ToolExecutionError` (the cause chained) when the
   handler failed or could not be run, and nothing else but cancellation;
 - stop its work when cancelled: the timeout is a cancellation from :func:`run_once`
   (a child process should be killed then; a worker thread cannot be, and is abandoned).
@@ -37,18 +37,18 @@ import anyio
 import anyio.to_thread
 
 from .._jsonsafe import safe_str
-from ..errors import (
+from ..errors import UsageError
+from .errors import (
     SandboxDeclarationError,
     SandboxUnavailableError,
     SandboxViolationError,
     ToolExecutionError,
     ToolTimeoutError,
-    UsageError,
 )
 
 if TYPE_CHECKING:
-    from ..sandbox import WarmPool
-    from ..tools.registry import ValidatedCall
+    from .sandbox import WarmPool
+    from .tools.registry import ValidatedCall
 
 __all__ = ["Executor", "run_local", "run_once", "run_sandboxed"]
 
@@ -197,7 +197,7 @@ async def run_sandboxed(validated: ValidatedCall, /, *, pool: WarmPool | None = 
             ``ToolRetry`` or ``ToolErrorReply`` (that exception the cause, as unsandboxed).
         UsageError: the tool has no sandbox.
     """
-    from ..sandbox import run_in_sandbox  # lazy: the engine is only needed when used
+    from .sandbox import run_in_sandbox  # lazy: the engine is only needed when used
 
     tool = validated.tool
     if tool.sandbox is None:
@@ -255,7 +255,8 @@ async def run_once(
     Raises:
         ToolTimeoutError: it overran ``Tool.timeout`` (it was cancelled).
         ToolExecutionError: the handler raised, or the executor could not run it
-            (:class:`~sse_toolcalls.errors.SandboxViolationError` when a sandbox stopped it).
+            (:class:`~sse_toolcalls.runtime.errors.SandboxViolationError` when a sandbox
+            stopped it).
         Whatever cancels the caller (never swallowed).
     """
     if validated.tool.sandbox is not None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .. import _adopt
+from .._faces import publish
 from ..calls import StreamEvent, StreamFinished, ToolSpec
 from ..conversation import Conversation
 from ..crossing import carry_over
@@ -156,5 +156,5 @@ class FallbackClient:
         raise exhausted from last
 
 
-# Last, once the classes exist: they take the path users import them from (see the root).
-_adopt(__name__)
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -20,7 +20,8 @@ import hashlib
 
 import anyio
 
-from ..errors import LedgerError, UsageError
+from ..errors import UsageError
+from .errors import LedgerError
 from .ledger import DEFAULT_LEDGER_TIMEOUT_S, IdempotencyLedger
 
 __all__ = ["KeyConflict", "claim_key", "claim_text"]

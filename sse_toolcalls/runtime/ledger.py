@@ -45,8 +45,10 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 import anyio
 import anyio.to_thread
 
+from .._faces import publish
 from .._jsonsafe import MAX_DEPTH, MAX_INT_BITS, dumps_safe, safe_repr
-from ..errors import LedgerError, UsageError
+from ..errors import UsageError
+from .errors import LedgerError
 
 __all__ = [
     "DEFAULT_LEDGER_TIMEOUT_S",
@@ -772,3 +774,7 @@ class SQLiteLedger:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -16,7 +16,7 @@ SQLite file on one machine cannot be. :class:`PostgresLedger` is that store, on 
   committed, so the statement is tried again on a fresh connection: a conflict on a
   row with our token means our first try did commit, and we hold it; another token
   means another worker does. When the database stays unreachable, ``reserve`` raises
-  :class:`~sse_toolcalls.errors.LedgerError` and the write does not run (if our lost
+  :class:`~sse_toolcalls.runtime.errors.LedgerError` and the write does not run (if our lost
   try had committed, the key stays in flight: a re-submitted request reports "may
   have run", never runs it). ``record`` is an upsert of the same values, so it is
   tried again the same way; if it never gets through, the key stays in flight.
@@ -37,10 +37,11 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._faces import publish
 from .._jsonsafe import dumps_safe
 from ..conversation import Message
-from ..errors import ConversationStoreError, LedgerError
 from ._pg import DEFAULT_ATTEMPTS, DEFAULT_MAX_SIZE, DEFAULT_TIMEOUT_S, Migration, PgPool, Row
+from .errors import ConversationStoreError, LedgerError
 from .ledger import DEFAULT_RETENTION_S, LedgerEntry
 from .store import Exchange, messages_from_json, messages_to_json
 
@@ -362,3 +363,7 @@ class PostgresConversationStore:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

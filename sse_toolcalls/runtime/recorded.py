@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._media_json import part_from_json, part_json
 from ..calls import Image, MediaPart
+from ._media_json import part_from_json, part_json
 
 __all__ = ["MAX_RECORDED_MEDIA_BYTES", "recorded_content", "replayed_parts"]
 

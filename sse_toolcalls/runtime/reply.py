@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._faces import publish
+
 # At run time, not under TYPE_CHECKING: the root adopts this class, and
 # typing.get_type_hints must resolve its fields.
 from ..calls import ToolCall, ToolResult
@@ -82,3 +84,7 @@ class AgentReply:
             f"<AgentReply {kind}: {text!r} · {self.steps} steps, {self.requests} requests, "
             f"{len(self.calls)} calls, {len(self.diagnostics)} diagnostics>"
         )
+
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from .._checks import check_count, check_quantity
+from .._faces import publish
 from ..errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
 
 __all__ = ["DEFAULT_ATTEMPTS", "RetryPolicy", "is_transient"]
@@ -102,3 +103,7 @@ class RetryPolicy:
         if hint is not None and hint > computed:
             return min(hint, self.max_retry_after)
         return computed
+
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -12,7 +12,7 @@ Three stores, one protocol (:class:`ConversationStore`): :class:`InMemoryConvers
 the SQLite ledger or in it) and :class:`~.postgres.PostgresConversationStore`. Messages
 are stored as JSON by :func:`messages_to_json` / :func:`messages_from_json`, one codec for
 every store; a stored value that does not decode is a
-:class:`~sse_toolcalls.errors.ConversationStoreError`, never another exception.
+:class:`~sse_toolcalls.runtime.errors.ConversationStoreError`, never another exception.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import anyio
 import anyio.to_thread
 
 from .._checks import check_count
+from .._faces import publish
 from .._jsonsafe import dumps_safe
 from ..calls import DIALECTS, ToolCall, ToolResult
 from ..conversation import (
@@ -40,7 +41,7 @@ from ..conversation import (
     ToolResultsMessage,
     UserMessage,
 )
-from ..errors import ConversationStoreError
+from .errors import ConversationStoreError
 from .ledger import BUSY_TIMEOUT_S
 
 __all__ = [
@@ -402,3 +403,7 @@ class SQLiteConversationStore:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

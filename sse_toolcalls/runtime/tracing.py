@@ -41,7 +41,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
 from urllib.parse import urlsplit
 
-from .. import _adopt
+from .._faces import publish
 from .._jsonsafe import dumps_safe, safe_str
 from ..errors import ProviderError, UsageError
 from .usage import Usage, usage_of
@@ -49,9 +49,9 @@ from .usage import Usage, usage_of
 if TYPE_CHECKING:
     from ..calls import StreamFinished, ToolCall, ToolResult
     from ..conversation import Message
-    from ..tools.registry import ValidatedCall
     from .agent import AgentReply
     from .dispatch import CallReport
+    from .tools.registry import ValidatedCall
 
 __all__ = ["Tracing"]
 
@@ -324,7 +324,7 @@ class _ToolSpan(_Span):
         self.set("sse_toolcalls.tool.runs", report.runs)
         self.set("sse_toolcalls.ledger.replayed", outcome == "replayed")
         if sandboxed and report.runs:
-            self.set("sse_toolcalls.sandbox.verdict", self.verdict or "passed")
+            self.set("sse_toolcalls.runtime.sandbox.verdict", self.verdict or "passed")
         if outcome not in _NOT_ERRORS and self.error is None:
             self.error, self.message = outcome, f"the call ended {outcome}"
         if self.tracing.capture_content:
@@ -522,4 +522,5 @@ def resolve(tracing: Tracing | bool | None) -> Tracing | _Off:
     raise UsageError(f"tracing must be a Tracing, True, False or None, not {tracing!r}")
 
 
-_adopt(__name__)
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

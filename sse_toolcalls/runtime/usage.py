@@ -36,6 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .._faces import publish
+
 __all__ = ["Usage", "usage_of"]
 
 
@@ -138,3 +140,7 @@ def usage_of(dialect: str | None, usage: Mapping[str, Any] | None) -> Usage:
         reasoning_tokens=found.reasoning_tokens,
         turns=1 if counted else 0,
     )
+
+
+# Last, once the classes exist: they take their face's path (see _faces).
+publish(__name__, globals())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sse_toolcalls.simulator.pytest_plugin import simulator
+from sse_toolcalls.tooling.simulator.pytest_plugin import simulator
 
 __all__ = ["simulator"]
 

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sse_toolcalls import Agent, ProviderClient, ToolRegistry, client_for
-from sse_toolcalls.simulator import ScriptedCall, Simulator, Turn
+from sse_toolcalls.runtime import Agent, ProviderClient, ToolRegistry, client_for
+from sse_toolcalls.tooling.simulator import ScriptedCall, Simulator, Turn
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ import pytest
 import pytest_asyncio
 import sniffio
 
-from sse_toolcalls import DIALECTS, Agent, ProviderClient, ToolRegistry, client_for
-from sse_toolcalls.runtime import aiter_tool_calls, iter_tool_calls
-from sse_toolcalls.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
+from sse_toolcalls import DIALECTS, aiter_tool_calls, iter_tool_calls
+from sse_toolcalls.runtime import Agent, ProviderClient, ToolRegistry, client_for
+from sse_toolcalls.tooling.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
 
 # Strict mode runs only marked tests; in auto mode the mark changes nothing.
 pytestmark = pytest.mark.asyncio

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from sse_toolcalls import ToolCall, ToolCallParser
-from sse_toolcalls.cli import main
-from sse_toolcalls.corpus import assert_stream_invariants, check_corpus, check_stream
-from sse_toolcalls.corpus.check import EVERY_CUT_MAX_BYTES, _cuts
+from sse_toolcalls.tooling.cli import main
+from sse_toolcalls.tooling.corpus import assert_stream_invariants, check_corpus, check_stream
+from sse_toolcalls.tooling.corpus.check import EVERY_CUT_MAX_BYTES, _cuts
 
 from ..wire import Call, encode
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from sse_toolcalls import UsageError
-from sse_toolcalls.cli import main
-from sse_toolcalls.corpus import StreamResult, check_corpus
-from sse_toolcalls.corpus.fuzz import _seeds
-from sse_toolcalls.corpus.manifest import CorpusPathError, load, read_stream, stream_path
+from sse_toolcalls.tooling.cli import main
+from sse_toolcalls.tooling.corpus import StreamResult, check_corpus
+from sse_toolcalls.tooling.corpus.fuzz import _seeds
+from sse_toolcalls.tooling.corpus.manifest import CorpusPathError, load, read_stream, stream_path
 
 SECRET_LINE = "root:TOPSECRET-HASH:0:0"
 

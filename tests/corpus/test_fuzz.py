@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import Dialect, ToolCall, ToolCallParser, ToolRegistry
-from sse_toolcalls.cli import main
-from sse_toolcalls.corpus import check_corpus
-from sse_toolcalls.corpus.fuzz import check_growth, fuzz_corpus
+from sse_toolcalls import Dialect, ToolCall, ToolCallParser
+from sse_toolcalls.runtime import ToolRegistry
+from sse_toolcalls.tooling.cli import main
+from sse_toolcalls.tooling.corpus import check_corpus
+from sse_toolcalls.tooling.corpus.fuzz import check_growth, fuzz_corpus
 
 from ..wire import Call, encode
 
@@ -136,7 +137,7 @@ class Waiting(Rescanning):
 @pytest.mark.timeout(300)
 def test_a_planted_quadratic_parse_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     assert check_growth(GROWN, "anthropic") is None
-    import sse_toolcalls.corpus.fuzz as fuzz
+    import sse_toolcalls.tooling.corpus.fuzz as fuzz
 
     monkeypatch.setattr(fuzz, "ToolCallParser", Rescanning)
     found = check_growth(GROWN, "anthropic")
@@ -147,7 +148,7 @@ def test_a_planted_quadratic_parse_is_found(monkeypatch: pytest.MonkeyPatch) -> 
 def test_time_spent_waiting_is_no_growth(monkeypatch: pytest.MonkeyPatch) -> None:
     # The wall clock of this parser grows quadratically (the old check, on wall time,
     # reported it: the flakes of a loaded machine, made deterministic); its work does not.
-    import sse_toolcalls.corpus.fuzz as fuzz
+    import sse_toolcalls.tooling.corpus.fuzz as fuzz
 
     monkeypatch.setattr(fuzz, "ToolCallParser", Waiting)
     assert check_growth(GROWN, "anthropic") is None

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from sse_toolcalls import ToolCallParser
-from sse_toolcalls.cli import main
-from sse_toolcalls.corpus import atheris_engine, check_corpus
-from sse_toolcalls.corpus.atheris_engine import fuzz_corpus_atheris
+from sse_toolcalls.tooling.cli import main
+from sse_toolcalls.tooling.corpus import atheris_engine, check_corpus
+from sse_toolcalls.tooling.corpus.atheris_engine import fuzz_corpus_atheris
 
 from . import _planted
 from .test_fuzz import corpus

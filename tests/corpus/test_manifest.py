@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import pytest
 
-from sse_toolcalls.corpus import manifest
 from sse_toolcalls.errors import UsageError
+from sse_toolcalls.tooling.corpus import manifest
 
 
 def folder_with(tmp_path: Path, entries: Any) -> Path:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from ..wire import Call, encode
 
-CONFTEST = 'pytest_plugins = ["sse_toolcalls.corpus.pytest_plugin"]\n'
+CONFTEST = 'pytest_plugins = ["sse_toolcalls.tooling.corpus.pytest_plugin"]\n'
 USER_TEST = """
-from sse_toolcalls.corpus import assert_stream_invariants
+from sse_toolcalls.tooling.corpus import assert_stream_invariants
 
 
 def test_my_streams(corpus_stream):

@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from sse_toolcalls import UsageError
-from sse_toolcalls.cli import main
-from sse_toolcalls.corpus import check_corpus
-from sse_toolcalls.corpus.record import Recorder, RecordingProxy, RecordingTransport
-from sse_toolcalls.simulator import Script, ScriptedCall, Simulator, Turn
+from sse_toolcalls.tooling.cli import main
+from sse_toolcalls.tooling.corpus import check_corpus
+from sse_toolcalls.tooling.corpus.record import Recorder, RecordingProxy, RecordingTransport
+from sse_toolcalls.tooling.simulator import Script, ScriptedCall, Simulator, Turn
 
 KEY = "sk-test-0123456789abcdefSECRET"
 GOOGLE_KEY = "AIzaSyTESTKEY-9876543210"
@@ -112,7 +112,7 @@ def test_the_async_transport_and_an_early_close_are_recorded(tmp_path: Path) -> 
 
 
 def test_a_secret_split_across_reads_is_redacted_and_the_boundaries_move() -> None:
-    from sse_toolcalls.corpus.record import Redactor
+    from sse_toolcalls.tooling.corpus.record import Redactor
 
     redactor = Redactor([r"s3cr3t-\d+"])
     body = b"data: s3cr3t-12345\n\n"
@@ -169,7 +169,7 @@ def test_the_openai_sdk_through_the_proxy(tmp_path: Path) -> None:
 
 
 def test_sse_toolcalls_record_serves_until_stopped(tmp_path: Path) -> None:
-    from sse_toolcalls.corpus.record import serve_proxy
+    from sse_toolcalls.tooling.corpus.record import serve_proxy
 
     stop = threading.Event()
     status: list[int] = []
@@ -260,7 +260,7 @@ def test_httpx2_transports_are_recorded_too(tmp_path: Path) -> None:
 def test_the_proxy_withholds_a_split_secret_and_says_so_on_exit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from sse_toolcalls.corpus.record import serve_proxy
+    from sse_toolcalls.tooling.corpus.record import serve_proxy
 
     split = Turn(calls=TWO_CALLS.calls, fragment_size=3)
     stop = threading.Event()

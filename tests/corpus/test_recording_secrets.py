@@ -26,8 +26,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sse_toolcalls.cli import main
-from sse_toolcalls.corpus.record import Recorder, RecordingTransport
+from sse_toolcalls.tooling.cli import main
+from sse_toolcalls.tooling.corpus.record import Recorder, RecordingTransport
 
 KEY = "sk-proj-Q7vX2mL9pA4tR8zK1wN6"
 PATHS = {
@@ -525,7 +525,7 @@ def test_the_auth_scheme_is_not_taken_for_a_secret(tmp_path: Path) -> None:
 def test_a_compression_bomb_is_withheld_not_inflated_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sse_toolcalls.corpus import record as record_module
+    from sse_toolcalls.tooling.corpus import record as record_module
 
     monkeypatch.setattr(record_module, "MAX_DECODED_BYTES", 10_000)
     body = gzip.compress(b": " + b"x" * 50_000 + b"\n\n")

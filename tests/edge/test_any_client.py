@@ -17,15 +17,7 @@ import httpx2
 import openai
 import pytest
 
-from sse_toolcalls.calls import ToolCall
-from sse_toolcalls.conversation import UserMessage
-from sse_toolcalls.errors import (
-    ProviderError,
-    StreamTimeoutError,
-    TruncatedStreamError,
-    UsageError,
-)
-from sse_toolcalls.runtime import (
+from sse_toolcalls import (
     aiter_tool_calls,
     aparse_tool_calls,
     iter_events,
@@ -35,10 +27,18 @@ from sse_toolcalls.runtime import (
     provider_error_from_sdk,
     translate_sdk_errors,
 )
+from sse_toolcalls.calls import ToolCall
+from sse_toolcalls.conversation import UserMessage
+from sse_toolcalls.edge.transport import classify
+from sse_toolcalls.errors import (
+    ProviderError,
+    StreamTimeoutError,
+    TruncatedStreamError,
+    UsageError,
+)
 from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.runtime.transport import classify
-from sse_toolcalls.simulator import HTTPError, Script, ScriptedCall, Simulator, Stall, Turn
-from sse_toolcalls.simulator.pytest_plugin import simulator
+from sse_toolcalls.tooling.simulator import HTTPError, Script, ScriptedCall, Simulator, Stall, Turn
+from sse_toolcalls.tooling.simulator.pytest_plugin import simulator
 
 __all__ = ["simulator"]  # the fixture, imported to be found
 

@@ -12,16 +12,11 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from sse_toolcalls import aiter_events, aiter_tool_calls, iter_tool_calls
 from sse_toolcalls.calls import StreamFinished, ToolCallCompleted
+from sse_toolcalls.edge.responses import TIMEOUT_CODE, AsyncByteResponse
 from sse_toolcalls.errors import ProviderError, TruncatedStreamError
-from sse_toolcalls.runtime import (
-    TIMEOUT_CODE,
-    AsyncByteResponse,
-    aiter_events,
-    aiter_tool_calls,
-    iter_tool_calls,
-)
-from sse_toolcalls.simulator import ScriptedCall, Turn, encode_turn
+from sse_toolcalls.tooling.simulator import ScriptedCall, Turn, encode_turn
 
 pytestmark = pytest.mark.anyio
 

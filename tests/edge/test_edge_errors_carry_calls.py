@@ -8,10 +8,16 @@ import json
 
 import pytest
 
+from sse_toolcalls import aiter_events, aiter_tool_calls, parse_tool_calls
 from sse_toolcalls.calls import ToolCall, as_dialect
 from sse_toolcalls.errors import ProviderError, StreamTimeoutError
-from sse_toolcalls.runtime import aiter_events, aiter_tool_calls, parse_tool_calls
-from sse_toolcalls.simulator import ErrorEvent, ScriptedCall, Turn, encode_error_event, encode_turn
+from sse_toolcalls.tooling.simulator import (
+    ErrorEvent,
+    ScriptedCall,
+    Turn,
+    encode_error_event,
+    encode_turn,
+)
 
 from .test_edge import FakeResponse
 

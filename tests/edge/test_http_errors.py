@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sse_toolcalls.runtime.http_errors import (
+from sse_toolcalls.edge.http_errors import (
     MAX_RETRY_AFTER,
     is_retryable_status,
     parse_retry_after,

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import Dialect, SSEToolCallsError, StreamEvent
-from sse_toolcalls.runtime import aiter_events, iter_events
-from sse_toolcalls.simulator import ScriptedCall, Turn, encode_turn
+from sse_toolcalls import Dialect, SSEToolCallsError, StreamEvent, aiter_events, iter_events
+from sse_toolcalls.tooling.simulator import ScriptedCall, Turn, encode_turn
 
 TURN = Turn(calls=(ScriptedCall(name="f", args={"k": "v"}, call_id="a"),), fragment_size=3)
 CHUNKS = encode_turn("anthropic", TURN)

@@ -13,19 +13,19 @@ import httpx2
 import orjson
 import pytest
 
-from sse_toolcalls import Dialect
-from sse_toolcalls.calls import DIALECTS
-from sse_toolcalls.errors import MalformedStreamError, ProviderError
-from sse_toolcalls.runtime import (
+from sse_toolcalls import (
+    Dialect,
     aiter_tool_calls,
     aiter_tool_calls_from_sse,
     iter_tool_calls,
     parse_tool_calls,
 )
-from sse_toolcalls.runtime.edge import NOT_AN_EVENT_STREAM_CODE
-from sse_toolcalls.simulator import RawBody, ScriptedCall, Simulator, Turn, encode_turn
-from sse_toolcalls.simulator.pytest_plugin import simulator
+from sse_toolcalls.calls import DIALECTS
+from sse_toolcalls.edge.responses import NOT_AN_EVENT_STREAM_CODE
+from sse_toolcalls.errors import MalformedStreamError, ProviderError
 from sse_toolcalls.sse import ServerSentEvent, SSEFramer
+from sse_toolcalls.tooling.simulator import RawBody, ScriptedCall, Simulator, Turn, encode_turn
+from sse_toolcalls.tooling.simulator.pytest_plugin import simulator
 
 __all__ = ["simulator"]  # the fixture, imported to be found
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from sse_toolcalls.edge.http_errors import MAX_ERROR_BODY_BYTES
+from sse_toolcalls.edge.sdk_errors import provider_error_from_sdk, translate_sdk_errors
 from sse_toolcalls.errors import ProviderError, UsageError
-from sse_toolcalls.runtime.http_errors import MAX_ERROR_BODY_BYTES
-from sse_toolcalls.runtime.sdk_errors import provider_error_from_sdk, translate_sdk_errors
 
 
 class StatusError(Exception):

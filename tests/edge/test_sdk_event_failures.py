@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from sse_toolcalls import MalformedStreamError, StreamParser
-from sse_toolcalls.runtime.edge import (
+from sse_toolcalls.edge.responses import (
     aparse_events,
     aparse_tool_calls,
     parse_events,

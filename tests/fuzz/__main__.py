@@ -24,8 +24,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sse_toolcalls.corpus import atheris_engine
-from sse_toolcalls.corpus.invariants import TARGETS, check, decode
+from sse_toolcalls.tooling.corpus import atheris_engine
+from sse_toolcalls.tooling.corpus.invariants import TARGETS, check, decode
 
 from .corpus import ROOT, write_dictionary, write_seeds
 

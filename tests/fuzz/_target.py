@@ -1,5 +1,5 @@
 """One atheris fuzz target, in its own process: the library's child
-(:func:`sse_toolcalls.corpus.atheris_engine.child_main`), kept at this path for running one
+(:func:`sse_toolcalls.tooling.corpus.atheris_engine.child_main`), kept at this path for running one
 target by hand. The runner in ``__main__`` starts the library's child directly.
 
     python -m tests.fuzz._target TARGET [libFuzzer flags] CORPUS_DIR...
@@ -21,7 +21,7 @@ with atheris.instrument_imports(include=["sse_toolcalls"]):
     import sse_toolcalls.parser
     import sse_toolcalls.sse  # noqa: F401
 
-from sse_toolcalls.corpus.atheris_engine import child_main
+from sse_toolcalls.tooling.corpus.atheris_engine import child_main
 
 if __name__ == "__main__":
     child_main()

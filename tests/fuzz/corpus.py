@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from sse_toolcalls.corpus import atheris_engine
-from sse_toolcalls.corpus.invariants import TARGETS, encode
+from sse_toolcalls.tooling.corpus import atheris_engine
+from sse_toolcalls.tooling.corpus.invariants import TARGETS, encode
 
 __all__ = ["CORPORA", "TOKENS", "seed_inputs", "seed_streams", "write_dictionary", "write_seeds"]
 
@@ -63,7 +63,7 @@ TOKENS: Final = (
     b"\"numberValue\"", b"$.a[99999]", b"$.a.b.c",
     # Errors.
     b"\"error\"", b"\"type\":\"error\"", b"\"code\"", b"\"message\"",
-    # The walk target's markers for what no JSON carries (sse_toolcalls/corpus/walk_target.py).
+    # The walk target's markers for what no JSON carries (sse_toolcalls/tooling/corpus/walk_target.py).
     b"{\"$set\":[", b"{\"$bytes\":\"", b"{\"$tuple\":[", b"{\"$text\":\"", b"{\"$table\":{",
     b"{\"$row\":[", b"{\"$real\":", b"{\"$level\":0}", b"{\"$key\":[", b"\"\\udfff\"",
 )  # fmt: skip

@@ -23,8 +23,8 @@ from sse_toolcalls import (
     TruncatedStreamError,
     UsageError,
 )
-from sse_toolcalls.corpus import invariants
-from sse_toolcalls.corpus.invariants import (
+from sse_toolcalls.tooling.corpus import invariants
+from sse_toolcalls.tooling.corpus.invariants import (
     BYTE_AT_A_TIME_MAX,
     HEADER_BYTES,
     TARGETS,

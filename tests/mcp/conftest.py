@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls._loopback import LoopbackServer
-from sse_toolcalls.simulator.pytest_plugin import simulator
+from sse_toolcalls.tooling._loopback import LoopbackServer
+from sse_toolcalls.tooling.simulator.pytest_plugin import simulator
 
 __all__ = ["bank_url", "serve_in_thread", "simulator"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import sys
 
 from sse_toolcalls.calls import Document, Image
-from sse_toolcalls.sandbox import Sandbox
-from sse_toolcalls.tools import ToolContext, ToolRegistry
+from sse_toolcalls.runtime.sandbox import Sandbox
+from sse_toolcalls.runtime.tools import ToolContext, ToolRegistry
 from tests.sandbox import tools
 
 registry = ToolRegistry()

@@ -29,7 +29,9 @@ from mcp_types import Tool as MCPTool
 
 from sse_toolcalls.calls import DIALECTS, Document, Image, ToolCall
 from sse_toolcalls.errors import UsageError
-from sse_toolcalls.mcp import (
+from sse_toolcalls.runtime import Agent, Dispatcher, InMemoryLedger
+from sse_toolcalls.runtime.clients import client_for
+from sse_toolcalls.runtime.mcp import (
     MAX_INLINE_DATA_CHARS,
     MAX_MEDIA_BYTES,
     MCPConnection,
@@ -39,11 +41,9 @@ from sse_toolcalls.mcp import (
     register_session_tools,
     result_value,
 )
-from sse_toolcalls.runtime import Agent, Dispatcher, InMemoryLedger
-from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
-from sse_toolcalls.tools import ToolRegistry
-from sse_toolcalls.tools.results import ok_result
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.runtime.tools.results import ok_result
+from sse_toolcalls.tooling.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
 
 from .conftest import ROOT, STDIO_BANK
 
@@ -395,7 +395,7 @@ async def test_a_cursor_that_never_ends_is_refused(anyio_backend: str) -> None:
 
 
 async def test_a_listing_of_too_many_tools_is_refused(anyio_backend: str) -> None:
-    from sse_toolcalls.mcp.client import MAX_LISTED_TOOLS
+    from sse_toolcalls.runtime.mcp.client import MAX_LISTED_TOOLS
 
     fits = [[listed(f"t{n}") for n in range(MAX_LISTED_TOOLS)]]
     registry = ToolRegistry()

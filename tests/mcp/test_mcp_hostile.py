@@ -19,15 +19,15 @@ from mcp_types import CallToolResult, TextContent
 
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.errors import UsageError
-from sse_toolcalls.mcp import (
+from sse_toolcalls.runtime import Dispatcher
+from sse_toolcalls.runtime.mcp import (
     MAX_RESULT_PARTS,
     MCPConnection,
     connect_stdio,
     register_session_tools,
 )
-from sse_toolcalls.mcp.client import result_too_large
-from sse_toolcalls.runtime import Dispatcher
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.mcp.client import result_too_large
+from sse_toolcalls.runtime.tools import ToolRegistry
 
 from .conftest import ROOT
 from .hostile_server import ANSWERS, BIG, EVIL, REFUSED, SCHEMAS, build

@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp_types import CallToolResult, RequestParamsMeta, TextContent
 
-from sse_toolcalls.mcp import IDEMPOTENCY_KEY_META, build_server
-from sse_toolcalls.mcp.server import MAX_IDEMPOTENCY_KEY_CHARS
 from sse_toolcalls.runtime import Dispatcher, SQLiteLedger
 from sse_toolcalls.runtime.keyclaim import claim_text
 from sse_toolcalls.runtime.ledger import key_arguments
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.mcp import IDEMPOTENCY_KEY_META, build_server
+from sse_toolcalls.runtime.mcp.server import MAX_IDEMPOTENCY_KEY_CHARS
+from sse_toolcalls.runtime.tools import ToolRegistry
 
 pytestmark = [pytest.mark.anyio]
 

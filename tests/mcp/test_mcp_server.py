@@ -27,10 +27,10 @@ from mcp_types import (
     TextContent,
 )
 
-from sse_toolcalls.cli import main
 from sse_toolcalls.errors import UsageError
-from sse_toolcalls.mcp import IDEMPOTENCY_KEY_META, build_server, load_registry
-from sse_toolcalls.mcp.server import RESULT_URI_SCHEME
+from sse_toolcalls.runtime.mcp import IDEMPOTENCY_KEY_META, build_server, load_registry
+from sse_toolcalls.runtime.mcp.server import RESULT_URI_SCHEME
+from sse_toolcalls.tooling.cli import main
 
 from .conftest import ROOT
 from .served_registry import PDF, PIXEL
@@ -205,7 +205,7 @@ def test_a_bad_registry_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str
     err = capsys.readouterr().err
     assert err.startswith("sse-toolcalls mcp serve: cannot load the registry")
     assert err.count("\n") == 1
-    assert main(["mcp", "serve", "sse_toolcalls.cli:main"]) == 2
+    assert main(["mcp", "serve", "sse_toolcalls.tooling.cli:main"]) == 2
     assert "is a function, not a ToolRegistry" in capsys.readouterr().err
     with pytest.raises(UsageError, match="module:attribute"):
         load_registry("no_colon")

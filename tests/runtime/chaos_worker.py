@@ -25,7 +25,8 @@ from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.postgres import PostgresConversationStore, PostgresLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.simulator import (
+from sse_toolcalls.runtime.tools import ToolContext, ToolRegistry
+from sse_toolcalls.tooling.simulator import (
     CutInArguments,
     HTTPError,
     Script,
@@ -33,7 +34,6 @@ from sse_toolcalls.simulator import (
     Simulator,
     Turn,
 )
-from sse_toolcalls.tools import ToolContext, ToolRegistry
 
 
 async def no_sleep(seconds: float) -> None:

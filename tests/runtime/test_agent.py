@@ -13,11 +13,11 @@ import pytest
 
 from sse_toolcalls.calls import StreamEvent, StreamFinished, ToolCall, ToolSpec
 from sse_toolcalls.conversation import Conversation, ToolResultsMessage, UserMessage
+from sse_toolcalls.edge.http_errors import provider_error_from_http
 from sse_toolcalls.errors import ProviderError, TruncatedStreamError, UsageError
 from sse_toolcalls.runtime.agent import Agent
-from sse_toolcalls.runtime.http_errors import provider_error_from_http
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.tools import ToolRegistry, ValidatedCall
+from sse_toolcalls.runtime.tools import ToolRegistry, ValidatedCall
 
 pytestmark = pytest.mark.anyio
 

@@ -40,7 +40,8 @@ from sse_toolcalls.runtime.clients import AnthropicClient, client_for
 from sse_toolcalls.runtime.fallback import fallback_message
 from sse_toolcalls.runtime.ledger import SQLiteLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.simulator import (
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import (
     ErrorEvent,
     ExpectedResult,
     RawBody,
@@ -50,7 +51,6 @@ from sse_toolcalls.simulator import (
     Turn,
     encode_turn,
 )
-from sse_toolcalls.tools import ToolRegistry
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Async generator 'httpx2?\\.:ResourceWarning"),
@@ -362,7 +362,7 @@ def hostile_bodies(draw: st.DrawFn, dialect: Dialect) -> tuple[str, tuple[bytes,
         body = _with_value(dialect, draw(st.sampled_from(HOSTILE_VALUES)))
     elif kind == "error":
         error = ErrorEvent(code=draw(st.sampled_from(["overloaded_error", "x" * 300, ""])))
-        from sse_toolcalls.simulator import encode_error_event
+        from sse_toolcalls.tooling.simulator import encode_error_event
 
         turn = Turn(calls=(ScriptedCall(name="probe", args={"x": "a"}),))
         body = b"".join(encode_error_event(dialect, turn, error))

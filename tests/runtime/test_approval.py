@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 from sse_toolcalls.calls import ToolCall
-from sse_toolcalls.errors import ApprovalStateError, UsageError
+from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny
+from sse_toolcalls.runtime.errors import ApprovalStateError
 from sse_toolcalls.runtime.ledger import InMemoryLedger
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
 from tests.runtime.test_agent import FakeClient, answer, calling
 
 pytestmark = pytest.mark.anyio

@@ -24,14 +24,15 @@ from hypothesis import strategies as st
 
 from sse_toolcalls.calls import StreamFinished, ToolCall
 from sse_toolcalls.conversation import AssistantMessage
-from sse_toolcalls.errors import ApprovalStateError, LedgerError, UsageError
+from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime import approval as approval_module
 from sse_toolcalls.runtime._seal import value_digest
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import ApprovalState, call_digest, pending_ids
 from sse_toolcalls.runtime.dispatch import Dispatcher
+from sse_toolcalls.runtime.errors import ApprovalStateError, LedgerError
 from sse_toolcalls.runtime.ledger import InMemoryLedger, LedgerEntry, SQLiteLedger
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
 from tests.runtime.test_agent import FakeClient, answer
 
 pytestmark = pytest.mark.anyio

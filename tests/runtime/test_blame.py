@@ -17,8 +17,8 @@ from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
-from sse_toolcalls.tools import ToolRegistry, ValidatedCall
+from sse_toolcalls.runtime.tools import ToolRegistry, ValidatedCall
+from sse_toolcalls.tooling.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
 
 pytestmark = [
     pytest.mark.anyio,

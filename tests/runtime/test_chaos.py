@@ -25,7 +25,8 @@ from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.fallback import fallback_message
 from sse_toolcalls.runtime.ledger import SQLiteLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.simulator import (
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import (
     CutInArguments,
     ErrorEvent,
     ExpectedResult,
@@ -36,7 +37,6 @@ from sse_toolcalls.simulator import (
     Turn,
     encode_turn,
 )
-from sse_toolcalls.tools import ToolRegistry
 
 from .conftest import ChaosCounts
 

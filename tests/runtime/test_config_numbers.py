@@ -22,10 +22,16 @@ from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.clients import AnthropicClient
 from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.retry import RetryPolicy
+from sse_toolcalls.runtime.sandbox import Sandbox, WarmPool
 from sse_toolcalls.runtime.store import InMemoryConversationStore
-from sse_toolcalls.sandbox import Sandbox, WarmPool
-from sse_toolcalls.simulator.script import ErrorEvent, ExpectedResult, HTTPError, Stall, Turn
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator.script import (
+    ErrorEvent,
+    ExpectedResult,
+    HTTPError,
+    Stall,
+    Turn,
+)
 
 
 def _handler(x: int) -> int:

@@ -25,10 +25,10 @@ from sse_toolcalls.conversation import (
     ToolResultsMessage,
     UserMessage,
 )
-from sse_toolcalls.errors import ConversationStoreError
 from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.approval import approval_id
 from sse_toolcalls.runtime.clients import client_for
+from sse_toolcalls.runtime.errors import ConversationStoreError
 from sse_toolcalls.runtime.postgres import PostgresConversationStore
 from sse_toolcalls.runtime.retry import RetryPolicy
 from sse_toolcalls.runtime.store import (
@@ -39,8 +39,8 @@ from sse_toolcalls.runtime.store import (
     messages_from_json,
     messages_to_json,
 )
-from sse_toolcalls.simulator import ScriptedCall, Simulator, Turn
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import ScriptedCall, Simulator, Turn
 
 pytestmark = [
     pytest.mark.anyio,

@@ -18,12 +18,12 @@ import pytest
 
 import sse_toolcalls
 from sse_toolcalls.calls import ToolResult
-from sse_toolcalls.errors import ToolExecutionError
-from sse_toolcalls.runtime import Dispatcher, Executor, run_local
+from sse_toolcalls.runtime import Dispatcher
 from sse_toolcalls.runtime.breaker import CircuitBreaker
-from sse_toolcalls.runtime.execute import is_async, run_once
-from sse_toolcalls.tools import ToolRegistry, ValidatedCall
-from sse_toolcalls.tools.results import ok_result
+from sse_toolcalls.runtime.errors import ToolExecutionError
+from sse_toolcalls.runtime.execute import Executor, is_async, run_local, run_once
+from sse_toolcalls.runtime.tools import ToolRegistry, ValidatedCall
+from sse_toolcalls.runtime.tools.results import ok_result
 from tests.tools.test_tools_registry import Counter, Location, Unit, call, run, weather_registry
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,6 @@ import pytest
 from sse_toolcalls import (
     AssistantMessage,
     Dialect,
-    FallbackClient,
     ProviderError,
     ReasoningBlock,
     ToolCall,
@@ -29,12 +28,13 @@ from sse_toolcalls import (
 )
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.conversation import Message
+from sse_toolcalls.runtime import FallbackClient
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import ProviderClient, client_for
 from sse_toolcalls.runtime.ledger import InMemoryLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.simulator import ExpectedResult, HTTPError, ScriptedCall, Simulator, Turn
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import ExpectedResult, HTTPError, ScriptedCall, Simulator, Turn
 
 from .test_reasoning import OPTIONS
 

@@ -13,7 +13,6 @@ import pytest
 from sse_toolcalls import (
     AssistantMessage,
     Dialect,
-    FallbackClient,
     ToolCall,
     ToolResult,
     ToolResultsMessage,
@@ -23,15 +22,16 @@ from sse_toolcalls import (
 )
 from sse_toolcalls.conversation import Message
 from sse_toolcalls.crossing import GEMINI_CARRIED_SIGNATURE
+from sse_toolcalls.runtime import FallbackClient
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.ledger import InMemoryLedger
-from sse_toolcalls.simulator import ExpectedResult, HTTPError, ScriptedCall, Simulator, Turn
-from sse_toolcalls.simulator.reasoning import (
+from sse_toolcalls.tooling.simulator import ExpectedResult, HTTPError, ScriptedCall, Simulator, Turn
+from sse_toolcalls.tooling.simulator.reasoning import (
     GEMINI_BYPASS_SIGNATURES,
     gemini_3_problems,
     thought_signature,
 )
-from sse_toolcalls.simulator.script import Script
+from sse_toolcalls.tooling.simulator.script import Script
 
 from .test_fallback_client import FAST, Bank, _client
 from .test_reasoning import OPTIONS

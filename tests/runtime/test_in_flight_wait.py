@@ -17,7 +17,7 @@ from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime.dispatch import CallReport, Dispatcher
 from sse_toolcalls.runtime.ledger import InMemoryLedger, LedgerEntry, SQLiteLedger
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
 
 pytestmark = pytest.mark.anyio
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from sse_toolcalls.calls import ToolCall
-from sse_toolcalls.errors import ToolRetry
 from sse_toolcalls.runtime import Dispatcher, InMemoryLedger, SQLiteLedger
-from sse_toolcalls.tools import ToolRegistry, ValidatedCall
+from sse_toolcalls.runtime.errors import ToolRetry
+from sse_toolcalls.runtime.tools import ToolRegistry, ValidatedCall
 
 pytestmark = [pytest.mark.anyio]
 

@@ -37,7 +37,7 @@ from sse_toolcalls.runtime.ledger import (
     canonical_arguments,
     idempotency_key,
 )
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
 
 
 @pytest.fixture(params=["memory", "sqlite"])

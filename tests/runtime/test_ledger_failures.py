@@ -15,11 +15,11 @@ import pytest
 
 from sse_toolcalls.calls import StreamEvent, StreamFinished, ToolCall, ToolSpec
 from sse_toolcalls.conversation import Conversation
-from sse_toolcalls.errors import LedgerError, ToolRetry
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.dispatch import Dispatcher, _ledger_call
+from sse_toolcalls.runtime.errors import LedgerError, ToolRetry
 from sse_toolcalls.runtime.ledger import InMemoryLedger, LedgerEntry
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
 
 pytestmark = pytest.mark.anyio
 

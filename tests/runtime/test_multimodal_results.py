@@ -23,9 +23,9 @@ from sse_toolcalls.calls import DIALECTS, Dialect
 from sse_toolcalls.conversation import AssistantMessage, Message, ToolResultsMessage
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
-from sse_toolcalls.tools import ToolRegistry
-from sse_toolcalls.tools.results import ok_result
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.runtime.tools.results import ok_result
+from sse_toolcalls.tooling.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sse_toolcalls.edge.http_errors import provider_error_from_http
 from sse_toolcalls.errors import (
     MalformedStreamError,
     ProviderError,
@@ -18,7 +19,6 @@ from sse_toolcalls.runtime.fallback import (
     register_language,
     resolve_language,
 )
-from sse_toolcalls.runtime.http_errors import provider_error_from_http
 from sse_toolcalls.runtime.retry import RetryPolicy, is_transient
 
 

@@ -16,7 +16,7 @@ import pytest
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.postgres import PostgresConversationStore, PostgresLedger
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
 
 from ..pg_server import PgServer, missing_reason
 
@@ -113,7 +113,7 @@ async def test_a_frozen_server_gives_a_reply_within_the_deadline(
 
 
 async def test_a_frozen_store_gives_a_reply(frozen_server: PgServer) -> None:
-    from sse_toolcalls.errors import ConversationStoreError
+    from sse_toolcalls.runtime.errors import ConversationStoreError
     from sse_toolcalls.runtime.store import within_deadline
 
     store = PostgresConversationStore(frozen_server.create_database(), timeout=DEADLINE)

@@ -11,12 +11,12 @@ import anyio.to_thread
 import pytest
 
 from sse_toolcalls.calls import ToolCall
-from sse_toolcalls.errors import LedgerError
 from sse_toolcalls.runtime import _pg
 from sse_toolcalls.runtime.dispatch import Dispatcher
+from sse_toolcalls.runtime.errors import LedgerError
 from sse_toolcalls.runtime.ledger import DEFAULT_RETENTION_S, IdempotencyLedger
 from sse_toolcalls.runtime.postgres import LEDGER_TABLE, SCHEMA_VERSION, PostgresLedger
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
 
 pytestmark = pytest.mark.anyio
 

@@ -12,14 +12,15 @@ import pytest
 
 from sse_toolcalls.calls import StreamEvent, StreamFinished, ToolCall, ToolSpec
 from sse_toolcalls.conversation import AssistantMessage, Conversation
-from sse_toolcalls.errors import ProviderError, ToolRetry, UsageError
+from sse_toolcalls.errors import ProviderError, UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny, approval_ids
 from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.dispatch import Dispatcher
+from sse_toolcalls.runtime.errors import ToolRetry
 from sse_toolcalls.runtime.ledger import InMemoryLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.tools import Effect, ToolRegistry, ValidatedCall
+from sse_toolcalls.runtime.tools import Effect, ToolRegistry, ValidatedCall
 from tests.runtime.test_agent import FakeClient, answer, calling, no_wait
 
 pytestmark = pytest.mark.anyio

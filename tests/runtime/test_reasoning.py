@@ -29,9 +29,9 @@ from sse_toolcalls.conversation import Message
 from sse_toolcalls.messages import build_request
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.simulator import ScriptedCall, Simulator, Turn
-from sse_toolcalls.simulator.encoders import encode_turn
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import ScriptedCall, Simulator, Turn
+from sse_toolcalls.tooling.simulator.encoders import encode_turn
 
 OWN = Path(__file__).resolve().parents[2] / "recorded_streams"
 

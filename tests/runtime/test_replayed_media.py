@@ -20,7 +20,7 @@ from sse_toolcalls.runtime.recorded import (
     recorded_content,
     replayed_parts,
 )
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

@@ -23,14 +23,14 @@ from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.ledger import SQLiteLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.simulator import (
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import (
     ExpectedResult,
     HTTPError,
     ScriptedCall,
     Simulator,
     Turn,
 )
-from sse_toolcalls.tools import ToolRegistry
 
 pytestmark = [
     pytest.mark.anyio,

@@ -36,8 +36,8 @@ from sse_toolcalls.runtime.events import (
     ToolCallResult,
 )
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.simulator import HTTPError, ScriptedCall, Simulator, Turn
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import HTTPError, ScriptedCall, Simulator, Turn
 
 pytestmark = [
     pytest.mark.anyio,

@@ -13,9 +13,9 @@ from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import approval_id
 from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.sandbox import BACKEND_ENV, Sandbox
-from sse_toolcalls.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.sandbox import BACKEND_ENV, Sandbox
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
 from tests.sandbox import tools
 from tests.sandbox.conftest import sandbox_pids
 

@@ -10,12 +10,13 @@ from typing import Any
 import anyio
 import pytest
 
-from sse_toolcalls import ToolContext
-from sse_toolcalls.errors import SandboxDeclarationError, SandboxUnavailableError, UsageError
+from sse_toolcalls.errors import UsageError
+from sse_toolcalls.runtime import ToolContext
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.breaker import CircuitBreaker
-from sse_toolcalls.sandbox import Sandbox, WarmPool, engine
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.errors import SandboxDeclarationError, SandboxUnavailableError
+from sse_toolcalls.runtime.sandbox import Sandbox, WarmPool, engine
+from sse_toolcalls.runtime.tools import ToolRegistry
 from tests.runtime.test_agent import FakeClient, answer, calling
 from tests.sandbox import tools
 from tests.sandbox.conftest import sandbox_pids

@@ -16,7 +16,7 @@ from sse_toolcalls._secrets import remember
 from sse_toolcalls.conversation import UserMessage
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import AnthropicClient, OpenAIChatClient
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
 from tests.runtime.test_agent import FakeClient
 
 pytestmark = pytest.mark.anyio
@@ -138,7 +138,7 @@ def test_an_sdk_error_echoing_the_key_is_translated_redacted() -> None:
     # it sent. The openai SDK's APIStatusError has this shape (status_code, response).
     import httpx
 
-    from sse_toolcalls.runtime.sdk_errors import provider_error_from_sdk
+    from sse_toolcalls.edge.sdk_errors import provider_error_from_sdk
 
     key = "sk-sdk-only-0123456789abc"
     request = httpx.Request(

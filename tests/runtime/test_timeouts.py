@@ -9,8 +9,9 @@ import anyio
 import httpx
 import pytest
 
+from sse_toolcalls import aiter_tool_calls
+from sse_toolcalls.edge.responses import TIMEOUT_CODE
 from sse_toolcalls.errors import ProviderError, StreamTimeoutError
-from sse_toolcalls.runtime import TIMEOUT_CODE, aiter_tool_calls
 from sse_toolcalls.runtime.clients import CONNECTION_CODE, client_for
 
 pytestmark = pytest.mark.anyio

@@ -12,13 +12,14 @@ from typing import Annotated
 import anyio
 import pytest
 
-from sse_toolcalls import Dialect, ToolContext
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.errors import UsageError
+from sse_toolcalls.runtime import ToolContext
 from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
 
 pytestmark = [
     pytest.mark.anyio,

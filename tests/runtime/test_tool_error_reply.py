@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import ToolErrorReply
 from sse_toolcalls.calls import ToolCall
-from sse_toolcalls.runtime import CircuitBreaker, Dispatcher, InMemoryLedger
-from sse_toolcalls.tools import ToolRegistry
-from sse_toolcalls.tools.results import tool_error_result
+from sse_toolcalls.runtime import CircuitBreaker, Dispatcher, InMemoryLedger, ToolErrorReply
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.runtime.tools.results import tool_error_result
 
 pytestmark = pytest.mark.anyio
 

@@ -10,14 +10,15 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from sse_toolcalls import Dialect, ToolRetry
+from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS
+from sse_toolcalls.runtime import ToolRetry
 from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
 
 pytestmark = [
     pytest.mark.anyio,

@@ -28,10 +28,10 @@ from sse_toolcalls.runtime import tracing as tracing_module
 from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.retry import RetryPolicy
+from sse_toolcalls.runtime.sandbox import Sandbox
+from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.runtime.tracing import CAPTURE_CONTENT_ENV, Tracing
-from sse_toolcalls.sandbox import Sandbox
-from sse_toolcalls.simulator import HTTPError, ScriptedCall, Simulator, Turn
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import HTTPError, ScriptedCall, Simulator, Turn
 from tests.runtime.test_agent import FakeClient, answer, calling
 from tests.sandbox import tools as sandbox_tools
 
@@ -221,7 +221,7 @@ async def test_a_run_with_a_retry_two_tools_and_a_replayed_write(
     assert tools[2].status.status_code == StatusCode.UNSET
     # Gemini sends no call ids: then there is none on the span either.
     assert [a.get("gen_ai.tool.call.id") for a in (weather, first, replayed)] == ids
-    assert "sse_toolcalls.sandbox.verdict" not in weather  # not a sandboxed tool
+    assert "sse_toolcalls.runtime.sandbox.verdict" not in weather  # not a sandboxed tool
 
     # No content by default: neither the arguments nor the results nor the text.
     dumped = json.dumps([attributes(s) for s in spans], default=str)
@@ -332,8 +332,8 @@ async def test_the_sandbox_verdict_is_on_the_tool_span(tmp_path: Path) -> None:
     found = [attributes(t) for t in by_name(exporter.get_finished_spans(), "execute_")]
     # The two calls ran at once: told apart by their outcome, not their order.
     denied, passed = sorted(found, key=lambda a: a["sse_toolcalls.tool.outcome"])
-    assert passed["sse_toolcalls.sandbox.verdict"] == "passed"
-    assert denied["sse_toolcalls.sandbox.verdict"] == "denied_path"
+    assert passed["sse_toolcalls.runtime.sandbox.verdict"] == "passed"
+    assert denied["sse_toolcalls.runtime.sandbox.verdict"] == "denied_path"
     assert denied["error.type"] == "SandboxViolationError"
 
 

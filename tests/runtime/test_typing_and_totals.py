@@ -15,9 +15,9 @@ from sse_toolcalls.parser import StreamParser, ToolCallParser
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.partial_json import PartialJSON
+from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.runtime.usage import Usage, usage_of
-from sse_toolcalls.simulator import Simulator
-from sse_toolcalls.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import Simulator
 from tests.runtime.test_agent import FakeClient, answer
 
 CALL = ToolCall(name="get_weather", args={}, provider="anthropic", call_id="t1", index=0)

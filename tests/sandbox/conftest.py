@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sse_toolcalls.sandbox import available_backends, engine
+from sse_toolcalls.runtime.sandbox import available_backends, engine
 
 CHILD = str(engine._CHILD).encode()
 

@@ -12,10 +12,17 @@ from typing import Any
 import pytest
 
 from sse_toolcalls.calls import Document, Image, ToolCall
-from sse_toolcalls.errors import ToolErrorReply, ToolRetry
-from sse_toolcalls.sandbox import Backend, Sandbox, SandboxResult, WarmPool, engine, run_in_sandbox
-from sse_toolcalls.sandbox.results import ViolationKind
-from sse_toolcalls.tools.results import ok_result
+from sse_toolcalls.runtime.errors import ToolErrorReply, ToolRetry
+from sse_toolcalls.runtime.sandbox import (
+    Backend,
+    Sandbox,
+    SandboxResult,
+    WarmPool,
+    engine,
+    run_in_sandbox,
+)
+from sse_toolcalls.runtime.sandbox.results import ViolationKind
+from sse_toolcalls.runtime.tools.results import ok_result
 from tests.sandbox import tools
 
 pytestmark = pytest.mark.anyio

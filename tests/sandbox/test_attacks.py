@@ -15,9 +15,8 @@ import anyio
 import anyio.abc
 import pytest
 
-from sse_toolcalls import Sandbox, SandboxResult, ViolationKind
-from sse_toolcalls import run_in_sandbox as run_cold
-from sse_toolcalls.sandbox import Backend, WarmPool
+from sse_toolcalls.runtime.sandbox import Backend, Sandbox, SandboxResult, ViolationKind, WarmPool
+from sse_toolcalls.runtime.sandbox import run_in_sandbox as run_cold
 
 from . import tools
 from .conftest import sandbox_pids

@@ -6,8 +6,15 @@ import errno
 
 import pytest
 
-from sse_toolcalls import Sandbox, SandboxUnavailableError, ToolError, UsageError, run_in_sandbox
-from sse_toolcalls.sandbox import BACKEND_ENV, Backend, available_backends
+from sse_toolcalls import UsageError
+from sse_toolcalls.runtime import SandboxUnavailableError, ToolError
+from sse_toolcalls.runtime.sandbox import (
+    BACKEND_ENV,
+    Backend,
+    Sandbox,
+    available_backends,
+    run_in_sandbox,
+)
 
 from . import tools
 
@@ -44,7 +51,7 @@ async def test_a_missing_bwrap_is_not_replaced_by_another_backend(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Asked for by name, a backend that does not work here is refused, never swapped.
-    from sse_toolcalls.sandbox import engine
+    from sse_toolcalls.runtime.sandbox import engine
 
     monkeypatch.setattr(engine, "_bwrap", lambda: None)
     with pytest.raises(SandboxUnavailableError, match="bubblewrap") as caught:
@@ -84,7 +91,7 @@ async def test_arguments_that_are_not_a_mapping_of_names_are_a_usage_error() -> 
 
 
 def test_the_socket_filter_fails_closed_on_an_unknown_machine() -> None:
-    from sse_toolcalls.sandbox import _child
+    from sse_toolcalls.runtime.sandbox import _child
 
     with pytest.raises(OSError) as raised:
         _child.socket_filter("s390x")

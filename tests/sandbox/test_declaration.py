@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import HandlerRef, Sandbox, SandboxDeclarationError, UsageError
-from sse_toolcalls.sandbox import handler_ref, parse_size
+from sse_toolcalls import UsageError
+from sse_toolcalls.runtime import SandboxDeclarationError
+from sse_toolcalls.runtime.sandbox import HandlerRef, Sandbox, handler_ref, parse_size
 
 from . import tools
 

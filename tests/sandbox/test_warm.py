@@ -14,8 +14,17 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from sse_toolcalls import Sandbox, SandboxResult, UsageError, ViolationKind, run_in_sandbox
-from sse_toolcalls.sandbox import Backend, WarmPool, engine, warm
+from sse_toolcalls import UsageError
+from sse_toolcalls.runtime.sandbox import (
+    Backend,
+    Sandbox,
+    SandboxResult,
+    ViolationKind,
+    WarmPool,
+    engine,
+    run_in_sandbox,
+    warm,
+)
 
 from . import threaded_tool, tools
 

@@ -259,7 +259,7 @@ def misbehave(how: str) -> dict[str, Any]:
 
 def refuse(reason: str) -> None:
     # Imported here, not at the top: most tools of this module must not load the package.
-    from sse_toolcalls.errors import ToolRetry
+    from sse_toolcalls.runtime.errors import ToolRetry
 
     class DateInFuture(ToolRetry):
         """A tool's own subclass: answered as ToolRetry, with its text."""
@@ -268,13 +268,13 @@ def refuse(reason: str) -> None:
 
 
 def answer_error(content: Any) -> None:
-    from sse_toolcalls.errors import ToolErrorReply
+    from sse_toolcalls.runtime.errors import ToolErrorReply
 
     raise ToolErrorReply(content)
 
 
 def answer_unencodable() -> None:
-    from sse_toolcalls.errors import ToolErrorReply
+    from sse_toolcalls.runtime.errors import ToolErrorReply
 
     raise ToolErrorReply([{"type": "text", "text": "over"}, {"score": float("nan"), "at": b"\xff"}])
 

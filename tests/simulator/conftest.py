@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from sse_toolcalls.simulator.pytest_plugin import simulator
+from sse_toolcalls.tooling.simulator.pytest_plugin import simulator
 
 __all__ = ["simulator"]

@@ -9,10 +9,10 @@ import pytest
 
 from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS, StreamFinished, TextDelta, ToolCall
+from sse_toolcalls.edge.http_errors import provider_error_from_http
 from sse_toolcalls.errors import ProviderError, TruncatedStreamError, UsageError
 from sse_toolcalls.parser import StreamParser, ToolCallParser
-from sse_toolcalls.runtime.http_errors import provider_error_from_http
-from sse_toolcalls.simulator import (
+from sse_toolcalls.tooling.simulator import (
     ErrorEvent,
     ScriptedCall,
     Turn,

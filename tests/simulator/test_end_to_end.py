@@ -13,19 +13,15 @@ import orjson
 import pytest
 from httpx_sse import aconnect_sse
 
-from sse_toolcalls import Dialect
+from sse_toolcalls import Dialect, aiter_tool_calls, aiter_tool_calls_from_sse
 from sse_toolcalls.calls import DIALECTS, ToolCall
 from sse_toolcalls.conversation import AssistantMessage, ToolResultsMessage, UserMessage
+from sse_toolcalls.edge.responses import TIMEOUT_CODE
 from sse_toolcalls.errors import ProviderError, TruncatedStreamError
-from sse_toolcalls.runtime import (
-    TIMEOUT_CODE,
-    Agent,
-    Dispatcher,
-    aiter_tool_calls,
-    aiter_tool_calls_from_sse,
-)
+from sse_toolcalls.runtime import Agent, Dispatcher
 from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.simulator import (
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.tooling.simulator import (
     CutInArguments,
     ErrorEvent,
     ExpectedResult,
@@ -37,7 +33,6 @@ from sse_toolcalls.simulator import (
     Stall,
     Turn,
 )
-from sse_toolcalls.tools import ToolRegistry
 
 pytestmark = [
     pytest.mark.anyio,
@@ -293,7 +288,7 @@ async def test_httpx_sse_events_feed_the_same_reassemblers(
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 def test_the_sync_edge_over_a_real_server(anyio_backend: str) -> None:
-    from sse_toolcalls.runtime import iter_tool_calls
+    from sse_toolcalls import iter_tool_calls
 
     script = Script(turns=(TWO_CALLS, Turn(fault=HTTPError(status=503))), check_results=False)
     with Simulator(script) as sim:

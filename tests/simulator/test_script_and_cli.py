@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from sse_toolcalls import iter_tool_calls
 from sse_toolcalls.errors import UsageError
-from sse_toolcalls.runtime import iter_tool_calls
-from sse_toolcalls.simulator import (
+from sse_toolcalls.tooling.simulator import (
     ExpectedResult,
     HTTPError,
     ScriptedCall,
@@ -22,7 +22,7 @@ from sse_toolcalls.simulator import (
     load_script,
     script_from_json,
 )
-from sse_toolcalls.simulator.cli import serve
+from sse_toolcalls.tooling.simulator.cli import serve
 
 SCRIPT = {
     "model": "demo-1",

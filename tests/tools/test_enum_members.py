@@ -13,10 +13,10 @@ from typing import Any, Literal
 import pytest
 
 from sse_toolcalls.calls import ToolCall
-from sse_toolcalls.errors import InvalidArgumentsError
+from sse_toolcalls.runtime.errors import InvalidArgumentsError
 from sse_toolcalls.runtime.ledger import idempotency_key
-from sse_toolcalls.tools import Tool, ToolRegistry, ValidatedCall
-from sse_toolcalls.tools.pydantic_validation import DISABLE_ENV
+from sse_toolcalls.runtime.tools import Tool, ToolRegistry, ValidatedCall
+from sse_toolcalls.runtime.tools.pydantic_validation import DISABLE_ENV
 
 
 class Level(enum.IntEnum):

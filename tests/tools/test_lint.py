@@ -8,8 +8,8 @@ from typing import Any, Literal
 import pytest
 
 from sse_toolcalls import ToolSpec
-from sse_toolcalls.tools import Finding, ToolRegistry
-from sse_toolcalls.tools.lint import (
+from sse_toolcalls.runtime.tools import Finding, ToolRegistry
+from sse_toolcalls.runtime.tools.lint import (
     FINDING_CODES,
     OVERLAP_THRESHOLD,
     lint_tools,

@@ -9,7 +9,7 @@ import pytest
 
 from sse_toolcalls.calls import ToolCall, ToolResult
 from sse_toolcalls.dialects._common import parse_arguments
-from sse_toolcalls.tools import ToolRegistry, ValidatedCall
+from sse_toolcalls.runtime.tools import ToolRegistry, ValidatedCall
 
 SAFE = 2**53
 

@@ -24,9 +24,9 @@ import pytest
 
 from sse_toolcalls import bfcl
 from sse_toolcalls.calls import ToolCall
-from sse_toolcalls.errors import InvalidArgumentsError, UnknownToolError
-from sse_toolcalls.tools import ToolRegistry, ValidatedCall
-from sse_toolcalls.tools.pydantic_validation import DISABLE_ENV, fast_validator
+from sse_toolcalls.runtime.errors import InvalidArgumentsError, UnknownToolError
+from sse_toolcalls.runtime.tools import ToolRegistry, ValidatedCall
+from sse_toolcalls.runtime.tools.pydantic_validation import DISABLE_ENV, fast_validator
 
 SAMPLE_EVERY = int(os.environ.get("SSE_TOOLCALLS_BFCL_EVERY", "10"))
 """One BFCL entry in ten (235 entries, about 2,900 calls, mutations and variants; 12 s of

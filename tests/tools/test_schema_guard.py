@@ -20,8 +20,8 @@ from sse_toolcalls.calls import ToolCall, ToolSpec
 from sse_toolcalls.conversation import Conversation, UserMessage
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.messages import build_request
-from sse_toolcalls.tools import ToolRegistry
-from sse_toolcalls.tools.schema_guard import (
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.runtime.tools.schema_guard import (
     MAX_PATTERN_CHARS,
     MAX_SCHEMA_BYTES,
     MAX_SCHEMA_DEPTH,
@@ -30,8 +30,8 @@ from sse_toolcalls.tools.schema_guard import (
     first_pattern,
     pattern_search,
 )
-from sse_toolcalls.tools.strict import strict_schema, unnullify
-from sse_toolcalls.tools.validation import ArgumentValidator
+from sse_toolcalls.runtime.tools.validation import ArgumentValidator
+from sse_toolcalls.strict import strict_schema, unnullify
 
 EVIL = "^(a+)+$"
 """Exponential on a backtracking engine: 2**n steps for ``"a" * n + "!"``."""

@@ -12,11 +12,12 @@ import pytest
 from sse_toolcalls import Dialect
 from sse_toolcalls.calls import ToolCall, ToolSpec
 from sse_toolcalls.conversation import Conversation, UserMessage
-from sse_toolcalls.errors import InvalidArgumentsError, UsageError
+from sse_toolcalls.errors import UsageError
 from sse_toolcalls.messages import build_request, tool_declarations
 from sse_toolcalls.runtime import Dispatcher
-from sse_toolcalls.tools import ToolRegistry
-from sse_toolcalls.tools.strict import MAX_STRICT_DEPTH, strict_schema, unnullify
+from sse_toolcalls.runtime.errors import InvalidArgumentsError
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.strict import MAX_STRICT_DEPTH, strict_schema, unnullify
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

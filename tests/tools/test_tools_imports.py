@@ -31,8 +31,8 @@ def imported_after(statement: str) -> set[str]:
         "import sse_toolcalls",
         "import sse_toolcalls.calls, sse_toolcalls.errors",
         "import sse_toolcalls.sse, sse_toolcalls.parser",
-        "import sse_toolcalls.tools",
-        "from sse_toolcalls.tools import ToolRegistry; ToolRegistry()",
+        "import sse_toolcalls.runtime.tools",
+        "from sse_toolcalls.runtime.tools import ToolRegistry; ToolRegistry()",
     ],
 )
 def test_jsonschema_stays_out_of_sys_modules(statement: str) -> None:
@@ -44,7 +44,7 @@ def test_jsonschema_stays_out_of_sys_modules(statement: str) -> None:
 def test_first_tool_added_brings_jsonschema_in() -> None:
     # The counterpart, so the test above cannot pass by never seeing any import at all.
     modules = imported_after(
-        "from sse_toolcalls.tools import ToolRegistry\n"
+        "from sse_toolcalls.runtime.tools import ToolRegistry\n"
         "ToolRegistry().add_schema_tool('t', {'type': 'object'}, print)"
     )
     assert "jsonschema" in modules

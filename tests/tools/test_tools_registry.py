@@ -15,9 +15,10 @@ import pydantic
 import pytest
 
 from sse_toolcalls.calls import ToolCall, ToolResult, ToolSpec
-from sse_toolcalls.errors import InvalidArgumentsError, UnknownToolError, UsageError
+from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime import Dispatcher
-from sse_toolcalls.tools import NO_TOOL_FITS_NAME, Tool, ToolRegistry, ValidatedCall
+from sse_toolcalls.runtime.errors import InvalidArgumentsError, UnknownToolError
+from sse_toolcalls.runtime.tools import NO_TOOL_FITS_NAME, Tool, ToolRegistry, ValidatedCall
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from sse_toolcalls.errors import UsageError
-from sse_toolcalls.tools import function_schema
-from sse_toolcalls.tools.signature import parse_docstring
+from sse_toolcalls.runtime.tools import function_schema
+from sse_toolcalls.runtime.tools.signature import parse_docstring
 
 
 def params(fn: Any) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from benchmarks.weather import INVALID, SCHEMA, VALID
 from sse_toolcalls.errors import UsageError
-from sse_toolcalls.tools import ArgumentValidator, Problem, coerce_string
-from sse_toolcalls.tools.validation import (
+from sse_toolcalls.runtime.tools import ArgumentValidator, Problem, coerce_string
+from sse_toolcalls.runtime.tools.validation import (
     _READERS,
     MAX_MESSAGE_CHARS,
     MAX_REPORTED_PROBLEMS,
@@ -458,7 +458,7 @@ JSON_VALUES = st.recursive(
 def test_validate_never_passes_what_the_schema_refuses(args: dict[str, Any]) -> None:
     from jsonschema import Draft202012Validator
 
-    from sse_toolcalls.tools.formats import format_checker
+    from sse_toolcalls.runtime.tools.formats import format_checker
 
     reference = Draft202012Validator(WEATHER, format_checker=format_checker())
     validator = ArgumentValidator(WEATHER)

@@ -193,7 +193,7 @@ def tool_declarations(
         }
         if strict:
             # Imported here: the tools package loads jsonschema, which requests do not need.
-            from ...tools.strict import strict_schema
+            from ...strict import strict_schema
 
             declaration["input_schema"] = strict_schema(tool.parameters, all_required=False)
             declaration["strict"] = True

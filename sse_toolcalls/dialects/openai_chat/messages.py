@@ -122,7 +122,7 @@ def tool_declarations(
     """The ``tools`` field: one function tool per spec, under its wire name.
 
     ``strict`` declares each tool ``"strict": true`` with its schema in strict form
-    (:func:`sse_toolcalls.tools.strict.strict_schema`: every property required, the
+    (:func:`sse_toolcalls.strict.strict_schema`: every property required, the
     optional ones nullable, no additional properties); validate the calls with a
     ``ToolRegistry(strict=True)``, which maps the nulls back to absent.
 
@@ -141,7 +141,7 @@ def tool_declarations(
         }
         if strict:
             # Imported here: the tools package loads jsonschema, which requests do not need.
-            from ...tools.strict import strict_schema
+            from ...strict import strict_schema
 
             function["parameters"] = strict_schema(tool.parameters)
             function["strict"] = True

@@ -152,7 +152,7 @@ def tool_declarations(
     mode accepts only schemas where every property is required and
     ``additionalProperties`` is false, which registry schemas in general are not; our own
     validation checks the arguments instead. With ``strict=True`` the schema is sent in
-    strict form (:func:`sse_toolcalls.tools.strict.strict_schema`); validate the calls
+    strict form (:func:`sse_toolcalls.strict.strict_schema`); validate the calls
     with a ``ToolRegistry(strict=True)``, which maps the nulls back to absent.
 
     Raises:
@@ -163,7 +163,7 @@ def tool_declarations(
         names = ToolNameMap(DIALECT, [t.name for t in tools])
     if strict:
         # Imported here: the tools package loads jsonschema, which requests do not need.
-        from ...tools.strict import strict_schema
+        from ...strict import strict_schema
     return [
         {
             "type": "function",

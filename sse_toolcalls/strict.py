@@ -1,0 +1,190 @@
+"""Strict tool schemas, where a provider offers them, and the way back.
+
+OpenAI's strict mode (``"strict": true`` on a Chat or Responses function tool) makes the
+model's arguments match the schema exactly, but only for schemas where "all fields must
+be required" and every object has ``additionalProperties: false``; an optional field is
+emulated "by adding null as a type option" (OpenAI, Structured Outputs, "All fields must
+be required"). :func:`strict_schema` does that transformation; :func:`unnullify` maps
+the model's ``null`` for such a field back to "absent" before our own validation, so the
+handler sees what it would have seen without strict mode (its default, not ``None``).
+
+Anthropic's strict tool use (``"strict": true`` on a tool, grammar-constrained sampling)
+keeps optional fields optional but wants ``additionalProperties: false`` on every object:
+:func:`strict_schema` with ``all_required=False``. Gemini documents no strict flag for
+function declarations; asking for one there is a ``UsageError``.
+
+Pure functions over JSON values; the schema given is never modified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import UsageError
+
+MAX_STRICT_DEPTH = 64
+"""How deep a schema (or an argument object) is walked, in nested schemas: OpenAI's own
+limit for strict schemas is 10 levels of objects; 64 bounds the recursion on any input."""
+
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("$defs", "definitions")
+
+
+def _nullable(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` that also accepts ``null``."""
+    kind = schema.get("type")
+    out = dict(schema)
+    if isinstance(kind, str):
+        if kind == "null":
+            return out
+        out["type"] = [kind, "null"]
+    elif isinstance(kind, list):
+        if "null" not in kind:
+            out["type"] = [*kind, "null"]
+    else:
+        # No type to widen (an enum alone, a $ref, an anyOf): say it as an alternative.
+        return {"anyOf": [out, {"type": "null"}]}
+    if "enum" in out and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
+def strict_schema(schema: Mapping[str, Any], *, all_required: bool = True) -> dict[str, Any]:
+    """The strict-mode form of a JSON Schema.
+
+    Every object gets ``additionalProperties: false``; with ``all_required`` (OpenAI)
+    every property is listed in ``required`` and those that were optional accept
+    ``null`` as well. Nested schemas (properties, items, ``anyOf``/``oneOf``/``allOf``,
+    ``$defs``) are transformed alike.
+
+    Raises:
+        UsageError: the schema is not a valid JSON Schema within the budgets of
+            :func:`~.schema_guard.check_schema` (a spec built by hand reaches here
+            unchecked); an object allows properties beyond its own
+            (``additionalProperties`` true or a schema, ``patternProperties``), which
+            strict mode cannot express; or the schema nests deeper than
+            ``MAX_STRICT_DEPTH``.
+    """
+    from .runtime.tools.schema_guard import check_schema
+
+    # The walk below trusts each keyword's type: a malformed schema ("properties": [..],
+    # "required": 5) would raise TypeError or AttributeError out of build_request.
+    check_schema(dict(schema) if isinstance(schema, Mapping) else schema)
+    return _strict(schema, all_required, 0, "$")
+
+
+def _strict(schema: Mapping[str, Any], all_required: bool, depth: int, path: str) -> dict[str, Any]:
+    if depth > MAX_STRICT_DEPTH:
+        raise UsageError(f"strict schema: nested deeper than {MAX_STRICT_DEPTH} at {path}")
+    out: dict[str, Any] = dict(schema)
+    properties = schema.get("properties")
+    is_object = schema.get("type") == "object" or isinstance(properties, Mapping)
+    if is_object:
+        extra = schema.get("additionalProperties", False)
+        if extra is not False or schema.get("patternProperties"):
+            raise UsageError(
+                f"strict schema: the object at {path} allows properties beyond its own "
+                "(additionalProperties, patternProperties), which strict mode cannot "
+                "express; declare this "
+                "tool without strict"
+            )
+        out["additionalProperties"] = False
+        props: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
+        required = _names(schema.get("required"))
+        new_props: dict[str, Any] = {}
+        for name, sub in props.items():
+            if isinstance(sub, bool):
+                # JSON Schema's boolean schemas: true (any value) is what strict mode
+                # cannot say; false (no value) stays, and as optional means "null only".
+                if sub:
+                    raise UsageError(
+                        f"strict schema: the property at {path}.{name} accepts any value "
+                        "(true), which strict mode cannot express; declare this tool "
+                        "without strict"
+                    )
+                new_props[name] = (
+                    {"type": "null"} if all_required and name not in required else False
+                )
+                continue
+            child = _strict(sub, all_required, depth + 1, f"{path}.{name}")
+            if all_required and name not in required:
+                child = _nullable(child)
+            new_props[name] = child
+        out["properties"] = new_props
+        if all_required:
+            out["required"] = list(props)
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        out["items"] = _strict(items, all_required, depth + 1, f"{path}[]")
+    for key in _SUBSCHEMA_LISTS:
+        subs = schema.get(key)
+        if isinstance(subs, list):
+            out[key] = [
+                _strict(s, all_required, depth + 1, f"{path}.{key}[{i}]")
+                if isinstance(s, Mapping)
+                else s
+                for i, s in enumerate(subs)
+            ]
+    for key in _SUBSCHEMA_MAPS:
+        defs = schema.get(key)
+        if isinstance(defs, Mapping):
+            out[key] = {
+                name: _strict(s, all_required, depth + 1, f"{path}.{key}.{name}")
+                if isinstance(s, Mapping)
+                else s
+                for name, s in defs.items()
+            }
+    return out
+
+
+def _accepts_null(schema: Any) -> bool:
+    if not isinstance(schema, Mapping):
+        return False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_accepts_null(s) for key in ("anyOf", "oneOf") for s in schema.get(key) or ())
+
+
+def unnullify(arguments: Any, schema: Mapping[str, Any]) -> Any:
+    """The arguments a strict-mode model sent, with every ``null`` that stands for an
+    absent optional property removed, at every level of nested objects and arrays.
+
+    "Optional" is read from ``schema``, the tool's own (non-strict) schema: a property it
+    does not require. An optional property whose own schema already accepts ``null`` keeps
+    its ``null`` (the model may have meant it). Values are returned unchanged where the
+    schema says nothing (a ``$ref``, an ``anyOf``): our validation reports them as usual.
+    """
+    return _unnull(arguments, schema, 0)
+
+
+def _names(required: Any) -> set[str]:
+    """The names a ``required`` lists (nothing for a malformed one: ``unnullify`` takes
+    any schema and never raises)."""
+    return {n for n in required if isinstance(n, str)} if isinstance(required, list) else set()
+
+
+def _unnull(value: Any, schema: Any, depth: int) -> Any:
+    if depth > MAX_STRICT_DEPTH or not isinstance(schema, Mapping):
+        return value
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        if not isinstance(properties, Mapping):
+            return value
+        required = _names(schema.get("required"))
+        out: dict[str, Any] = {}
+        for name, item in value.items():
+            sub = properties.get(name)
+            if item is None and name not in required and not _accepts_null(sub):
+                continue
+            out[name] = _unnull(item, sub, depth + 1)
+        return out
+    if isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            return [_unnull(item, items, depth + 1) for item in value]
+    return value
+
+
+__all__ = ["MAX_STRICT_DEPTH", "strict_schema", "unnullify"]
