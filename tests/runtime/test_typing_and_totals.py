@@ -56,7 +56,7 @@ def test_the_truncated_stream_error_says_why_and_what_arrived() -> None:
     )
     text = str(error)
     assert text.startswith("anthropic: the stream ended before message_stop")
-    assert "reason eof" in text and "1 call(s) completed (get_weather)" in text
+    assert "reason eof" in text and "1 completed call(s) not yet returned (get_weather)" in text
     assert "1 partial" in text
     copy = pickle.loads(pickle.dumps(error))
     assert str(copy) == text
