@@ -11,7 +11,7 @@ run so the ratio holds on a loaded machine:
   an SSE block and fed as bytes (``feed``), framed and parsed again.
 
 Every run checks that both ways give the same calls. ``--fast`` times fewer repetitions
-(the CI smoke in ``tests/test_benchmarks_smoke.py``); ``--instructions`` counts
+(the CI smoke in ``tests/tooling/test_benchmarks_smoke.py``); ``--instructions`` counts
 instructions per event under callgrind instead (the noise-free figure; needs valgrind,
 about three minutes a dialect on a loaded machine).
 

@@ -12,7 +12,7 @@ contrast, ``reparse`` is the usual way (close the brackets of the prefix and
 
 Every run checks its output: the final preview must equal ``json.loads`` of the text.
 ``--fast``: 10 KB and 100 KB only, one repetition (the CI smoke in
-``tests/test_benchmarks_smoke.py``). Figures: ``benchmarks/RESULTS.md``.
+``tests/tooling/test_benchmarks_smoke.py``). Figures: ``benchmarks/RESULTS.md``.
 """
 
 from __future__ import annotations

@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import itertools
 
-from sse_toolcalls import bfcl
 from sse_toolcalls.calls import DIALECTS, ToolCall
 from sse_toolcalls.parser import ToolCallParser
+from sse_toolcalls.tooling import bfcl
 from sse_toolcalls.tooling.simulator.encoders import encode_turn
 from sse_toolcalls.tooling.simulator.script import ScriptedCall, Turn
 

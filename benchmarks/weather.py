@@ -1,5 +1,5 @@
 """The weather tool's schema and its two calls, one valid and one wrong five ways: the one
-definition that ``bench_validation.py`` times and ``tests/tools/test_tools_validation.py``
+definition that ``bench_validation.py`` times and ``tests/runtime/tools/test_tools_validation.py``
 checks, so the benchmark's numbers are about the schema the tests hold to their answers.
 
 Five properties: a string, an enum, an integer with a range, a nested object and a date

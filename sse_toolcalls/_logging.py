@@ -3,7 +3,7 @@
 Every record of an ``sse_toolcalls`` logger has an ``event`` field (``extra=``), a short
 name of what happened, and the fields of its event as further attributes of the record;
 the message is ``"{event}: {sentence}"`` for people reading plain logs. The loggers, their
-events and fields are listed in the README ("Logging"); ``tests/test_logging.py`` holds
+events and fields are listed in the README ("Logging"); ``tests/core/test_logging.py`` holds
 them to it. The happy path logs at DEBUG only.
 
 Every record is redacted against the secrets the library knows (the API keys its

@@ -640,7 +640,7 @@ class SSEFramer:
 
 # ----------------------------------------------------------------------------------------
 # The compiled twin (sse_toolcalls/_sse_c.c): the same class, the same events and errors,
-# held equal to the class above by tests/test_sse_twins.py. It is optional at install
+# held equal to the class above by tests/core/test_sse_twins.py. It is optional at install
 # (setup.py); SSE_TOOLCALLS_PURE_PYTHON=1 forces the pure twin, as AIOHTTP_NO_EXTENSIONS
 # and YARL_NO_EXTENSIONS do for theirs.
 

@@ -33,7 +33,7 @@ def _parser_twin_restored() -> Iterator[None]:
     The benchmarks point the parser's module globals at one twin and leave them there
     (``benchmarks/ours.py``): a test running them in-process (the profile command on the
     pure twin) left every later test of its worker on the pure framer, which made the
-    planted quadratic in ``tests/corpus/test_fuzz.py`` fall under the growth bar. Only
+    planted quadratic in ``tests/tooling/corpus/test_fuzz.py`` fall under the growth bar. Only
     modules already imported are touched (some tests check what an import loads)."""
     yield
     import sys

@@ -4,7 +4,7 @@
 Living Standard, done the obvious way: decode the whole stream, cut it into lines one
 character at a time, and interpret each line in order. No fast paths, no chunks, no
 limits: :class:`sse_toolcalls.SSEFramer` must give exactly what this gives, under every
-split (tests/test_sse_reference.py).
+split (tests/core/test_sse_reference.py).
 """
 
 from __future__ import annotations

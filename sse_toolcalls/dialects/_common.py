@@ -525,7 +525,7 @@ _new_tool_call = _tool_call_builder()
 # ToolCallCompleted's frozen __init__ and _Deferred's were two more Python frames a call
 # (callgrind, issue 16, h38).
 # Where either class gains a field (or a __post_init__) this is None and the hot path
-# calls the class as before; tests/test_event_fast_paths.py holds the two ways equal.
+# calls the class as before; tests/core/test_event_fast_paths.py holds the two ways equal.
 _new_object = object.__new__
 
 

@@ -29,7 +29,7 @@ The walk has a compiled twin (``sse_toolcalls/_walk_c.c``, STYLE.md item 18), us
 it was built and ``SSE_TOOLCALLS_PURE_PYTHON`` does not force the pure twins: it answers
 the depth and the size of an object the pure walk :func:`_measure_py` takes, and ``None``
 for one it refuses, which the pure walk then walks again to raise its own error (one
-owner per message; a refused event ends its stream). ``tests/test_walk_twins.py`` holds
+owner per message; a refused event ends its stream). ``tests/core/test_walk_twins.py`` holds
 the two equal.
 """
 

@@ -24,7 +24,14 @@ from sse_toolcalls.runtime.errors import ToolExecutionError
 from sse_toolcalls.runtime.execute import Executor, is_async, run_local, run_once
 from sse_toolcalls.runtime.tools import ToolRegistry, ValidatedCall
 from sse_toolcalls.runtime.tools.results import ok_result
-from tests.tools.test_tools_registry import Counter, Location, Unit, call, run, weather_registry
+from tests.runtime.tools.test_tools_registry import (
+    Counter,
+    Location,
+    Unit,
+    call,
+    run,
+    weather_registry,
+)
 
 pytestmark = pytest.mark.anyio
 

@@ -16,12 +16,12 @@ from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.sandbox import BACKEND_ENV, Sandbox
 from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.tooling.simulator import ExpectedResult, ScriptedCall, Simulator, Turn
-from tests.sandbox import tools
-from tests.sandbox.conftest import sandbox_pids
+from tests.runtime.sandbox import tools
+from tests.runtime.sandbox.conftest import sandbox_pids
 
 pytestmark = [
     pytest.mark.anyio,
-    # As in tests/simulator/test_end_to_end.py: httpx's unclosed body iterators on trio.
+    # As in tests/tooling/simulator/test_end_to_end.py: httpx's unclosed body iterators on trio.
     pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning"),
     pytest.mark.filterwarnings("ignore:Async generator 'httpcore\\.:ResourceWarning"),
 ]
@@ -34,7 +34,7 @@ def client(sim: Simulator, dialect: Dialect) -> object:
 
 
 # Every dialect under bwrap (the default); one Landlock case (the backend is the
-# engine's, attacked under both in tests/sandbox/).
+# engine's, attacked under both in tests/runtime/sandbox/).
 CASES = [(dialect, "bwrap") for dialect in DIALECTS] + [(DIALECTS[0], "landlock")]
 
 

@@ -17,9 +17,9 @@ from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.errors import SandboxDeclarationError, SandboxUnavailableError
 from sse_toolcalls.runtime.sandbox import Sandbox, WarmPool, engine
 from sse_toolcalls.runtime.tools import ToolRegistry
+from tests.runtime.sandbox import tools
+from tests.runtime.sandbox.conftest import sandbox_pids
 from tests.runtime.test_agent import FakeClient, answer, calling
-from tests.sandbox import tools
-from tests.sandbox.conftest import sandbox_pids
 
 pytestmark = pytest.mark.anyio
 

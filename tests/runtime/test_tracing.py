@@ -32,8 +32,8 @@ from sse_toolcalls.runtime.sandbox import Sandbox
 from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.runtime.tracing import CAPTURE_CONTENT_ENV, Tracing
 from sse_toolcalls.tooling.simulator import HTTPError, ScriptedCall, Simulator, Turn
+from tests.runtime.sandbox import tools as sandbox_tools
 from tests.runtime.test_agent import FakeClient, answer, calling
-from tests.sandbox import tools as sandbox_tools
 
 pytestmark = [
     pytest.mark.anyio,

@@ -10,7 +10,7 @@ nothing: the call goes through the JSON Schema path
 every problem text and of the narrow coercion (STYLE 17). So the verdicts, the error
 results and the coercions are the JSON Schema path's by construction; what must hold is
 that the fast path accepts *only* what the JSON Schema path accepts unchanged, with the same
-decoded values, and ``tests/tools/test_pydantic_validation.py`` checks exactly that, over
+decoded values, and ``tests/runtime/tools/test_pydantic_validation.py`` checks exactly that, over
 BFCL's single-turn ground truths and mutations turned into Python signatures.
 
 **The kinds it covers** are those whose strict pydantic rules equal JSON Schema's (with

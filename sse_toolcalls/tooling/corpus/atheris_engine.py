@@ -1,4 +1,5 @@
-"""The atheris engine of ``sse-toolcalls fuzz``, and the runner ``python -m tests.fuzz`` uses.
+"""The atheris engine of ``sse-toolcalls fuzz``, and the runner of ``python -m
+tests.tooling.fuzz``.
 
 Coverage-guided fuzzing (libFuzzer, through atheris) of the library only: the child
 process instruments ``sse_toolcalls``' core before anything else imports it, so coverage
@@ -18,7 +19,7 @@ what to do (libFuzzer owns the command line):
     ``corpus``: the target is a dialect (or ``detect``) and each input goes through
     :func:`.fuzz.check_input`, findings named as the Hypothesis engine names them.
     Otherwise the target is one of :data:`.invariants.TARGETS`, checked by
-    :func:`.invariants.check` (the ``tests/fuzz`` harness).
+    :func:`.invariants.check` (the ``tests/tooling/fuzz`` harness).
 ``SSE_TOOLCALLS_FUZZ_REGISTRY``
     ``module:attribute`` of a ``ToolRegistry``, in corpus mode.
 ``SSE_TOOLCALLS_FUZZ_IMPORT``

@@ -3,7 +3,7 @@
 Inputs are drawn by Hypothesis from the corpus: a stream, a few mutations (byte flips,
 insertions of the words the parsers branch on, deletions, duplicated runs, a splice of
 another stream, a hostile JSON value in an event, a long repeated run; the structure-aware
-ones are :mod:`.mutators`, shared with the atheris harness in ``tests/fuzz``) and three cut
+ones are :mod:`.mutators`, shared with the atheris harness in ``tests/tooling/fuzz``) and three cut
 positions. Each input is held to :func:`.invariants.check` with its dialect and detected:
 a finding is an exception that is not ours, or a result that depends on the split, or a
 broken property of a call. With ``--registry module:attribute`` every call the parser

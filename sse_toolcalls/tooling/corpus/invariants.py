@@ -1,6 +1,6 @@
 """The properties every fuzz input must keep, checked without atheris.
 
-The fuzz targets (tests/fuzz and ``sse-toolcalls fuzz``), the seed check, ``sse-toolcalls
+The fuzz targets (tests/tooling/fuzz and ``sse-toolcalls fuzz``), the seed check, ``sse-toolcalls
 check`` and the regression replay all call :func:`check`, so a
 finding replays exactly as the fuzzer saw it. One input is a stream plus where to cut it:
 

@@ -4,7 +4,7 @@ A proxy puts ``finish_reason`` on every Chat chunk or drops ``[DONE]``; servers 
 with CRLF, send comments and pings between events, flush one event per write, or deliver
 one byte per read. A stream whose calls change under one of these is a parser defect the
 user's provider may trigger tomorrow. ``sse-toolcalls check`` and the prefix property's
-test (tests/test_prefix_property.py) both draw their variants from here.
+test (tests/core/test_prefix_property.py) both draw their variants from here.
 """
 
 from __future__ import annotations
