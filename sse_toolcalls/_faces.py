@@ -318,7 +318,8 @@ class Face:
             return message
         import difflib  # only on this error path
 
-        close = difflib.get_close_matches(name, self.home, n=1)
+        # The moved names too: a misspelt ToolRegistry is still a ToolRegistry user.
+        close = difflib.get_close_matches(name, [*self.home, *self.moved], n=1)
         return f"{message}. Did you mean: {close[0]!r}?" if close else message
 
     def _is_submodule(self, name: str) -> bool:

@@ -52,14 +52,19 @@ def _loaded_by(code: str, *, pure: bool = False) -> list[str]:
     return loaded
 
 
+FACE = ["sse_toolcalls", "sse_toolcalls._faces", "sse_toolcalls._moved"]
+"""The root and its two tables (the faces' names, the old paths'), which import only sys."""
+
+
 def test_import_loads_the_root_alone() -> None:
-    # No submodule and nothing of the standard library: not typing, not importlib.
-    assert _loaded_by("import sse_toolcalls") == ["sse_toolcalls"]
+    # No module of the library's jobs and nothing of the standard library: not typing,
+    # not importlib.
+    assert _loaded_by("import sse_toolcalls") == FACE
 
 
 def test_dir_and_all_load_nothing() -> None:
     loaded = _loaded_by("import sse_toolcalls\ndir(sse_toolcalls)\nsse_toolcalls.__all__")
-    assert loaded == ["sse_toolcalls"]
+    assert loaded == FACE
 
 
 @pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
@@ -69,7 +74,7 @@ def test_the_framer_loads_its_errors_and_nothing_of_the_parser(pure: bool) -> No
     ours = {name for name in loaded if name.startswith("sse_toolcalls")}
     # _checks: the one owner of a setting's number rule (max_event_bytes); it loads math.
     assert ours - {"sse_toolcalls._sse_c"} == {
-        "sse_toolcalls",
+        *FACE,
         "sse_toolcalls._checks",
         "sse_toolcalls.errors",
         "sse_toolcalls.sse",

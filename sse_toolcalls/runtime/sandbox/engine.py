@@ -61,7 +61,9 @@ _STDERR_TAIL = 4000
 _KILL_WAIT = 2.0
 """Seconds to wait for a killed tree to be gone before giving up on the check."""
 _CHILD = Path(_child.__file__).resolve()
-_PACKAGE = _CHILD.parent.parent
+# The whole package, bound read-only for every tool: sse_toolcalls/runtime/sandbox/_child.py
+# is three levels under it.
+_PACKAGE = _CHILD.parents[2]
 _SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
 """What a dynamically linked interpreter needs: the loader, libc, libpython."""
 _NETWORK_FILES = (

@@ -19,20 +19,19 @@ from typing import Final
 from sse_toolcalls.tooling.corpus import atheris_engine
 from sse_toolcalls.tooling.corpus.invariants import TARGETS, encode
 
+from ...outside import EXTERNAL_STREAMS
+
 __all__ = ["CORPORA", "TOKENS", "seed_inputs", "seed_streams", "write_dictionary", "write_seeds"]
 
 ROOT: Final = Path(__file__).resolve().parents[3]
 
 CORPORA: Final = (
     ROOT / "recorded_streams",
-    Path(
-        os.environ.get(
-            "SSE_TOOLCALLS_EXTERNAL_STREAMS", ROOT.parent / "shared" / "external_streams"
-        )
-    ),
+    Path(os.environ.get("SSE_TOOLCALLS_EXTERNAL_STREAMS", EXTERNAL_STREAMS)),
 )
-"""The corpora, each a folder with a ``MANIFEST.json``; the external one may be moved
-with ``SSE_TOOLCALLS_EXTERNAL_STREAMS``."""
+"""The corpora, each a folder with a ``MANIFEST.json``; the external one is found where
+``tests/outside.py`` says (``SSE_TOOLCALLS_SHARED``), or moved alone with
+``SSE_TOOLCALLS_EXTERNAL_STREAMS``."""
 
 TOKENS: Final = (
     # The framer's grammar.
