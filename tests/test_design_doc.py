@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-import sse_toolcalls
-import sse_toolcalls.runtime
 from sse_toolcalls import SSEToolCallsError, _faces, _moved
 
 REPO = Path(__file__).resolve().parent.parent
