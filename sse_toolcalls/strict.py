@@ -29,6 +29,7 @@ limit for strict schemas is 10 levels of objects; 64 bounds the recursion on any
 
 _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SUBSCHEMA_MAPS = ("$defs", "definitions")
+_REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
 
 
 def _nullable(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,24 +60,78 @@ def strict_schema(schema: Mapping[str, Any], *, all_required: bool = True) -> di
     ``$defs``) are transformed alike.
 
     Raises:
-        UsageError: the schema is not a valid JSON Schema within the budgets of
-            :func:`~.schema_guard.check_schema` (a spec built by hand reaches here
-            unchecked); an object allows properties beyond its own
+        UsageError: a keyword the transformation reads is malformed (``properties``
+            not an object of schemas, ``required`` not a list of names, ``items``,
+            ``anyOf``, ``$defs``... not schemas, ``enum`` not a list, ``type`` neither a
+            name nor a list of names); a reference points outside the schema (strict
+            mode sends the schema alone); an object allows properties beyond its own
             (``additionalProperties`` true or a schema, ``patternProperties``), which
             strict mode cannot express; or the schema nests deeper than
             ``MAX_STRICT_DEPTH``.
     """
-    from .runtime.tools.schema_guard import check_schema
-
-    # The walk below trusts each keyword's type: a malformed schema ("properties": [..],
-    # "required": 5) would raise TypeError or AttributeError out of build_request.
-    check_schema(dict(schema) if isinstance(schema, Mapping) else schema)
+    # The core's own checks of what the walk below reads, not the runtime's metaschema
+    # check (jsonschema): building a request is sans-I/O and loads no schema library
+    # (tests/core/test_fresh_interpreter.py). A tool added to a ToolRegistry was checked
+    # whole when it was added; a spec built by hand reaches here unchecked, and a
+    # malformed keyword must be our UsageError, not a TypeError out of build_request.
+    if not isinstance(schema, Mapping):
+        raise UsageError(f"strict schema: a schema is a JSON object, not {type(schema).__name__}")
     return _strict(schema, all_required, 0, "$")
+
+
+def _refuse(path: str, what: str) -> UsageError:
+    return UsageError(f"strict schema: {what} at {path}; declare this tool without strict")
+
+
+def _is_schema(value: Any) -> bool:
+    # JSON Schema's boolean schemas (true: any value, false: none) are schemas too.
+    return isinstance(value, Mapping | bool)
+
+
+def _check_keywords(schema: Mapping[str, Any], path: str) -> None:
+    """Refuse a malformed keyword among those :func:`_strict` reads or rewrites."""
+    properties = schema.get("properties")
+    if properties is not None and not (
+        isinstance(properties, Mapping) and all(_is_schema(s) for s in properties.values())
+    ):
+        raise _refuse(path, "'properties' is not an object of schemas")
+    required = schema.get("required")
+    if required is not None and not (
+        isinstance(required, list) and all(isinstance(n, str) for n in required)
+    ):
+        raise _refuse(path, "'required' is not a list of names")
+    if "items" in schema and not _is_schema(schema["items"]):
+        raise _refuse(path, "'items' is not a schema")
+    for key in _SUBSCHEMA_LISTS:
+        subs = schema.get(key)
+        if subs is not None and not (isinstance(subs, list) and all(map(_is_schema, subs))):
+            raise _refuse(path, f"{key!r} is not a list of schemas")
+    for key in _SUBSCHEMA_MAPS:
+        defs = schema.get(key)
+        if defs is not None and not (
+            isinstance(defs, Mapping) and all(_is_schema(s) for s in defs.values())
+        ):
+            raise _refuse(path, f"{key!r} is not an object of schemas")
+    kind = schema.get("type")
+    if kind is not None and not (
+        isinstance(kind, str) or (isinstance(kind, list) and all(isinstance(k, str) for k in kind))
+    ):
+        raise _refuse(path, "'type' is neither a type name nor a list of them")
+    if "enum" in schema and not isinstance(schema["enum"], list):
+        raise _refuse(path, "'enum' is not a list")
+    for key in _REFERENCES:
+        if key in schema:
+            ref = schema[key]
+            # Strict mode sends the schema alone: a reference must resolve inside it
+            # (OpenAI's strict schemas allow "#" and "#/$defs/..." only).
+            if not (isinstance(ref, str) and ref.startswith("#")):
+                raise _refuse(path, f"{key} {ref!r} does not point inside the schema")
 
 
 def _strict(schema: Mapping[str, Any], all_required: bool, depth: int, path: str) -> dict[str, Any]:
     if depth > MAX_STRICT_DEPTH:
         raise UsageError(f"strict schema: nested deeper than {MAX_STRICT_DEPTH} at {path}")
+    _check_keywords(schema, path)
     out: dict[str, Any] = dict(schema)
     properties = schema.get("properties")
     is_object = schema.get("type") == "object" or isinstance(properties, Mapping)
