@@ -32,9 +32,9 @@ from ..calls import (
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
-    as_dialect,
 )
 from ..errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
+from ..messages import as_dialect
 from ..parser import StreamParser
 
 EXIT_OK = 0

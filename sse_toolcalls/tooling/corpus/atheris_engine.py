@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from ...calls import as_dialect
+from ...messages import as_dialect
 from . import fuzz, invariants
 from .fuzz import Finding, FuzzReport
 from .mutators import mutate_json, repeat_bytes

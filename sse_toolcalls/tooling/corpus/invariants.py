@@ -44,9 +44,9 @@ from ...calls import (
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
-    as_dialect,
 )
 from ...errors import SSEToolCallsError, TruncatedStreamError, UsageError
+from ...messages import as_dialect
 from ...parser import StreamParser, ToolCallParser
 from ...sse import ServerSentEvent, SSEFramer
 from .walk_target import walk_disagreement
