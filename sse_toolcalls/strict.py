@@ -18,7 +18,7 @@ Pure functions over JSON values; the schema given is never modified.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .errors import UsageError
@@ -88,44 +88,47 @@ def _is_schema(value: Any) -> bool:
     return isinstance(value, Mapping | bool)
 
 
+def _schema_map(value: Any) -> bool:
+    return isinstance(value, Mapping) and all(map(_is_schema, value.values()))
+
+
+def _schema_list(value: Any) -> bool:
+    return isinstance(value, list) and all(map(_is_schema, value))
+
+
+def _names_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
+
+
+def _type_value(value: Any) -> bool:
+    return isinstance(value, str) or _names_list(value)
+
+
+def _local_ref(value: Any) -> bool:
+    # Strict mode sends the schema alone: a reference must resolve inside it (OpenAI's
+    # strict schemas allow "#" and "#/$defs/..." only).
+    return isinstance(value, str) and value.startswith("#")
+
+
+_SHAPES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("properties", _schema_map, "an object of schemas"),
+    ("required", _names_list, "a list of names"),
+    ("items", _is_schema, "a schema"),
+    *((key, _schema_list, "a list of schemas") for key in _SUBSCHEMA_LISTS),
+    *((key, _schema_map, "an object of schemas") for key in _SUBSCHEMA_MAPS),
+    ("type", _type_value, "a type name or a list of them"),
+    ("enum", lambda value: isinstance(value, list), "a list"),
+    *((key, _local_ref, "a reference inside the schema (#...)") for key in _REFERENCES),
+)
+"""Each keyword :func:`_strict` reads or rewrites, what its value must be, and that said
+in words: a table, so a keyword the walk starts reading is one row here."""
+
+
 def _check_keywords(schema: Mapping[str, Any], path: str) -> None:
     """Refuse a malformed keyword among those :func:`_strict` reads or rewrites."""
-    properties = schema.get("properties")
-    if properties is not None and not (
-        isinstance(properties, Mapping) and all(_is_schema(s) for s in properties.values())
-    ):
-        raise _refuse(path, "'properties' is not an object of schemas")
-    required = schema.get("required")
-    if required is not None and not (
-        isinstance(required, list) and all(isinstance(n, str) for n in required)
-    ):
-        raise _refuse(path, "'required' is not a list of names")
-    if "items" in schema and not _is_schema(schema["items"]):
-        raise _refuse(path, "'items' is not a schema")
-    for key in _SUBSCHEMA_LISTS:
-        subs = schema.get(key)
-        if subs is not None and not (isinstance(subs, list) and all(map(_is_schema, subs))):
-            raise _refuse(path, f"{key!r} is not a list of schemas")
-    for key in _SUBSCHEMA_MAPS:
-        defs = schema.get(key)
-        if defs is not None and not (
-            isinstance(defs, Mapping) and all(_is_schema(s) for s in defs.values())
-        ):
-            raise _refuse(path, f"{key!r} is not an object of schemas")
-    kind = schema.get("type")
-    if kind is not None and not (
-        isinstance(kind, str) or (isinstance(kind, list) and all(isinstance(k, str) for k in kind))
-    ):
-        raise _refuse(path, "'type' is neither a type name nor a list of them")
-    if "enum" in schema and not isinstance(schema["enum"], list):
-        raise _refuse(path, "'enum' is not a list")
-    for key in _REFERENCES:
-        if key in schema:
-            ref = schema[key]
-            # Strict mode sends the schema alone: a reference must resolve inside it
-            # (OpenAI's strict schemas allow "#" and "#/$defs/..." only).
-            if not (isinstance(ref, str) and ref.startswith("#")):
-                raise _refuse(path, f"{key} {ref!r} does not point inside the schema")
+    for key, fits, shape in _SHAPES:
+        if key in schema and not fits(schema[key]):
+            raise _refuse(path, f"{key!r} is not {shape}")
 
 
 def _strict(schema: Mapping[str, Any], all_required: bool, depth: int, path: str) -> dict[str, Any]:

@@ -25,15 +25,15 @@ def _optional(sub: dict[str, Any]) -> dict[str, Any]:
     ("schema", "where"),
     [
         (_optional({"type": "string", "enum": 3}), "'enum' is not a list at $.p"),
-        (_optional({"type": 5}), "'type' is neither"),
-        (_optional({"type": ["string", 1]}), "'type' is neither"),
+        (_optional({"type": 5}), "'type' is not a type name"),
+        (_optional({"type": ["string", 1]}), "'type' is not a type name"),
         (_optional({"type": "array", "items": [1]}), "'items' is not a schema at $.p"),
         (_optional({"anyOf": [{"type": "string"}, 7]}), "'anyOf' is not a list of schemas"),
         ({"$defs": {"a": 1}, "type": "object"}, "'$defs' is not an object of schemas at $"),
         ({"type": "object", "properties": {"p": None}}, "'properties' is not an object"),
         ({"type": "object", "required": ["a", 1]}, "'required' is not a list of names"),
-        (_optional({"$ref": "other.json#/a"}), "does not point inside the schema"),
-        (_optional({"$dynamicRef": 3}), "does not point inside the schema"),
+        (_optional({"$ref": "other.json#/a"}), "is not a reference inside the schema"),
+        (_optional({"$dynamicRef": 3}), "is not a reference inside the schema"),
     ],
 )
 def test_a_malformed_keyword_is_our_error_naming_where(schema: Any, where: str) -> None:
