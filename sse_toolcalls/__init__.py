@@ -47,6 +47,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from ._sse_event import ServerSentEvent as ServerSentEvent
     from .calls import DIALECTS as DIALECTS
     from .calls import Dialect as Dialect
     from .calls import Document as Document
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
     from .calls import ToolCallStarted as ToolCallStarted
     from .calls import ToolResult as ToolResult
     from .calls import ToolSpec as ToolSpec
-    from .calls import as_dialect as as_dialect
     from .conversation import AssistantMessage as AssistantMessage
     from .conversation import Conversation as Conversation
     from .conversation import Message as Message
@@ -97,6 +97,7 @@ if TYPE_CHECKING:
     from .errors import TruncatedStreamError as TruncatedStreamError
     from .errors import UnknownDialectError as UnknownDialectError
     from .errors import UsageError as UsageError
+    from .messages import as_dialect as as_dialect
     from .messages import assistant_turn as assistant_turn
     from .messages import build_request as build_request
     from .messages import format_results as format_results
@@ -105,7 +106,6 @@ if TYPE_CHECKING:
     from .naming import is_legal_name as is_legal_name
     from .parser import StreamParser as StreamParser
     from .parser import ToolCallParser as ToolCallParser
-    from .sse import ServerSentEvent as ServerSentEvent
     from .sse import SSEFramer as SSEFramer
 
 del TYPE_CHECKING  # not a public name of the package

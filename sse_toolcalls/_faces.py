@@ -45,7 +45,6 @@ CORE: dict[str, tuple[str, ...]] = {
         "ToolCallStarted",
         "ToolResult",
         "ToolSpec",
-        "as_dialect",
     ),
     "errors": (
         "EventTooLargeError",
@@ -64,10 +63,8 @@ CORE: dict[str, tuple[str, ...]] = {
         "StreamParser",
         "ToolCallParser",
     ),
-    "sse": (
-        "SSEFramer",
-        "ServerSentEvent",
-    ),
+    "sse": ("SSEFramer",),
+    "_sse_event": ("ServerSentEvent",),
     "conversation": (
         "AssistantMessage",
         "Conversation",
@@ -77,6 +74,7 @@ CORE: dict[str, tuple[str, ...]] = {
         "UserMessage",
     ),
     "messages": (
+        "as_dialect",
         "assistant_turn",
         "build_request",
         "format_results",

@@ -20,25 +20,6 @@ Dialect = Literal["openai_chat", "openai_responses", "anthropic", "gemini"]
 DIALECTS: tuple[Dialect, ...] = ("openai_chat", "openai_responses", "anthropic", "gemini")
 
 
-def as_dialect(name: str) -> Dialect:
-    """``name`` as a :data:`Dialect`, for a name that arrives as plain text (a command
-    line, a manifest, an environment variable) before it reaches a typed parameter.
-
-    Returns:
-        The same name, now typed as one of ``DIALECTS``.
-
-    Raises:
-        UnknownDialectError: the name is not one of ``DIALECTS``.
-    """
-    for dialect in DIALECTS:
-        if name == dialect:
-            return dialect
-    # Imported here: errors.py reads DIALECTS from this module.
-    from .errors import UnknownDialectError
-
-    raise UnknownDialectError(name)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
     """One complete function call, as the provider asked for it."""

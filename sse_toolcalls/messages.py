@@ -17,17 +17,27 @@ from .dialects import spec_for
 from .errors import UsageError
 from .naming import ToolNameMap
 
-__all__ = ["assistant_turn", "build_request", "format_results", "tool_declarations"]
+__all__ = ["as_dialect", "assistant_turn", "build_request", "format_results", "tool_declarations"]
 
 
-def _check_dialect(dialect: str) -> Dialect:
-    return spec_for(dialect).name
+def as_dialect(name: str) -> Dialect:
+    """``name`` as a :data:`~sse_toolcalls.Dialect`, for a name that arrives as plain text
+    (a command line, a manifest, an environment variable) before it reaches a typed
+    parameter. The dialects' table answers, as it does for every function here.
+
+    Returns:
+        The same name, now typed as one of ``DIALECTS``.
+
+    Raises:
+        UnknownDialectError: the name is not one of ``DIALECTS``.
+    """
+    return spec_for(name).name
 
 
 def _dialect_of(calls: Iterable[ToolCall], dialect: str | None) -> Dialect | None:
     found = {call.provider for call in calls}
     if dialect is not None:
-        found.add(_check_dialect(dialect))
+        found.add(as_dialect(dialect))
     if len(found) > 1:
         raise UsageError(
             f"calls from several dialects {sorted(found)}: each goes back in its own dialect"

@@ -18,7 +18,7 @@ Pure functions over JSON values; the schema given is never modified.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .errors import UsageError
@@ -29,6 +29,7 @@ limit for strict schemas is 10 levels of objects; 64 bounds the recursion on any
 
 _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SUBSCHEMA_MAPS = ("$defs", "definitions")
+_REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
 
 
 def _nullable(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,24 +60,81 @@ def strict_schema(schema: Mapping[str, Any], *, all_required: bool = True) -> di
     ``$defs``) are transformed alike.
 
     Raises:
-        UsageError: the schema is not a valid JSON Schema within the budgets of
-            :func:`~.schema_guard.check_schema` (a spec built by hand reaches here
-            unchecked); an object allows properties beyond its own
+        UsageError: a keyword the transformation reads is malformed (``properties``
+            not an object of schemas, ``required`` not a list of names, ``items``,
+            ``anyOf``, ``$defs``... not schemas, ``enum`` not a list, ``type`` neither a
+            name nor a list of names); a reference points outside the schema (strict
+            mode sends the schema alone); an object allows properties beyond its own
             (``additionalProperties`` true or a schema, ``patternProperties``), which
             strict mode cannot express; or the schema nests deeper than
             ``MAX_STRICT_DEPTH``.
     """
-    from .runtime.tools.schema_guard import check_schema
-
-    # The walk below trusts each keyword's type: a malformed schema ("properties": [..],
-    # "required": 5) would raise TypeError or AttributeError out of build_request.
-    check_schema(dict(schema) if isinstance(schema, Mapping) else schema)
+    # The core's own checks of what the walk below reads, not the runtime's metaschema
+    # check (jsonschema): building a request is sans-I/O and loads no schema library
+    # (tests/core/test_fresh_interpreter.py). A tool added to a ToolRegistry was checked
+    # whole when it was added; a spec built by hand reaches here unchecked, and a
+    # malformed keyword must be our UsageError, not a TypeError out of build_request.
+    if not isinstance(schema, Mapping):
+        raise UsageError(f"strict schema: a schema is a JSON object, not {type(schema).__name__}")
     return _strict(schema, all_required, 0, "$")
+
+
+def _refuse(path: str, what: str) -> UsageError:
+    return UsageError(f"strict schema: {what} at {path}; declare this tool without strict")
+
+
+def _is_schema(value: Any) -> bool:
+    # JSON Schema's boolean schemas (true: any value, false: none) are schemas too.
+    return isinstance(value, Mapping | bool)
+
+
+def _schema_map(value: Any) -> bool:
+    return isinstance(value, Mapping) and all(map(_is_schema, value.values()))
+
+
+def _schema_list(value: Any) -> bool:
+    return isinstance(value, list) and all(map(_is_schema, value))
+
+
+def _names_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
+
+
+def _type_value(value: Any) -> bool:
+    return isinstance(value, str) or _names_list(value)
+
+
+def _local_ref(value: Any) -> bool:
+    # Strict mode sends the schema alone: a reference must resolve inside it (OpenAI's
+    # strict schemas allow "#" and "#/$defs/..." only).
+    return isinstance(value, str) and value.startswith("#")
+
+
+_SHAPES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("properties", _schema_map, "an object of schemas"),
+    ("required", _names_list, "a list of names"),
+    ("items", _is_schema, "a schema"),
+    *((key, _schema_list, "a list of schemas") for key in _SUBSCHEMA_LISTS),
+    *((key, _schema_map, "an object of schemas") for key in _SUBSCHEMA_MAPS),
+    ("type", _type_value, "a type name or a list of them"),
+    ("enum", lambda value: isinstance(value, list), "a list"),
+    *((key, _local_ref, "a reference inside the schema (#...)") for key in _REFERENCES),
+)
+"""Each keyword :func:`_strict` reads or rewrites, what its value must be, and that said
+in words: a table, so a keyword the walk starts reading is one row here."""
+
+
+def _check_keywords(schema: Mapping[str, Any], path: str) -> None:
+    """Refuse a malformed keyword among those :func:`_strict` reads or rewrites."""
+    for key, fits, shape in _SHAPES:
+        if key in schema and not fits(schema[key]):
+            raise _refuse(path, f"{key!r} is not {shape}")
 
 
 def _strict(schema: Mapping[str, Any], all_required: bool, depth: int, path: str) -> dict[str, Any]:
     if depth > MAX_STRICT_DEPTH:
         raise UsageError(f"strict schema: nested deeper than {MAX_STRICT_DEPTH} at {path}")
+    _check_keywords(schema, path)
     out: dict[str, Any] = dict(schema)
     properties = schema.get("properties")
     is_object = schema.get("type") == "object" or isinstance(properties, Mapping)

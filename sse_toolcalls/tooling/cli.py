@@ -32,9 +32,9 @@ from ..calls import (
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
-    as_dialect,
 )
 from ..errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
+from ..messages import as_dialect
 from ..parser import StreamParser
 
 EXIT_OK = 0
@@ -203,6 +203,57 @@ def check(folders: Sequence[str], *, seed: str, verbose: bool) -> int:
                 sys.stdout.write(f"FAIL {name} {_printable(result.problem)}\n")
     sys.stdout.write(f"{passed} passed, {failed} failed\n")
     return 0 if failed == 0 else 1
+
+
+def fuzz(
+    folder: str,
+    *,
+    seconds: float,
+    seed: int | None,
+    findings: str | None,
+    runs: int | None,
+    registry: str | None,
+    engine: str,
+) -> int:
+    """Fuzz the corpus in ``folder``, save each finding and print it, then the count.
+    Returns 0 when nothing was found, 1 on findings, 2 on usage errors.
+
+    ``engine``: ``atheris`` (coverage-guided, :mod:`.corpus.atheris_engine`),
+    ``hypothesis`` (:func:`.corpus.fuzz.fuzz_corpus`) or ``auto``: atheris when it can be
+    imported. The command picks the engine, so it stands above both (the atheris engine
+    builds on the Hypothesis engine's checks and findings).
+    """
+    from pathlib import Path
+
+    from .corpus import atheris_engine
+    from .corpus.fuzz import fuzz_corpus, load_registry, save_findings
+
+    try:
+        if engine == "auto":
+            engine = "atheris" if atheris_engine.available() else "hypothesis"
+        if engine == "atheris":
+            if not atheris_engine.available():
+                raise UsageError("--engine atheris: atheris is not installed (the fuzz extra)")
+            report = atheris_engine.fuzz_corpus_atheris(
+                folder, seconds=seconds, runs=runs, seed=seed, registry=registry
+            )
+        else:
+            loaded = None if registry is None else load_registry(registry)
+            report = fuzz_corpus(
+                folder, seconds=seconds, seed=seed, registry=loaded, max_inputs=runs
+            )
+    except UsageError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
+    target = Path(findings) if findings is not None else Path(folder) / "findings"
+    found = report.findings
+    if found:
+        save_findings(target, found)
+    for finding in found:
+        sys.stdout.write(f"FINDING {finding.kind}: {finding.message}\n")
+    saved = f", saved in {target}" if found else ""
+    sys.stdout.write(f"{engine}: {report.inputs} inputs, {len(found)} findings{saved}\n")
+    return 1 if found else 0
 
 
 def _printable(text: str) -> str:
@@ -459,9 +510,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return serve_proxy(args.upstream, args.out, port=args.port, patterns=args.redact)
     if args.command == "fuzz":
-        from .corpus.fuzz import run_fuzz
-
-        return run_fuzz(
+        return fuzz(
             args.folder,
             seconds=args.seconds,
             runs=args.runs,

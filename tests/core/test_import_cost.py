@@ -73,9 +73,11 @@ def test_the_framer_loads_its_errors_and_nothing_of_the_parser(pure: bool) -> No
     # The compiled twin is loaded, when it was built, even where the pure one is chosen.
     ours = {name for name in loaded if name.startswith("sse_toolcalls")}
     # _checks: the one owner of a setting's number rule (max_event_bytes); it loads math.
+    # _sse_event: the event type, below both the errors that carry events and the framer.
     assert ours - {"sse_toolcalls._sse_c"} == {
         *FACE,
         "sse_toolcalls._checks",
+        "sse_toolcalls._sse_event",
         "sse_toolcalls.errors",
         "sse_toolcalls.sse",
     }

@@ -32,7 +32,9 @@ Each refusal is a :class:`~sse_toolcalls.errors.UsageError` saying where and why
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import urljoin
 
@@ -48,6 +50,7 @@ __all__ = [
     "check_schema_references",
     "compiles",
     "first_pattern",
+    "path_text",
     "pattern_search",
     "re2_keywords",
 ]
@@ -78,6 +81,23 @@ _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 
 
+# A key that reads as a name is written .key, any other as ["key"].
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+
+
+def path_text(parts: Iterable[str | int]) -> str:
+    """Return the JSON path (``$.a[0]['odd key']``) of a sequence of keys and indexes."""
+    out = ["$"]
+    for part in parts:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif _IDENTIFIER.fullmatch(part):
+            out.append(f".{part}")
+        else:
+            out.append(f"[{json.dumps(part, ensure_ascii=False)}]")
+    return "".join(out)
+
+
 def check_schema(schema: Any) -> Any:
     """Check a tool's schema whole: the budgets, the metaschema of its draft (2020-12
     unless its ``$schema`` names another), its patterns and its references.
@@ -99,8 +119,6 @@ def check_schema(schema: Any) -> Any:
     try:
         cls.check_schema(schema)
     except SchemaError as exc:
-        from .validation import path_text
-
         path = path_text(list(exc.absolute_path))
         raise UsageError(f"invalid JSON Schema at {path}: {exc.message}") from exc
     check_schema_references(schema)

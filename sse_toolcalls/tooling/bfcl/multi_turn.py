@@ -68,9 +68,10 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from ...calls import DIALECTS, Dialect, ToolCall, as_dialect
+from ...calls import DIALECTS, Dialect, ToolCall
 from ...conversation import Message, UserMessage
 from ...errors import UsageError
+from ...messages import as_dialect
 from ...parser import ToolCallParser
 from ...runtime.agent import Agent, AgentReply
 from ...runtime.clients import client_for

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from ...calls import as_dialect
+from ...messages import as_dialect
 from . import fuzz, invariants
 from .fuzz import Finding, FuzzReport
 from .mutators import mutate_json, repeat_bytes
@@ -188,19 +188,14 @@ class _KeepGoing:
 def _corpus_check(target: str) -> tuple[Callable[[bytes], None], Callable[[BaseException], str]]:
     """The Hypothesis engine's check and names, for one dialect (or ``detect``)."""
     spec = os.environ.get("SSE_TOOLCALLS_FUZZ_REGISTRY")
-    registry = None if not spec else fuzz._load_registry(spec)
+    registry = None if not spec else fuzz.load_registry(spec)
     dialect = None if target == "detect" else as_dialect(target)
 
     def check(data: bytes) -> None:
         stream, cuts = invariants.decode(data)
         fuzz.check_input(stream, dialect, cuts, registry)
 
-    def name(exc: BaseException) -> str:
-        if isinstance(exc, fuzz._RegistryFailure):
-            return fuzz._classify(exc.cause, True)
-        return fuzz._classify(exc, False)
-
-    return check, name
+    return check, fuzz.finding_kind
 
 
 def child_main(argv: Sequence[str] | None = None) -> None:
@@ -373,8 +368,8 @@ def fuzz_corpus_atheris(
         UsageError: the corpus cannot be read or is empty, or the registry cannot load.
     """
     if registry is not None:
-        fuzz._load_registry(registry)  # a bad spec is a usage error here, not in a child
-    seeds = fuzz._seeds(Path(folder))
+        fuzz.load_registry(registry)  # a bad spec is a usage error here, not in a child
+    seeds = fuzz.corpus_seeds(Path(folder))
     found: dict[str, Finding] = {}
     if check_growth_first:
         for raw, dialect in seeds:

@@ -17,8 +17,9 @@ fed in fixed reads: a parse whose CPU time or memory per byte grows more than
 bytes).
 
 With atheris installed (the ``fuzz`` extra) the command runs the coverage-guided engine
-instead (:mod:`.atheris_engine`: the same checks, mutations and findings' format); this
-module is the Hypothesis engine and the command.
+instead (:mod:`.atheris_engine`: the same checks, mutations and findings' format, taken
+from here); this module is the Hypothesis engine and what both engines share, and the
+command that picks one is the CLI's (:func:`sse_toolcalls.tooling.cli.fuzz`).
 
 Each finding is saved, its mutations minimised by Hypothesis (atheris: its shortest
 input), as a corpus file in the findings folder (``<kind>-<hash>.sse``, its cuts recorded
@@ -30,10 +31,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
-import sys
 import time
 import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -51,9 +51,13 @@ __all__ = [
     "GROWTH_FACTOR",
     "Finding",
     "FuzzReport",
+    "RegistryFailure",
     "check_growth",
+    "check_input",
+    "corpus_seeds",
+    "finding_kind",
     "fuzz_corpus",
-    "run_fuzz",
+    "load_registry",
     "save_findings",
 ]
 
@@ -130,14 +134,24 @@ class Finding:
     """Where the stream was cut when it showed it."""
 
 
-def _load_registry(spec: str) -> Any:
+def load_registry(spec: str) -> Any:
+    """The registry ``module:attribute`` names, for ``--registry``.
+
+    Raises:
+        UsageError: it cannot be loaded, or it is not a registry (no ``check`` method).
+    """
     value = resolve(spec, what="the registry")
     if not callable(getattr(value, "check", None)):
         raise UsageError(f"{spec!r} is not a ToolRegistry (it has no check method)")
     return value
 
 
-def _seeds(folder: Path) -> list[tuple[bytes, Dialect | None]]:
+def corpus_seeds(folder: Path) -> list[tuple[bytes, Dialect | None]]:
+    """Each stream of the corpus in ``folder`` with its dialect (``None``: detected).
+
+    Raises:
+        UsageError: the corpus cannot be read, or it holds no stream.
+    """
     out = []
     for entry in manifest.load(folder):
         # Confined to the folder (a symlink that leads out is refused), read or refused
@@ -198,11 +212,15 @@ def _calls_of(stream: bytes, dialect: Dialect | None) -> list[ToolCall]:
         return []
 
 
-def _classify(exc: BaseException, registry_stage: bool) -> str:
+def finding_kind(exc: BaseException) -> str:
+    """The kind of finding an exception out of :func:`check_input` is, as both engines
+    name it: a broken property's own kind, ``registry-crash-<type>`` for what the registry
+    let out, ``crash-<type>`` for anything else."""
+    if isinstance(exc, RegistryFailure):
+        return f"registry-crash-{type(exc.cause).__name__}"
     if isinstance(exc, invariants.InvariantError):
         return exc.kind
-    prefix = "registry-crash" if registry_stage else "crash"
-    return f"{prefix}-{type(exc).__name__}"
+    return f"crash-{type(exc).__name__}"
 
 
 def check_input(
@@ -212,7 +230,7 @@ def check_input(
 
     Raises:
         invariants.InvariantError: a property broke.
-        _RegistryFailure: the registry let out an exception that is not a refusal.
+        RegistryFailure: the registry let out an exception that is not a refusal.
         Exception: whatever non-library exception the parser let out.
     """
     targets = [dialect, None] if dialect is not None else [None]
@@ -223,10 +241,10 @@ def check_input(
         try:
             _registry_check(registry, calls)
         except Exception as exc:
-            raise _RegistryFailure(exc) from exc
+            raise RegistryFailure(exc) from exc
 
 
-class _RegistryFailure(Exception):
+class RegistryFailure(Exception):
     """The user's registry raised something other than a refusal on a hostile call."""
 
     def __init__(self, cause: Exception) -> None:
@@ -256,7 +274,7 @@ def fuzz_corpus(
     from hypothesis import strategies as st
 
     root = Path(folder)
-    seeds = _seeds(root)
+    seeds = corpus_seeds(root)
     findings: dict[str, Finding] = {}
     if check_growth_first:
         for raw, dialect in seeds:
@@ -307,8 +325,8 @@ def fuzz_corpus(
             if not failing:
                 raise  # Hypothesis itself failed, not a check: not a finding
             stream, dialect, cuts = failing[0]
-            cause = exc.cause if isinstance(exc, _RegistryFailure) else exc
-            kind = _classify(cause, isinstance(exc, _RegistryFailure))
+            cause = exc.cause if isinstance(exc, RegistryFailure) else exc
+            kind = finding_kind(exc)
             if kind not in findings:
                 findings[kind] = Finding(
                     kind=kind,
@@ -441,50 +459,3 @@ def save_findings(folder: str | Path, findings: Sequence[Finding]) -> list[Path]
         written.append(root / name)
     manifest.write(root, entries)
     return written
-
-
-def run_fuzz(
-    folder: str,
-    *,
-    seconds: float,
-    seed: int | None,
-    findings: str | None,
-    runs: int | None = None,
-    registry: str | None,
-    engine: str = "auto",
-    out: Callable[[str], object] | None = None,
-) -> int:
-    """The ``fuzz`` command: 0 when nothing was found, 1 on findings, 2 on usage errors.
-
-    ``engine``: ``atheris`` (coverage-guided, :mod:`.atheris_engine`), ``hypothesis``
-    (:func:`fuzz_corpus`) or ``auto``: atheris when it can be imported.
-    """
-    from . import atheris_engine
-
-    write = out or (lambda text: sys.stdout.write(text + "\n"))
-    try:
-        if engine == "auto":
-            engine = "atheris" if atheris_engine.available() else "hypothesis"
-        if engine == "atheris":
-            if not atheris_engine.available():
-                raise UsageError("--engine atheris: atheris is not installed (the fuzz extra)")
-            report = atheris_engine.fuzz_corpus_atheris(
-                folder, seconds=seconds, runs=runs, seed=seed, registry=registry
-            )
-        else:
-            loaded = None if registry is None else _load_registry(registry)
-            report = fuzz_corpus(
-                folder, seconds=seconds, seed=seed, registry=loaded, max_inputs=runs
-            )
-    except UsageError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 2
-    target = Path(findings) if findings is not None else Path(folder) / "findings"
-    found = report.findings
-    if found:
-        save_findings(target, found)
-    for finding in found:
-        write(f"FINDING {finding.kind}: {finding.message}")
-    saved = f", saved in {target}" if found else ""
-    write(f"{engine}: {report.inputs} inputs, {len(found)} findings{saved}")
-    return 1 if found else 0

@@ -28,28 +28,28 @@ import struct
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
-from sse_toolcalls import (
+# From the defining modules, not the root face: a leaf that imports a face ties itself to
+# everything the face names (issue 30, item 7).
+from ... import sse
+from ...calls import (
+    Dialect,
     PartialToolCall,
     ReasoningBlock,
     ReasoningCompleted,
     ReasoningDelta,
-    ServerSentEvent,
-    SSEFramer,
-    SSEToolCallsError,
     StreamEvent,
     StreamFinished,
-    StreamParser,
     TextDelta,
     ToolCall,
     ToolCallArgumentsDelta,
     ToolCallCompleted,
-    ToolCallParser,
     ToolCallStarted,
-    TruncatedStreamError,
-    UsageError,
 )
-
-from ...calls import Dialect, as_dialect
+from ...errors import SSEToolCallsError, TruncatedStreamError, UsageError
+from ...messages import as_dialect
+from ...parser import StreamParser, ToolCallParser
+from ...sse import ServerSentEvent, SSEFramer
+from .walk_target import walk_disagreement
 
 __all__ = [
     "BYTE_AT_A_TIME_MAX",
@@ -142,9 +142,9 @@ def check(target: str, data: bytes) -> None:
             _same_everywhere(stream, cuts, twins, names=_TWIN_NAMES)
     elif target == "walk":
         # Objects, not bytes: the compiled walk against the pure one (STYLE.md 18).
-        from .walk_target import check_walk
-
-        check_walk(stream)
+        broken = walk_disagreement(stream)
+        if broken is not None:
+            raise InvariantError(*broken)
     elif target in TARGETS:
         # ToolCallParser skips the delta objects that StreamParser builds (the Agent's
         # path): the two must agree on every input, not only on the recorded streams.
@@ -196,8 +196,6 @@ _TWIN_NAMES = {1: "the other framer twin"}
 
 def _other_twin() -> list[type[SSEFramer]]:
     """The framer twin that ``SSEFramer`` is not (none when the C twin was not built)."""
-    from ... import sse
-
     if sse._CSSEFramer is None:
         return []
     return [sse._PySSEFramer if SSEFramer is sse._CSSEFramer else sse._CSSEFramer]

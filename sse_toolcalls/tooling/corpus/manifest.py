@@ -25,8 +25,9 @@ from typing import Any, Final
 
 import orjson
 
-from ...calls import DIALECTS, Dialect, as_dialect
+from ...calls import DIALECTS, Dialect
 from ...errors import UnknownDialectError, UsageError
+from ...messages import as_dialect
 
 __all__ = [
     "MANIFEST",

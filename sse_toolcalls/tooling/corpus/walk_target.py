@@ -26,7 +26,7 @@ from ...errors import SSEToolCallsError
 from ...parser import StreamParser
 from ...sse import DEFAULT_MAX_EVENT_BYTES
 
-__all__ = ["check_walk", "objects"]
+__all__ = ["objects", "walk_disagreement"]
 
 _LIMITS = (DEFAULT_MAX_EVENT_BYTES, 256)
 """The two ``max_event_bytes`` each object is measured against: the default, and one
@@ -114,15 +114,17 @@ def _event(payload: Any, limit: int) -> tuple[Any, ...]:
     return ("event", type(event).__name__, event.event, event.data)
 
 
-def check_walk(stream: bytes) -> None:
+def walk_disagreement(stream: bytes) -> tuple[str, str] | None:
     """Hold every object of one fuzz input to the walk's properties.
 
+    Returns:
+        The first property that broke, as its kind and what happened (the twins
+        disagree), which :func:`.invariants.check` raises as its ``InvariantError``;
+        ``None`` when every object passed.
+
     Raises:
-        InvariantError: the twins disagree.
         Exception: whatever non-library exception escaped (the finding).
     """
-    from .invariants import InvariantError
-
     compiled = _parsed.C_MEASURE
     for payload in objects(stream):
         if compiled is not None and type(payload) is dict:
@@ -131,7 +133,7 @@ def check_walk(stream: bytes) -> None:
                 answer = compiled(payload, limit)
                 taken = pure[0] == "ok" and pure[1][1] <= limit
                 if answer != (pure[1] if taken else None):
-                    raise InvariantError(
+                    return (
                         "walk-twins",
                         f"the compiled walk said {answer!r}, the pure one {pure!r}",
                     )
@@ -144,7 +146,7 @@ def check_walk(stream: bytes) -> None:
         finally:
             _parsed._c_measure = saved
         if outcomes[-1] != outcomes[0]:
-            raise InvariantError(
+            return (
                 "walk-event-twins",
                 f"parsed_event on the pure walk gave {outcomes[0]!r}, on the compiled one "
                 f"{outcomes[-1]!r}",
@@ -155,3 +157,4 @@ def check_walk(stream: bytes) -> None:
             parser.finish()
         except SSEToolCallsError:
             pass
+    return None

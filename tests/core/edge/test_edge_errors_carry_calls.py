@@ -9,8 +9,9 @@ import json
 import pytest
 
 from sse_toolcalls import aiter_events, aiter_tool_calls, parse_tool_calls
-from sse_toolcalls.calls import ToolCall, as_dialect
+from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.errors import ProviderError, StreamTimeoutError
+from sse_toolcalls.messages import as_dialect
 from sse_toolcalls.tooling.simulator import (
     ErrorEvent,
     ScriptedCall,

@@ -14,7 +14,7 @@ import pytest
 from sse_toolcalls import UsageError
 from sse_toolcalls.tooling.cli import main
 from sse_toolcalls.tooling.corpus import StreamResult, check_corpus
-from sse_toolcalls.tooling.corpus.fuzz import _seeds
+from sse_toolcalls.tooling.corpus.fuzz import corpus_seeds
 from sse_toolcalls.tooling.corpus.manifest import CorpusPathError, load, read_stream, stream_path
 
 SECRET_LINE = "root:TOPSECRET-HASH:0:0"
@@ -142,7 +142,7 @@ def test_fuzz_refuses_the_same_links(tmp_path: Path) -> None:
     corpus = corpus_with(tmp_path / "corpus", "leak.sse")
     (corpus / "leak.sse").symlink_to(secret)
     with pytest.raises(UsageError, match="leads outside"):
-        _seeds(corpus)
+        corpus_seeds(corpus)
 
 
 def test_a_file_name_cannot_forge_a_line_of_the_report(
