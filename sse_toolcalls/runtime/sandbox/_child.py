@@ -932,7 +932,7 @@ def _zygote() -> None:
     if refusal is not None:
         _write_all(result, _frame(_dumps({"refused": refusal})))
         return
-    baseline = _residue() if not request["landlock"] else None
+    baseline = _residue() if request["namespaced"] else None
     ready = _frame(_dumps({"ready": True}))
     _write_all(result, ready)
     while True:
