@@ -37,6 +37,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from ...errors import UsageError
+from .jsonpath import path_text
 
 __all__ = [
     "MAX_PATTERN_CHARS",
@@ -99,8 +100,6 @@ def check_schema(schema: Any) -> Any:
     try:
         cls.check_schema(schema)
     except SchemaError as exc:
-        from .validation import path_text
-
         path = path_text(list(exc.absolute_path))
         raise UsageError(f"invalid JSON Schema at {path}: {exc.message}") from exc
     check_schema_references(schema)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -35,6 +34,7 @@ from ..._json import json_type
 from ...errors import UsageError
 from .coercion import COERCIBLE_TYPES, coerce_string
 from .formats import FORMAT_HINTS, format_checker
+from .jsonpath import path_text
 from .schema_guard import check_schema, pattern_search, re2_keywords
 
 if TYPE_CHECKING:
@@ -101,22 +101,6 @@ def problem_json(problem: Problem) -> dict[str, Any]:
     if problem.allowed is not None:
         out["allowed"] = list(problem.allowed)
     return out
-
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
-
-
-def path_text(parts: Iterable[str | int]) -> str:
-    """Return the JSON path (``$.a[0]['odd key']``) of a sequence of keys and indexes."""
-    out = ["$"]
-    for part in parts:
-        if isinstance(part, int):
-            out.append(f"[{part}]")
-        elif _IDENTIFIER.fullmatch(part):
-            out.append(f".{part}")
-        else:
-            out.append(f"[{json.dumps(part, ensure_ascii=False)}]")
-    return "".join(out)
 
 
 _SHOWN_CHARS = 80
