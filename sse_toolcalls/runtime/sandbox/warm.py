@@ -60,7 +60,7 @@ class _Zygote:
 
     async def frame(self, limit: int) -> bytes:
         try:
-            size = int.from_bytes(await self.reader.receive_exactly(_child._HEADER), "big")
+            size = int.from_bytes(await self.reader.receive_exactly(_child.HEADER), "big")
             if size > limit:
                 raise _Gone(f"a frame of {size} bytes (at most {limit})")
             return await self.reader.receive_exactly(size) if size else b""
@@ -70,7 +70,7 @@ class _Zygote:
     async def send(self, data: bytes) -> None:
         assert self.process.stdin is not None
         try:
-            await self.process.stdin.send(len(data).to_bytes(_child._HEADER, "big") + data)
+            await self.process.stdin.send(len(data).to_bytes(_child.HEADER, "big") + data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise _Gone("the zygote ended") from exc
 
