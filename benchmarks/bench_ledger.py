@@ -39,7 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import anyio
 
-from sse_toolcalls.runtime.ledger import IdempotencyLedger, InMemoryLedger, SQLiteLedger
+from sse_toolcalls.runtime.ledgers.base import IdempotencyLedger
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
+from sse_toolcalls.runtime.ledgers.sqlite import SQLiteLedger
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTENT = {"receipt": "R-000123", "amount": 1000, "currency": "EUR"}
@@ -55,7 +57,7 @@ def _ledger(kind: str, target: str) -> Any:
         return InMemoryLedger()
     if kind == "sqlite":
         return SQLiteLedger(target)
-    from sse_toolcalls.runtime.postgres import PostgresLedger
+    from sse_toolcalls.runtime.ledgers.postgres import PostgresLedger
 
     return PostgresLedger(target, max_size=2)
 

@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from .clients import ProviderClient as ProviderClient
     from .clients import client_for as client_for
     from .diagnostics import Diagnostic as Diagnostic
-    from .dispatch import CallReport as CallReport
     from .dispatch import Dispatcher as Dispatcher
     from .errors import ApprovalStateError as ApprovalStateError
     from .errors import CircuitOpenError as CircuitOpenError
@@ -71,17 +70,18 @@ if TYPE_CHECKING:
     from .events import ToolCallResult as ToolCallResult
     from .failover import FallbackClient as FallbackClient
     from .fallback import fallback_message as fallback_message
-    from .ledger import IdempotencyLedger as IdempotencyLedger
-    from .ledger import InMemoryLedger as InMemoryLedger
-    from .ledger import SQLiteLedger as SQLiteLedger
-    from .ledger import SyncLedgerAdapter as SyncLedgerAdapter
-    from .postgres import PostgresConversationStore as PostgresConversationStore
-    from .postgres import PostgresLedger as PostgresLedger
+    from .ledgers.base import IdempotencyLedger as IdempotencyLedger
+    from .ledgers.base import SyncLedgerAdapter as SyncLedgerAdapter
+    from .ledgers.memory import InMemoryLedger as InMemoryLedger
+    from .ledgers.postgres import PostgresLedger as PostgresLedger
+    from .ledgers.sqlite import SQLiteLedger as SQLiteLedger
     from .reply import AgentReply as AgentReply
+    from .report import CallReport as CallReport
     from .retry import RetryPolicy as RetryPolicy
-    from .store import ConversationStore as ConversationStore
-    from .store import InMemoryConversationStore as InMemoryConversationStore
-    from .store import SQLiteConversationStore as SQLiteConversationStore
+    from .stores.base import ConversationStore as ConversationStore
+    from .stores.memory import InMemoryConversationStore as InMemoryConversationStore
+    from .stores.postgres import PostgresConversationStore as PostgresConversationStore
+    from .stores.sqlite import SQLiteConversationStore as SQLiteConversationStore
     from .tools.context import ToolContext as ToolContext
     from .tools.registry import Effect as Effect
     from .tools.registry import Tool as Tool

@@ -94,7 +94,6 @@ from .dispatch import (
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_READ_RETRIES,
     BreakerScope,
-    CallReport,
     Dispatcher,
     per_tool,
 )
@@ -112,17 +111,18 @@ from .events import (
 )
 from .execute import Executor, run_local
 from .fallback import FallbackReason, fallback_message
-from .ledger import DEFAULT_LEDGER_TIMEOUT_S, IdempotencyLedger, SyncIdempotencyLedger
+from .ledgers.base import DEFAULT_LEDGER_TIMEOUT_S, IdempotencyLedger, SyncIdempotencyLedger
 from .partial_json import PartialJSON
 from .reply import AgentReply
+from .report import CallReport
 from .retry import RetryPolicy
-from .store import (
+from .stores.base import (
     DEFAULT_STORE_TIMEOUT_S,
     ConversationStore,
-    InMemoryConversationStore,
     history_before,
     within_deadline,
 )
+from .stores.memory import InMemoryConversationStore
 from .tools import results as result_texts
 from .tracing import Tracing, resolve
 from .usage import Usage, usage_of
@@ -220,8 +220,8 @@ class Agent:
             client: the provider client (its dialect decides every format).
             registry: the tools the model may call.
             ledger: the idempotency ledger for writes (in memory by default; use a
-                :class:`~.ledger.SQLiteLedger` to be safe across processes and restarts,
-                a :class:`~.postgres.PostgresLedger` across machines).
+                :class:`~.ledgers.sqlite.SQLiteLedger` to be safe across processes and restarts,
+                a :class:`~.ledgers.postgres.PostgresLedger` across machines).
             store: where conversations are kept, so that ``run(text,
                 conversation_id=...)`` continues one (:mod:`.store`; in memory by
                 default; SQLite or Postgres to survive restarts and span workers).
@@ -259,9 +259,9 @@ class Agent:
                 its pause is shared. Keep it out of the browser: who holds it can make
                 states (``docs/threat-model.md``).
             ledger_timeout: seconds one ledger call may take
-                (:data:`~.ledger.DEFAULT_LEDGER_TIMEOUT_S`).
+                (:data:`~.ledgers.base.DEFAULT_LEDGER_TIMEOUT_S`).
             store_timeout: seconds the store's ``load`` or ``save`` may take
-                (:data:`~.store.DEFAULT_STORE_TIMEOUT_S`).
+                (:data:`~.stores.base.DEFAULT_STORE_TIMEOUT_S`).
 
         Raises:
             UsageError: ``max_steps`` not a whole number of at least 1, a

@@ -52,9 +52,9 @@ from ..conversation import Message
 from ..errors import UsageError
 from ._seal import call_digest, sign, signature_ok, value_digest
 from .diagnostics import Diagnostic
-from .dispatch import CallReport, _ledger_call
 from .errors import ApprovalStateError, LedgerError
-from .ledger import IdempotencyLedger
+from .ledgers.base import IdempotencyLedger, call_ledger
+from .report import CallReport
 from .tools.registry import Tool
 from .usage import Usage
 
@@ -304,11 +304,11 @@ async def record_pause(ledger: IdempotencyLedger, state: ApprovalState) -> None:
         "pending": [call_digest(c, request_id=state.request_id) for c in state.pending],
     }
     pause = _record_key("pause", state.token)
-    if await _ledger_call("reserve", ledger.reserve, pause, tool=PAUSE_RECORD_TOOL) is not None:
+    if await call_ledger("reserve", ledger.reserve, pause, tool=PAUSE_RECORD_TOOL) is not None:
         # A fresh random token never meets an entry: a ledger that says otherwise is
         # not one whose record could be trusted to tell this pause apart.
         raise LedgerError("a pause with this token is already on record")
-    await _ledger_call("record", ledger.record, pause, content)
+    await call_ledger("record", ledger.record, pause, content)
 
 
 async def verify_state(
@@ -330,7 +330,7 @@ async def verify_state(
             reason="tampered",
         )
     token = state.token
-    pause = await _ledger_call("get", ledger.get, _record_key("pause", token))
+    pause = await call_ledger("get", ledger.get, _record_key("pause", token))
     recorded = (
         pause.content.get("digest")
         if pause is not None and isinstance(pause.content, dict)
@@ -387,7 +387,7 @@ async def claim_decision(
         if name in approve
     )
     decision = _record_key("decision", state.token)
-    taken = await _ledger_call("reserve", ledger.reserve, decision, tool=DECISION_RECORD_TOOL)
+    taken = await call_ledger("reserve", ledger.reserve, decision, tool=DECISION_RECORD_TOOL)
     if taken is not None:
         verdict = ""
         if isinstance(taken.content, dict) and isinstance(taken.content.get("verdict"), str):
@@ -408,7 +408,7 @@ async def claim_decision(
         ),
     }
     try:
-        await _ledger_call("record", ledger.record, decision, content)
+        await call_ledger("record", ledger.record, decision, content)
     except LedgerError as exc:
         # The reservation alone is the decision (no other resume can take it); only
         # its detail, for people reading the ledger, is missing.

@@ -29,7 +29,7 @@ one :class:`CallReport` per call, in call order, each with its call and its resu
   ``read_retries`` times; a deterministic exception is not re-run (it would only fail
   again, and count twice).
 - **Writes** (``effect="write"``) run at most once per idempotency key (see
-  :mod:`.ledger`; the key names the user request, ``request_id``, and the call's place
+  :mod:`.ledgers`; the key names the user request, ``request_id``, and the call's place
   in it): the key is reserved before the handler starts and the result
   recorded when it answers (an error included). A write whose key is done returns the
   recorded result, marked as a replay with the time the action ran; one whose key is
@@ -57,9 +57,8 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -76,6 +75,7 @@ from .diagnostics import Diagnostic, logger, report
 from .errors import (
     ApprovalStateError,
     CircuitOpenError,
+    LedgerError,
     ToolError,
     ToolErrorReply,
     ToolExecutionError,
@@ -84,18 +84,19 @@ from .errors import (
 )
 from .execute import Executor, run_local, run_once
 from .keyclaim import KeyConflict, claim_key
-from .ledger import (
+from .ledgers.base import (
     DEFAULT_LEDGER_TIMEOUT_S,
     IdempotencyLedger,
-    InMemoryLedger,
     LedgerEntry,
-    LedgerError,
     SyncIdempotencyLedger,
     as_async_ledger,
+    call_ledger,
     idempotency_key,
     key_arguments,
 )
+from .ledgers.memory import InMemoryLedger
 from .recorded import recorded_content, replayed_parts
+from .report import CallOutcome, CallReport
 from .tools import results
 from .tools.context import ToolContext
 
@@ -108,8 +109,6 @@ __all__ = [
     "DEFAULT_MAX_CALLS_PER_TURN",
     "DEFAULT_MAX_CONCURRENCY",
     "DEFAULT_READ_RETRIES",
-    "CallOutcome",
-    "CallReport",
     "BreakerScope",
     "Dispatcher",
     "KeyFunction",
@@ -144,33 +143,9 @@ _POLL_MAX_S = 0.5
 a millisecond, so two reads a second per waiting call is cheap, and the replay lands at
 most half a second after the owner's result."""
 
-CallOutcome = Literal[
-    "ok",
-    "refused",
-    "failed",
-    "timeout",
-    "unavailable",
-    "replayed",
-    "unconfirmed",
-    "ledger_error",
-    "over_limit",
-    "retry",
-    "declined",
-]
-"""How a call ended: ``ok``; ``refused`` (unknown tool or invalid arguments, nothing
-ran); ``failed`` / ``timeout`` (the handler raised or overran); ``unavailable`` (open
-circuit, nothing ran); ``replayed`` (a write already done: its recorded result, nothing
-ran); ``unconfirmed`` (a write that started earlier and was never confirmed: not
-repeated); ``ledger_error`` (a write whose key could not be reserved: not run);
-``over_limit`` (its turn asked for more than ``max_calls_per_turn`` calls: nothing of the
-turn ran); ``retry`` (the handler raised :class:`~sse_toolcalls.runtime.errors.ToolRetry`: its
-reason went to the model); ``declined`` (the approval policy denied it, or a person did:
-nothing ran; set by the :class:`~.agent.Agent`, which decides before dispatch, and by the
-dispatcher for a ``needs_approval`` tool's call handed in without its approval)."""
-
 KeyFunction = Callable[["ValidatedCall", str, int], str]
 """Makes a write's idempotency key from (validated call, request id, occurrence in its
-turn); the default is :func:`~.ledger.idempotency_key`."""
+turn); the default is :func:`~.ledgers.base.idempotency_key`."""
 
 
 BreakerScope = Callable[["ValidatedCall", str], str]
@@ -193,29 +168,6 @@ def _with_context(
 def per_tool(validated: ValidatedCall, conversation_id: str) -> str:
     """The default :data:`BreakerScope`: one circuit per tool."""
     return validated.tool.name
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CallReport:
-    """What happened to one call of the turn."""
-
-    call: ToolCall
-    """The call, as the provider sent it."""
-
-    result: ToolResult
-    """Its result (ok or error), addressed to ``call``."""
-
-    outcome: CallOutcome
-    """How it ended."""
-
-    runs: int
-    """How many times its handler was started (0 when nothing ran)."""
-
-    key: str | None = None
-    """The idempotency key, for writes that passed validation."""
-
-    diagnostics: tuple[Diagnostic, ...] = ()
-    """What went wrong, for developers."""
 
 
 def _default_key(validated: ValidatedCall, request_id: str, occurrence: int) -> str:
@@ -250,7 +202,7 @@ class Dispatcher:
         """Args:
             registry: the tools.
             ledger: where writes are recorded; an :class:`InMemoryLedger` by default
-                (pass a :class:`~.ledger.SQLiteLedger` to be safe across restarts).
+                (pass a :class:`~.ledgers.sqlite.SQLiteLedger` to be safe across restarts).
             breaker: the circuit breaker; a default one (3 failures, 60 s) if omitted.
             max_concurrency: calls of a turn running at once (at least 1).
             read_retries: extra runs of a failed read (0 disables).
@@ -265,7 +217,7 @@ class Dispatcher:
                 :class:`~sse_toolcalls.runtime.sandbox.WarmPool` the application opened, and
                 closes); each sandboxed call starts a cold child without one.
             ledger_timeout: seconds one ledger call may take
-                (:data:`~.ledger.DEFAULT_LEDGER_TIMEOUT_S`); past it the call has
+                (:data:`~.ledgers.base.DEFAULT_LEDGER_TIMEOUT_S`); past it the call has
                 failed, and the user still gets a reply.
             in_flight_wait: seconds a write waits, at most, for another worker's
                 result on its key (:data:`DEFAULT_IN_FLIGHT_WAIT_S`); ``0`` for none.
@@ -320,7 +272,7 @@ class Dispatcher:
         Args:
             calls: the turn's complete calls, in call order.
             request_id: the id of the user request the turn serves (write keys are
-                made of it: see :func:`~.ledger.idempotency_key`); give the same id to
+                made of it: see :func:`~.ledgers.base.idempotency_key`); give the same id to
                 every turn of one request, and again when it is resumed. ``None``: a
                 new request of its own, so this turn's writes replay for nothing else.
             conversation_id: the conversation's id (given to ``breaker_scope`` and to
@@ -506,7 +458,7 @@ class Dispatcher:
     async def _write(self, validated: ValidatedCall, key: str, circuit: str) -> CallReport:
         call, name = validated.call, validated.tool.name
         try:
-            entry = await _ledger_call("get", self.ledger.get, key, deadline=self.ledger_timeout)
+            entry = await call_ledger("get", self.ledger.get, key, deadline=self.ledger_timeout)
             if entry is not None:
                 settled = await self._settled(validated, entry)
                 if settled is not None:
@@ -516,7 +468,7 @@ class Dispatcher:
             if not self.breaker.allow(circuit):
                 return self._unavailable(validated, circuit, key)
             try:
-                entry = await _ledger_call(
+                entry = await call_ledger(
                     "reserve", self.ledger.reserve, key, tool=name, deadline=self.ledger_timeout
                 )
             except BaseException:
@@ -539,11 +491,11 @@ class Dispatcher:
                 # ToolRetry is the tool saying it refused and did nothing: recording it
                 # would answer the corrected call (same arguments, once the model did
                 # what the tool asked) with this refusal, and the write would be lost.
-                await _ledger_call("forget", self.ledger.forget, key, deadline=self.ledger_timeout)
+                await call_ledger("forget", self.ledger.forget, key, deadline=self.ledger_timeout)
             else:
                 # With its media, in the one record format (runtime/recorded.py).
                 recorded = recorded_content(result.content, result.media)
-                await _ledger_call(
+                await call_ledger(
                     "record",
                     self.ledger.record,
                     key,
@@ -585,7 +537,7 @@ class Dispatcher:
                 await anyio.sleep(pause)
                 pause = min(pause * 2, _POLL_MAX_S)
                 try:
-                    found = await _ledger_call(
+                    found = await call_ledger(
                         "get", self.ledger.get, entry.key, deadline=self.ledger_timeout
                     )
                 except LedgerError:
@@ -813,48 +765,6 @@ def _declined(call: ToolCall) -> CallReport:
 _NO_APPROVAL = "this action needs a person's approval, and none was given for this call"
 
 _T = TypeVar("_T")
-
-
-async def _ledger_call(
-    method: str,
-    op: Callable[..., Awaitable[_T]],
-    *args: Any,
-    deadline: float = DEFAULT_LEDGER_TIMEOUT_S,
-    **kw: Any,
-) -> _T:
-    """``op(*args, **kw)``, one of the ledger's methods, with any failure a ``LedgerError``,
-    an answer later than ``deadline`` seconds included.
-
-    The ledger is the guard against doubled writes, and a custom one (the public
-    protocol) may fail with its own exceptions (its driver's, a ``KeyError``...): each is
-    the ledger failing, so the write is refused before it runs, or its result kept
-    with a diagnostic after, exactly as for a ``LedgerError`` (it ended the run in the
-    ``internal_error`` fallback). Cancellation and other ``BaseException`` pass.
-
-    Raises:
-        LedgerError: the ledger's own, or a wrapper chained to what it raised.
-    """
-    answered = False
-    try:
-        # A store that stops answering (a frozen server, a hung client) must not hold
-        # the user's reply for good: past the deadline the call has failed.
-        with anyio.move_on_after(deadline):
-            value = await op(*args, **kw)
-            answered = True
-    except LedgerError:
-        raise
-    except Exception as exc:
-        raise LedgerError(
-            f"the ledger's {method} raised {type(exc).__name__}: {safe_str(exc)}"
-        ) from exc
-    if not answered:
-        raise LedgerError(f"the ledger's {method} did not answer within {deadline} s")
-    if method in ("get", "reserve") and not (value is None or isinstance(value, LedgerEntry)):
-        # Read as an entry, it would fail later, outside this guard.
-        raise LedgerError(
-            f"the ledger's {method} returned {type(value).__name__}, not a LedgerEntry or None"
-        )
-    return value
 
 
 def _note(

@@ -35,9 +35,9 @@ from ..calls import (
 )
 from .approval import ApprovalState
 from .diagnostics import Diagnostic
-from .dispatch import CallOutcome, CallReport
 from .fallback import FallbackReason
 from .reply import AgentReply
+from .report import CallOutcome, CallReport
 
 __all__ = [
     "AgentEvent",

@@ -22,7 +22,7 @@ import anyio
 
 from ..errors import UsageError
 from .errors import LedgerError
-from .ledger import DEFAULT_LEDGER_TIMEOUT_S, IdempotencyLedger
+from .ledgers.base import DEFAULT_LEDGER_TIMEOUT_S, IdempotencyLedger
 
 __all__ = ["KeyConflict", "claim_key", "claim_text"]
 

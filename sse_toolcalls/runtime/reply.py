@@ -16,8 +16,8 @@ from ..calls import ToolCall, ToolResult
 from ..conversation import Message
 from .approval import ApprovalState
 from .diagnostics import Diagnostic
-from .dispatch import CallReport
 from .fallback import FallbackReason
+from .report import CallReport
 from .usage import Usage
 
 __all__ = ["AgentReply"]

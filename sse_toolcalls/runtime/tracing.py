@@ -44,13 +44,13 @@ from urllib.parse import urlsplit
 from .._faces import publish
 from .._jsonsafe import dumps_safe, safe_str
 from ..errors import ProviderError, UsageError
+from .reply import AgentReply
+from .report import CallReport
 from .usage import Usage, usage_of
 
 if TYPE_CHECKING:
     from ..calls import StreamFinished, ToolCall, ToolResult
     from ..conversation import Message
-    from .agent import AgentReply
-    from .dispatch import CallReport
     from .tools.registry import ValidatedCall
 
 __all__ = ["Tracing"]

@@ -23,8 +23,9 @@ import psycopg
 
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.runtime.postgres import PostgresConversationStore, PostgresLedger
+from sse_toolcalls.runtime.ledgers.postgres import PostgresLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
+from sse_toolcalls.runtime.stores.postgres import PostgresConversationStore
 from sse_toolcalls.runtime.tools import ToolContext, ToolRegistry
 from sse_toolcalls.tooling.simulator import (
     CutInArguments,

@@ -38,7 +38,7 @@ from sse_toolcalls.messages import build_request
 from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.clients import AnthropicClient, client_for
 from sse_toolcalls.runtime.fallback import fallback_message
-from sse_toolcalls.runtime.ledger import SQLiteLedger
+from sse_toolcalls.runtime.ledgers.sqlite import SQLiteLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
 from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.tooling.simulator import (

@@ -12,7 +12,7 @@ from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny
 from sse_toolcalls.runtime.errors import ApprovalStateError
-from sse_toolcalls.runtime.ledger import InMemoryLedger
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
 from sse_toolcalls.runtime.tools import ToolRegistry
 from tests.runtime.test_agent import FakeClient, answer, calling
 

@@ -31,7 +31,9 @@ from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.approval import ApprovalState, call_digest, pending_ids
 from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.errors import ApprovalStateError, LedgerError
-from sse_toolcalls.runtime.ledger import InMemoryLedger, LedgerEntry, SQLiteLedger
+from sse_toolcalls.runtime.ledgers.base import LedgerEntry
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
+from sse_toolcalls.runtime.ledgers.sqlite import SQLiteLedger
 from sse_toolcalls.runtime.tools import ToolRegistry
 from tests.runtime.test_agent import FakeClient, answer
 
@@ -245,7 +247,7 @@ async def test_approve_and_deny_racing_on_two_workers_take_one_decision(
 
 
 async def test_approve_and_deny_racing_on_postgres_take_one_decision(postgres_dsn: str) -> None:
-    from sse_toolcalls.runtime.postgres import PostgresLedger
+    from sse_toolcalls.runtime.ledgers.postgres import PostgresLedger
 
     paid: list[tuple[str, int]] = []
     async with PostgresLedger(postgres_dsn) as la, PostgresLedger(postgres_dsn) as lb:

@@ -23,7 +23,7 @@ from sse_toolcalls.runtime.clients import AnthropicClient
 from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.retry import RetryPolicy
 from sse_toolcalls.runtime.sandbox import Sandbox, WarmPool
-from sse_toolcalls.runtime.store import InMemoryConversationStore
+from sse_toolcalls.runtime.stores.memory import InMemoryConversationStore
 from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.tooling.simulator.script import (
     ErrorEvent,

@@ -29,16 +29,16 @@ from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.approval import approval_id
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.errors import ConversationStoreError
-from sse_toolcalls.runtime.postgres import PostgresConversationStore
 from sse_toolcalls.runtime.retry import RetryPolicy
-from sse_toolcalls.runtime.store import (
+from sse_toolcalls.runtime.stores.base import (
     ConversationStore,
     Exchange,
-    InMemoryConversationStore,
-    SQLiteConversationStore,
     messages_from_json,
     messages_to_json,
 )
+from sse_toolcalls.runtime.stores.memory import InMemoryConversationStore
+from sse_toolcalls.runtime.stores.postgres import PostgresConversationStore
+from sse_toolcalls.runtime.stores.sqlite import SQLiteConversationStore
 from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.tooling.simulator import ScriptedCall, Simulator, Turn
 

@@ -16,7 +16,8 @@ from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.dispatch import DEFAULT_MAX_CALLS_PER_TURN, Dispatcher
-from sse_toolcalls.runtime.ledger import InMemoryLedger, LedgerEntry, LedgerError
+from sse_toolcalls.runtime.ledgers.base import LedgerEntry, LedgerError
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
 from sse_toolcalls.runtime.tools import ToolRegistry
 
 pytestmark = pytest.mark.anyio

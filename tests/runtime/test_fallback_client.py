@@ -31,7 +31,7 @@ from sse_toolcalls.conversation import Message
 from sse_toolcalls.runtime import FallbackClient
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import ProviderClient, client_for
-from sse_toolcalls.runtime.ledger import InMemoryLedger
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
 from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.tooling.simulator import ExpectedResult, HTTPError, ScriptedCall, Simulator, Turn

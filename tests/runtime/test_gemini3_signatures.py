@@ -24,7 +24,7 @@ from sse_toolcalls.conversation import Message
 from sse_toolcalls.crossing import GEMINI_CARRIED_SIGNATURE
 from sse_toolcalls.runtime import FallbackClient
 from sse_toolcalls.runtime.agent import Agent
-from sse_toolcalls.runtime.ledger import InMemoryLedger
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
 from sse_toolcalls.tooling.simulator import ExpectedResult, HTTPError, ScriptedCall, Simulator, Turn
 from sse_toolcalls.tooling.simulator.reasoning import (
     GEMINI_BYPASS_SIGNATURES,

@@ -15,8 +15,11 @@ import pytest
 
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.errors import UsageError
-from sse_toolcalls.runtime.dispatch import CallReport, Dispatcher
-from sse_toolcalls.runtime.ledger import InMemoryLedger, LedgerEntry, SQLiteLedger
+from sse_toolcalls.runtime.dispatch import Dispatcher
+from sse_toolcalls.runtime.ledgers.base import LedgerEntry
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
+from sse_toolcalls.runtime.ledgers.sqlite import SQLiteLedger
+from sse_toolcalls.runtime.report import CallReport
 from sse_toolcalls.runtime.tools import ToolRegistry
 
 pytestmark = pytest.mark.anyio

@@ -25,18 +25,18 @@ from hypothesis import strategies as st
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.dialects._common import parse_arguments
 from sse_toolcalls.errors import UsageError
-from sse_toolcalls.runtime.ledger import (
+from sse_toolcalls.runtime.ledgers.base import (
     DEFAULT_RETENTION_S,
     IdempotencyLedger,
-    InMemoryLedger,
     LedgerEntry,
     LedgerError,
-    SQLiteLedger,
     SyncLedgerAdapter,
     as_async_ledger,
     canonical_arguments,
     idempotency_key,
 )
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
+from sse_toolcalls.runtime.ledgers.sqlite import SQLiteLedger
 from sse_toolcalls.runtime.tools import ToolRegistry
 
 
@@ -258,7 +258,7 @@ def test_sqlite_is_shared_with_another_process(tmp_path: Path) -> None:
     path = tmp_path / "ledger.db"
     code = (
         "import sys\n"
-        "from sse_toolcalls.runtime.ledger import SQLiteLedger\n"
+        "from sse_toolcalls.runtime.ledgers.sqlite import SQLiteLedger\n"
         "with SQLiteLedger(sys.argv[1]) as ledger:\n"
         "    assert ledger.reserve_sync('from-child', tool='pay') is None\n"
         "    ledger.record_sync('from-child', 'child result')\n"

@@ -16,9 +16,10 @@ import pytest
 from sse_toolcalls.calls import StreamEvent, StreamFinished, ToolCall, ToolSpec
 from sse_toolcalls.conversation import Conversation
 from sse_toolcalls.runtime.agent import Agent
-from sse_toolcalls.runtime.dispatch import Dispatcher, _ledger_call
+from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.errors import LedgerError, ToolRetry
-from sse_toolcalls.runtime.ledger import InMemoryLedger, LedgerEntry
+from sse_toolcalls.runtime.ledgers.base import LedgerEntry, call_ledger
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
 from sse_toolcalls.runtime.tools import ToolRegistry
 
 pytestmark = pytest.mark.anyio
@@ -106,7 +107,7 @@ async def test_the_typed_error_is_chained_to_the_ledgers_own(error: BaseExceptio
         raise error
 
     with pytest.raises(LedgerError) as caught:
-        await _ledger_call("record", fails)
+        await call_ledger("record", fails)
     assert caught.value.__cause__ is error
 
 
@@ -116,7 +117,7 @@ async def test_an_entry_of_the_wrong_type_is_the_ledgers_failure(method: str) ->
         return {"state": "done"}
 
     with pytest.raises(LedgerError, match="returned dict, not a LedgerEntry"):
-        await _ledger_call(method, odd)
+        await call_ledger(method, odd)
 
 
 @pytest.mark.parametrize("error", FOREIGN, ids=lambda e: type(e).__name__)

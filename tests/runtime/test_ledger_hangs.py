@@ -17,8 +17,10 @@ from sse_toolcalls.conversation import Message
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.dispatch import Dispatcher
-from sse_toolcalls.runtime.ledger import InMemoryLedger, LedgerEntry, SyncLedgerAdapter
-from sse_toolcalls.runtime.store import Exchange, InMemoryConversationStore
+from sse_toolcalls.runtime.ledgers.base import LedgerEntry, SyncLedgerAdapter
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
+from sse_toolcalls.runtime.stores.base import Exchange
+from sse_toolcalls.runtime.stores.memory import InMemoryConversationStore
 from tests.runtime.test_ledger_failures import _Client, _pay, _pay_registry
 
 pytestmark = pytest.mark.anyio

@@ -31,7 +31,7 @@ from typing import IO, Any
 import pytest
 
 from sse_toolcalls.calls import DIALECTS
-from sse_toolcalls.runtime.ledger import idempotency_key
+from sse_toolcalls.runtime.ledgers.base import idempotency_key
 
 from ..pg_server import PgServer
 

@@ -15,7 +15,8 @@ import pytest
 
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.runtime.dispatch import Dispatcher
-from sse_toolcalls.runtime.postgres import PostgresConversationStore, PostgresLedger
+from sse_toolcalls.runtime.ledgers.postgres import PostgresLedger
+from sse_toolcalls.runtime.stores.postgres import PostgresConversationStore
 from sse_toolcalls.runtime.tools import ToolRegistry
 
 from ..pg_server import PgServer, missing_reason
@@ -114,7 +115,7 @@ async def test_a_frozen_server_gives_a_reply_within_the_deadline(
 
 async def test_a_frozen_store_gives_a_reply(frozen_server: PgServer) -> None:
     from sse_toolcalls.runtime.errors import ConversationStoreError
-    from sse_toolcalls.runtime.store import within_deadline
+    from sse_toolcalls.runtime.stores.base import within_deadline
 
     store = PostgresConversationStore(frozen_server.create_database(), timeout=DEADLINE)
     try:

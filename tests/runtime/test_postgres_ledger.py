@@ -14,8 +14,8 @@ from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.runtime import _pg
 from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.errors import LedgerError
-from sse_toolcalls.runtime.ledger import DEFAULT_RETENTION_S, IdempotencyLedger
-from sse_toolcalls.runtime.postgres import LEDGER_TABLE, SCHEMA_VERSION, PostgresLedger
+from sse_toolcalls.runtime.ledgers.base import DEFAULT_RETENTION_S, IdempotencyLedger
+from sse_toolcalls.runtime.ledgers.postgres import LEDGER_TABLE, SCHEMA_VERSION, PostgresLedger
 from sse_toolcalls.runtime.tools import ToolRegistry
 
 pytestmark = pytest.mark.anyio
@@ -103,7 +103,9 @@ async def test_a_version_1_schema_is_migrated_with_its_rows(postgres_dsn: str) -
         "version integer NOT NULL, migrated_at timestamptz NOT NULL DEFAULT now())",
     )
     sql(postgres_dsn, "INSERT INTO sse_toolcalls_schema (component, version) VALUES ('ledger', 1)")
-    for statement in __import__("sse_toolcalls.runtime.postgres").runtime.postgres.MIGRATIONS[0][1]:
+    for statement in __import__(
+        "sse_toolcalls.runtime.ledgers.postgres"
+    ).runtime.ledgers.postgres.MIGRATIONS[0][1]:
         sql(postgres_dsn, statement)
     sql(
         postgres_dsn,

@@ -18,7 +18,7 @@ from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny, appr
 from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.dispatch import Dispatcher
 from sse_toolcalls.runtime.errors import ToolRetry
-from sse_toolcalls.runtime.ledger import InMemoryLedger
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
 from sse_toolcalls.runtime.tools import Effect, ToolRegistry, ValidatedCall
 from tests.runtime.test_agent import FakeClient, answer, calling, no_wait

@@ -14,7 +14,9 @@ import pytest
 from sse_toolcalls import Document, Image, ToolCall
 from sse_toolcalls.runtime import recorded
 from sse_toolcalls.runtime.dispatch import Dispatcher
-from sse_toolcalls.runtime.ledger import IdempotencyLedger, InMemoryLedger, SQLiteLedger
+from sse_toolcalls.runtime.ledgers.base import IdempotencyLedger
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
+from sse_toolcalls.runtime.ledgers.sqlite import SQLiteLedger
 from sse_toolcalls.runtime.recorded import (
     MAX_RECORDED_MEDIA_BYTES,
     recorded_content,
@@ -42,7 +44,7 @@ async def ledger(
     elif request.param == "sqlite":
         yield SQLiteLedger(tmp_path / "ledger.db")
     else:
-        from sse_toolcalls.runtime.postgres import PostgresLedger
+        from sse_toolcalls.runtime.ledgers.postgres import PostgresLedger
 
         dsn: str = request.getfixturevalue("postgres_dsn")
         async with PostgresLedger(dsn) as pg:

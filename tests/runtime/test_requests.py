@@ -21,7 +21,7 @@ from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.clients import client_for
-from sse_toolcalls.runtime.ledger import SQLiteLedger
+from sse_toolcalls.runtime.ledgers.sqlite import SQLiteLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
 from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.tooling.simulator import (

@@ -15,7 +15,7 @@ from sse_toolcalls.runtime import ToolContext
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.breaker import CircuitBreaker
 from sse_toolcalls.runtime.errors import SandboxDeclarationError, SandboxUnavailableError
-from sse_toolcalls.runtime.sandbox import Sandbox, WarmPool, engine
+from sse_toolcalls.runtime.sandbox import Sandbox, WarmPool, backends
 from sse_toolcalls.runtime.tools import ToolRegistry
 from tests.runtime.sandbox import tools
 from tests.runtime.sandbox.conftest import sandbox_pids
@@ -71,7 +71,7 @@ def test_own_timeout_beside_a_sandbox_is_refused() -> None:
 
 
 def test_no_backend_fails_closed_unless_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "_works", lambda backend, sandbox: "not here")
+    monkeypatch.setattr(backends, "unavailable", lambda backend, sandbox: "not here")
     with pytest.raises(SandboxUnavailableError, match="allow_unsandboxed"):
         ToolRegistry().register(tools.read_file, sandbox=Sandbox())
     allowed = ToolRegistry(allow_unsandboxed=True)

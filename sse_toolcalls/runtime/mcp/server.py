@@ -55,7 +55,7 @@ from .._targets import resolve
 from ..dispatch import Dispatcher
 from ..errors import LedgerError
 from ..keyclaim import KeyConflict, claim_key
-from ..ledger import key_arguments
+from ..ledgers.base import key_arguments
 from ..tools.registry import Tool, ToolRegistry
 from ..tools.results import declined_result, key_conflict_result, ledger_refusal_result
 from .client import _require_mcp
@@ -334,7 +334,7 @@ def run_serve(spec: str, *, http: int | None, host: str, ledger: str | None) -> 
     import anyio
 
     from ..errors import LedgerError
-    from ..ledger import SQLiteLedger
+    from ..ledgers.sqlite import SQLiteLedger
 
     try:
         registry = load_registry(spec)

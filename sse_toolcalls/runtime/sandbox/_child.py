@@ -49,7 +49,7 @@ _PR_CAPBSET_DROP = 24
 _PR_CAP_AMBIENT = 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
 _CAPABILITY_VERSION_3 = 0x20080522
-_HEADER = 4
+HEADER = 4
 """Bytes of a frame's length, big-endian (the zygote's requests and replies)."""
 _TAIL_BYTES = 4000
 """Bytes of a warm call's output kept for diagnostics (the engine keeps as much of a cold one)."""
@@ -842,7 +842,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _frame(data: bytes) -> bytes:
-    return len(data).to_bytes(_HEADER, "big") + data
+    return len(data).to_bytes(HEADER, "big") + data
 
 
 def _read_exactly(fd: int, size: int) -> bytes | None:
@@ -904,7 +904,7 @@ def _zygote() -> None:
     result ever pass through this process's memory, which every later call inherits),
     wait for it, check that nothing of the call is left, and answer ``ready`` again.
     Anything unexpected ends the zygote: the engine then discards it."""
-    boot = _read_exactly(0, int.from_bytes(_read_exactly(0, _HEADER) or b"", "big"))
+    boot = _read_exactly(0, int.from_bytes(_read_exactly(0, HEADER) or b"", "big"))
     if boot is None:
         return
     request: dict[str, Any] = json.loads(boot)
@@ -932,11 +932,11 @@ def _zygote() -> None:
     if refusal is not None:
         _write_all(result, _frame(_dumps({"refused": refusal})))
         return
-    baseline = _residue() if not request["landlock"] else None
+    baseline = _residue() if request["namespaced"] else None
     ready = _frame(_dumps({"ready": True}))
     _write_all(result, ready)
     while True:
-        header = _read_exactly(0, _HEADER)
+        header = _read_exactly(0, HEADER)
         if header is None:
             return
         size = int.from_bytes(header, "big")

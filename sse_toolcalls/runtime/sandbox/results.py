@@ -74,7 +74,8 @@ class SandboxResult:
     the same exception (its text or content), rebuilt in this process; not a violation
     (``value`` is ``None`` then)."""
     backend: str
-    """What enforced the call: ``"bwrap"``, ``"landlock"`` or ``"unsandboxed"``."""
+    """What enforced the call: the name of one of ``backends.BACKENDS`` (``"bwrap"``,
+    ``"landlock"``), or ``"unsandboxed"``."""
     seconds: float
     """Wall-clock time of the call, the child's start and end included."""
     warm: bool = False

@@ -28,7 +28,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from ... import _json
 from ...errors import UsageError
-from . import _cgroup, _child
+from . import _cgroup, _child, _exchange, _processes
+from .backends import SandboxBackend
 from .declaration import HandlerRef, Sandbox
 from .results import Violation, ViolationKind
 
@@ -59,7 +60,7 @@ class _Zygote:
 
     async def frame(self, limit: int) -> bytes:
         try:
-            size = int.from_bytes(await self.reader.receive_exactly(_child._HEADER), "big")
+            size = int.from_bytes(await self.reader.receive_exactly(_child.HEADER), "big")
             if size > limit:
                 raise _Gone(f"a frame of {size} bytes (at most {limit})")
             return await self.reader.receive_exactly(size) if size else b""
@@ -69,21 +70,19 @@ class _Zygote:
     async def send(self, data: bytes) -> None:
         assert self.process.stdin is not None
         try:
-            await self.process.stdin.send(len(data).to_bytes(_child._HEADER, "big") + data)
+            await self.process.stdin.send(len(data).to_bytes(_child.HEADER, "big") + data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise _Gone("the zygote ended") from exc
 
     async def discard(self) -> None:
         """Kill the zygote's whole tree and wait until it is gone; remove its directory."""
-        from . import engine
-
         with anyio.CancelScope(shield=True):
             pids: set[int] = set()
             if self.process.returncode is None:
-                pids = await anyio.to_thread.run_sync(engine._kill_tree, self.process.pid)
+                pids = await anyio.to_thread.run_sync(_processes.kill_tree, self.process.pid)
             await self.process.wait()
             await self.process.aclose()
-            await anyio.to_thread.run_sync(engine._wait_gone, pids, self.group)
+            await anyio.to_thread.run_sync(_processes.wait_gone, pids, self.group)
             await anyio.to_thread.run_sync(functools.partial(shutil.rmtree, self.cwd, True))
 
 
@@ -99,14 +98,12 @@ def _fingerprint(sandbox: Sandbox, ref: HandlerRef) -> tuple[Any, ...]:
     """What the zygote's view was made of: each bound path and the file it was. A bind
     (and a Landlock rule) holds the inode it was given, so a declared file replaced since
     (a config rewritten by rename, a directory made later) needs a new zygote."""
-    from . import engine
-
     # Relative paths resolve against the call's directory; every call directory is a
     # sibling in the same parent, so a stand-in there gives the same paths outside it.
     here = os.path.join(tempfile.gettempdir(), "sse-toolcalls-call-")
     paths = [
-        *(engine._absolute(os.fspath(path), here) for path in (*sandbox.read, *sandbox.write)),
-        *engine._interpreter_paths(ref),
+        *(_exchange.absolute(os.fspath(path), here) for path in (*sandbox.read, *sandbox.write)),
+        *_exchange.interpreter_paths(ref),
     ]
     marks: list[Any] = [tuple(sys.path), os.getcwd()]
     for path in paths:
@@ -201,12 +198,16 @@ class WarmPool:
         }
 
     async def _run(
-        self, sandbox: Sandbox, ref: HandlerRef, arguments: dict[str, Any], backend: str
+        self,
+        sandbox: Sandbox,
+        ref: HandlerRef,
+        arguments: dict[str, Any],
+        backend: SandboxBackend,
     ) -> tuple[Any, Violation | None] | None:
         """One call on a zygote of the tool, or None: then the caller runs it cold."""
-        if self._closed or backend not in ("bwrap", "landlock"):
+        if self._closed or not backend.warm:
             return None
-        key = (ref, sandbox, backend)
+        key = (ref, sandbox, backend.name)
         fingerprint = await anyio.to_thread.run_sync(_fingerprint, sandbox, ref)
         tool = self._tools.get(key)
         if tool is None or tool.fingerprint != fingerprint:
@@ -246,13 +247,11 @@ class WarmPool:
         return outcome
 
 
-async def _start(sandbox: Sandbox, ref: HandlerRef, backend: str) -> _Zygote | str:
+async def _start(sandbox: Sandbox, ref: HandlerRef, backend: SandboxBackend) -> _Zygote | str:
     """A zygote of the tool, ready; or why the tool cannot be kept warm."""
-    from . import engine
-
-    cwd = await anyio.to_thread.run_sync(engine._make_workdir)
+    cwd = await anyio.to_thread.run_sync(_exchange.make_workdir)
     prepared = await anyio.to_thread.run_sync(
-        functools.partial(engine._prepare, sandbox, ref, {}, backend, cwd, warm=True)
+        functools.partial(_exchange.prepare, sandbox, ref, {}, backend, cwd, warm=True)
     )
     if isinstance(prepared, Violation):  # pragma: no cover - no arguments to refuse
         await anyio.to_thread.run_sync(functools.partial(shutil.rmtree, cwd, True))
@@ -275,10 +274,9 @@ async def _start(sandbox: Sandbox, ref: HandlerRef, backend: str) -> _Zygote | s
     try:
         root = _cgroup.pids_root() if os.geteuid() == 0 else None
         if root is not None:
-            # bwrap outside, bwrap as the namespace's init, the zygote, the supervisor.
-            overhead = 4 if backend == "bwrap" else 2
+            overhead = backend.cgroup_overhead(warm=True)
             group = zygote.group = _cgroup.PidsCgroup(root, sandbox.processes + overhead)
-            await anyio.to_thread.run_sync(engine._enrol, group, process.pid)
+            await anyio.to_thread.run_sync(_processes.enrol, group, process.pid)
         with anyio.move_on_after(sandbox.timeout):
             await zygote.send(boot)
             answer = _json.loads(await zygote.frame(_READY_BYTES * 4))
@@ -296,13 +294,15 @@ async def _start(sandbox: Sandbox, ref: HandlerRef, backend: str) -> _Zygote | s
 
 
 async def _call(
-    zygote: _Zygote, sandbox: Sandbox, ref: HandlerRef, arguments: dict[str, Any], backend: str
+    zygote: _Zygote,
+    sandbox: Sandbox,
+    ref: HandlerRef,
+    arguments: dict[str, Any],
+    backend: SandboxBackend,
 ) -> tuple[tuple[Any, Violation | None], bool]:
     """One call on ``zygote``: the outcome, and whether the zygote may serve again."""
-    from . import engine
-
     prepared = await anyio.to_thread.run_sync(
-        engine._prepare, sandbox, ref, arguments, backend, zygote.cwd
+        _exchange.prepare, sandbox, ref, arguments, backend, zygote.cwd
     )
     if isinstance(prepared, Violation):
         return (None, prepared), True
@@ -311,14 +311,14 @@ async def _call(
         try:
             await zygote.send(payload)
             tail = await zygote.frame(_TAIL_BYTES)
-            out = await zygote.frame(engine.MAX_RESULT_BYTES + 1024)
+            out = await zygote.frame(_exchange.MAX_RESULT_BYTES + 1024)
         except _Gone:
             return (
                 None,
-                engine._violation(ViolationKind.CRASH, "the tool's warm worker died mid-call"),
+                _exchange.violation(ViolationKind.CRASH, "the tool's warm worker died mid-call"),
             ), False
         stderr = tail.decode("utf-8", "replace")
-        value, violation = engine._decode(out, None, stderr)
+        value, violation = _exchange.decode(out, None, stderr)
         try:
             ready = await zygote.frame(_READY_BYTES)
         except _Gone:
@@ -329,7 +329,7 @@ async def _call(
         return (value, violation), keep and bool(ready)
     return (
         None,
-        engine._violation(
+        _exchange.violation(
             ViolationKind.TIMEOUT,
             f"the tool did not finish within {sandbox.timeout:g} s and was stopped",
         ),

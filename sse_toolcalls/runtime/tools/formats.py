@@ -42,6 +42,8 @@ import ipaddress
 import re
 from typing import TYPE_CHECKING
 
+from .schema_guard import MAX_PATTERN_CHARS, compiles
+
 if TYPE_CHECKING:
     from jsonschema import FormatChecker
 
@@ -246,8 +248,6 @@ def is_regex(value: object) -> bool:
     anything that is not a string passes, as for every format."""
     if not isinstance(value, str):
         return True
-    from .schema_guard import MAX_PATTERN_CHARS, compiles
-
     return len(value) <= MAX_PATTERN_CHARS and compiles(value)
 
 

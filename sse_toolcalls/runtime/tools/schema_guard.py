@@ -32,13 +32,12 @@ Each refusal is a :class:`~sse_toolcalls.errors.UsageError` saying where and why
 from __future__ import annotations
 
 import functools
-import json
-import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urljoin
 
 from ...errors import UsageError
+from .jsonpath import path_text
 
 __all__ = [
     "MAX_PATTERN_CHARS",
@@ -79,23 +78,6 @@ RE2's compiled program grows with it, within RE2's own memory budget."""
 # (``{"default": {"pattern": "(a)\\1"}}`` holds no pattern to run).
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
-
-
-# A key that reads as a name is written .key, any other as ["key"].
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
-
-
-def path_text(parts: Iterable[str | int]) -> str:
-    """Return the JSON path (``$.a[0]['odd key']``) of a sequence of keys and indexes."""
-    out = ["$"]
-    for part in parts:
-        if isinstance(part, int):
-            out.append(f"[{part}]")
-        elif _IDENTIFIER.fullmatch(part):
-            out.append(f".{part}")
-        else:
-            out.append(f"[{json.dumps(part, ensure_ascii=False)}]")
-    return "".join(out)
 
 
 def check_schema(schema: Any) -> Any:

@@ -34,9 +34,8 @@ from ..._json import json_type
 from ...errors import UsageError
 from .coercion import COERCIBLE_TYPES, coerce_string
 from .formats import FORMAT_HINTS, format_checker
-
-# path_text: re-exported here, where the validation's problems have long taken it from.
-from .schema_guard import check_schema, path_text, pattern_search, re2_keywords
+from .jsonpath import path_text
+from .schema_guard import check_schema, pattern_search, re2_keywords
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

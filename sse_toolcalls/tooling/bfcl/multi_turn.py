@@ -76,7 +76,7 @@ from ...parser import ToolCallParser
 from ...runtime.agent import Agent, AgentReply
 from ...runtime.clients import client_for
 from ...runtime.errors import InvalidArgumentsError, UnknownToolError
-from ...runtime.ledger import InMemoryLedger
+from ...runtime.ledgers.memory import InMemoryLedger
 from ...runtime.retry import RetryPolicy
 from ...runtime.tools.registry import ToolRegistry
 from ..simulator import (

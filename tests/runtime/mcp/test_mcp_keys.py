@@ -20,7 +20,7 @@ from mcp_types import CallToolResult, RequestParamsMeta, TextContent
 
 from sse_toolcalls.runtime import Dispatcher, SQLiteLedger
 from sse_toolcalls.runtime.keyclaim import claim_text
-from sse_toolcalls.runtime.ledger import key_arguments
+from sse_toolcalls.runtime.ledgers.base import key_arguments
 from sse_toolcalls.runtime.mcp import IDEMPOTENCY_KEY_META, build_server
 from sse_toolcalls.runtime.mcp.server import MAX_IDEMPOTENCY_KEY_CHARS
 from sse_toolcalls.runtime.tools import ToolRegistry

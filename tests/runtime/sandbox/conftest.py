@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from sse_toolcalls.runtime.sandbox import available_backends, engine
+from sse_toolcalls.runtime.sandbox import _exchange, available_backends
 
-CHILD = str(engine._CHILD).encode()
+CHILD = str(_exchange.CHILD).encode()
 
 # This test process adopts its orphaned descendants (PR_SET_CHILD_SUBREAPER), so that a
 # sandbox process that outlived its parent is still this process's descendant, not

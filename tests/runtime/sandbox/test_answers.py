@@ -18,7 +18,7 @@ from sse_toolcalls.runtime.sandbox import (
     Sandbox,
     SandboxResult,
     WarmPool,
-    engine,
+    _exchange,
     run_in_sandbox,
 )
 from sse_toolcalls.runtime.sandbox.results import ViolationKind
@@ -90,14 +90,16 @@ async def test_content_json_cannot_hold_is_rendered_as_unsandboxed(backend: Back
     ],
 )
 def test_a_malformed_answer_is_a_bad_result(reply: bytes) -> None:
-    value, violation = engine._decode(reply, 0, "")
+    value, violation = _exchange.decode(reply, 0, "")
     assert value is None
     assert violation is not None and violation.kind is ViolationKind.BAD_RESULT
     assert "malformed" in violation.message
 
 
 def test_a_well_formed_answer_is_rebuilt() -> None:
-    value, violation = engine._decode(b'{"answer": {"kind": "tool_error", "content": null}}', 0, "")
+    value, violation = _exchange.decode(
+        b'{"answer": {"kind": "tool_error", "content": null}}', 0, ""
+    )
     assert violation is None and isinstance(value, ToolErrorReply) and value.content is None
 
 
@@ -121,7 +123,7 @@ async def test_a_value_json_cannot_hold_is_the_result_it_would_be_unsandboxed(
 def test_the_media_of_a_chart_cross_intact() -> None:
     sandboxed = ok_result(
         CALL,
-        engine._decode(
+        _exchange.decode(
             b'{"value": ["chart", {"points": 3}], "media": [{"kind": "image", "media_type": '
             b'"image/png", "data": "AAAA", "url": null, "name": null}, {"kind": "document", '
             b'"media_type": "application/pdf", "data": null, "url": "https://f/r.pdf", "name": "r.pdf"}]}',
@@ -149,7 +151,7 @@ def test_the_media_of_a_chart_cross_intact() -> None:
     ],
 )
 def test_malformed_media_are_a_bad_result(reply: bytes) -> None:
-    value, violation = engine._decode(reply, 0, "")
+    value, violation = _exchange.decode(reply, 0, "")
     assert value is None
     assert violation is not None and violation.kind is ViolationKind.BAD_RESULT
     assert "malformed" in violation.message

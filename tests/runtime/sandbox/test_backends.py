@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import errno
+import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -51,9 +54,9 @@ async def test_a_missing_bwrap_is_not_replaced_by_another_backend(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Asked for by name, a backend that does not work here is refused, never swapped.
-    from sse_toolcalls.runtime.sandbox import engine
+    from sse_toolcalls.runtime.sandbox.backends import bubblewrap
 
-    monkeypatch.setattr(engine, "_bwrap", lambda: None)
+    monkeypatch.setattr(bubblewrap, "binary", lambda: None)
     with pytest.raises(SandboxUnavailableError, match="bubblewrap") as caught:
         await run_in_sandbox(Sandbox(), tools.echo, {}, backend="bwrap")
     assert caught.value.reasons == ("bubblewrap is missing or cannot run here",)
@@ -103,3 +106,40 @@ def test_the_socket_filter_fails_closed_on_an_unknown_machine() -> None:
             assert at + 1 + max(jt, jf) < len(program)
     assert [code for code, *_ in program[-2:]] == [0x06, 0x06]  # BPF_RET
     assert program[-1][3] & 0xFFFF == errno.EACCES
+
+
+def test_the_backend_names_are_one_list() -> None:
+    # The Literal is for type checkers; the registry is what runs: the two must agree, or
+    # a name would type-check and be refused (or the other way round).
+    from typing import get_args
+
+    from sse_toolcalls.runtime.sandbox import backends
+
+    names = [backend.name for backend in backends.BACKENDS]
+    assert get_args(Backend) == ("auto", *names, "none")
+    assert len(set(names)) == len(names) and "unsandboxed" not in names
+    for backend in (*backends.BACKENDS, backends.UNSANDBOXED):
+        assert backends.by_name(backend.name) is backend and backend.enforces
+
+
+def test_the_child_is_told_what_to_do_never_which_backend(tmp_path: Path) -> None:
+    # _child.py runs without the package: the request carries the backend's answers
+    # (confine with Landlock, own namespaces), not its name.
+    from sse_toolcalls import _json
+    from sse_toolcalls.runtime.sandbox import _exchange, backends, handler_ref
+
+    ref = handler_ref(tools.echo)
+    for backend in (*backends.BACKENDS, backends.UNSANDBOXED):
+        prepared = _exchange.prepare(Sandbox(), ref, {}, backend, str(tmp_path))
+        assert not isinstance(prepared, Exception) and isinstance(prepared, tuple)
+        argv, payload = prepared
+        request = _json.loads(payload)
+        assert (request["landlock"], request["namespaced"]) == (
+            backend.worker_landlock,
+            backend.own_namespaces,
+        )
+        assert backend.name not in {str(value) for value in request.values()}
+        # The interpreter runs the child script, under the backend's own launcher if any.
+        assert argv[-1] == str(_exchange.CHILD)
+        launcher = os.path.basename(argv[0]) if backend.own_namespaces else argv[0]
+        assert launcher == ("bwrap" if backend.own_namespaces else sys.executable)

@@ -21,7 +21,7 @@ from sse_toolcalls.runtime.sandbox import (
     SandboxResult,
     ViolationKind,
     WarmPool,
-    engine,
+    _processes,
     run_in_sandbox,
     warm,
 )
@@ -37,14 +37,14 @@ def _zygotes(pool: WarmPool) -> list[int]:
 
 
 def _tree_size(pool: WarmPool) -> int:
-    return sum(len(engine._descendants(pid)) for pid in _zygotes(pool))
+    return sum(len(_processes.descendants(pid)) for pid in _zygotes(pool))
 
 
 def _rss_kib(pool: WarmPool) -> int:
     """The resident memory of the pool's zygote interpreters, KiB."""
     total = 0
     for root in _zygotes(pool):
-        for pid in engine._descendants(root):
+        for pid in _processes.descendants(root):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as file:
                     argv = file.read().split(b"\0")

@@ -14,7 +14,7 @@ import pytest
 
 from sse_toolcalls.calls import ToolCall
 from sse_toolcalls.runtime.errors import InvalidArgumentsError
-from sse_toolcalls.runtime.ledger import idempotency_key
+from sse_toolcalls.runtime.ledgers.base import idempotency_key
 from sse_toolcalls.runtime.tools import Tool, ToolRegistry, ValidatedCall
 from sse_toolcalls.runtime.tools.pydantic_validation import DISABLE_ENV
 

@@ -7,9 +7,10 @@ request id), so a request re-submitted after a crash or a lost reply *replaces* 
 exchange instead of adding the user's message twice, and it continues from the
 exchanges saved before it (:func:`history_before`), exactly as its first attempt did.
 
-Three stores, one protocol (:class:`ConversationStore`): :class:`InMemoryConversationStore`
-(the default, one process, bounded), :class:`SQLiteConversationStore` (a file, beside
-the SQLite ledger or in it) and :class:`~.postgres.PostgresConversationStore`. Messages
+Three stores, one protocol (:class:`ConversationStore`), one module each in this package:
+:class:`~.memory.InMemoryConversationStore` (the default, one process, bounded),
+:class:`~.sqlite.SQLiteConversationStore` (a file, beside the SQLite ledger or in it) and
+:class:`~.postgres.PostgresConversationStore`. Messages
 are stored as JSON by :func:`messages_to_json` / :func:`messages_from_json`, one codec for
 every store; a stored value that does not decode is a
 :class:`~sse_toolcalls.runtime.errors.ConversationStoreError`, never another exception.
@@ -18,39 +19,30 @@ every store; a stored value that does not decode is a
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import anyio.to_thread
 
-from .._checks import check_count
-from .._faces import publish
-from .._jsonsafe import dumps_safe
-from ..calls import DIALECTS, ToolCall, ToolResult
-from ..conversation import (
+from ..._faces import publish
+from ..._jsonsafe import dumps_safe
+from ...calls import DIALECTS, ToolCall, ToolResult
+from ...conversation import (
     AssistantMessage,
     Message,
     SystemPrompt,
     ToolResultsMessage,
     UserMessage,
 )
-from .errors import ConversationStoreError
-from .ledger import BUSY_TIMEOUT_S
+from ..errors import ConversationStoreError
 
 __all__ = [
     "DEFAULT_MAX_CONVERSATIONS",
     "DEFAULT_STORE_TIMEOUT_S",
     "ConversationStore",
     "Exchange",
-    "InMemoryConversationStore",
-    "SQLiteConversationStore",
     "history_before",
     "messages_from_json",
     "messages_to_json",
@@ -256,153 +248,6 @@ def messages_from_json(text: str | bytes) -> tuple[Message, ...]:
         return tuple(_message(item) for item in data)
     except (ValueError, RecursionError) as exc:
         raise ConversationStoreError(f"a stored conversation does not decode: {exc}") from exc
-
-
-# --------------------------------------------------------------------------------------
-# In memory.
-
-
-class InMemoryConversationStore:
-    """Conversations in a dict (one process, gone at exit): the default. Keeps the
-    ``max_conversations`` most recently used."""
-
-    def __init__(
-        self,
-        *,
-        max_conversations: int = DEFAULT_MAX_CONVERSATIONS,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        """Args:
-        max_conversations: conversations kept (``DEFAULT_MAX_CONVERSATIONS``).
-        clock: seconds since the epoch, for ``saved_at``."""
-        check_count("max_conversations", max_conversations, minimum=1)
-        self.max_conversations = max_conversations
-        """Conversations kept."""
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._conversations: OrderedDict[str, list[Exchange]] = OrderedDict()
-
-    def __repr__(self) -> str:
-        return f"InMemoryConversationStore(conversations={len(self._conversations)})"
-
-    async def load(self, conversation_id: str) -> list[Exchange]:
-        """See :meth:`ConversationStore.load`."""
-        with self._lock:
-            exchanges = self._conversations.get(conversation_id)
-            if exchanges is None:
-                return []
-            self._conversations.move_to_end(conversation_id)
-            return list(exchanges)
-
-    async def save(
-        self, conversation_id: str, request_id: str, messages: Sequence[Message]
-    ) -> None:
-        """See :meth:`ConversationStore.save`."""
-        exchange = Exchange(request_id=request_id, messages=tuple(messages), saved_at=self._clock())
-        with self._lock:
-            exchanges = self._conversations.setdefault(conversation_id, [])
-            self._conversations.move_to_end(conversation_id)
-            for n, old in enumerate(exchanges):
-                if old.request_id == request_id:
-                    exchanges[n] = exchange
-                    break
-            else:
-                exchanges.append(exchange)
-            while len(self._conversations) > self.max_conversations:
-                self._conversations.popitem(last=False)
-
-
-# --------------------------------------------------------------------------------------
-# SQLite.
-
-_SQLITE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS conversation_exchanges (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    conversation_id TEXT NOT NULL,
-    request_id TEXT NOT NULL,
-    messages TEXT NOT NULL,
-    saved_at REAL NOT NULL,
-    UNIQUE (conversation_id, request_id)
-)
-"""
-
-
-class SQLiteConversationStore:
-    """Conversations in a SQLite file (WAL), off the event loop like the SQLite ledger;
-    the same file as the ledger's works (its own table)."""
-
-    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
-        """Open (creating if needed) the store at ``path``.
-
-        Raises:
-            ConversationStoreError: the file cannot be opened or is not a database.
-        """
-        self.path = str(path)
-        """The database file."""
-        self._clock = clock
-        self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute(_SQLITE_SCHEMA)
-        except sqlite3.Error as exc:
-            raise ConversationStoreError(f"cannot open the store at {self.path}: {exc}") from exc
-
-    def __repr__(self) -> str:
-        return f"SQLiteConversationStore({self.path!r})"
-
-    def _load(self, conversation_id: str) -> list[Exchange]:
-        with self._lock:
-            try:
-                rows = self._db.execute(
-                    "SELECT request_id, messages, saved_at FROM conversation_exchanges "
-                    "WHERE conversation_id = ? ORDER BY seq",
-                    (conversation_id,),
-                ).fetchall()
-            except sqlite3.Error as exc:
-                raise ConversationStoreError(f"cannot read the store: {exc}") from exc
-        return [
-            Exchange(request_id=r[0], messages=messages_from_json(r[1]), saved_at=r[2])
-            for r in rows
-        ]
-
-    def _save(self, conversation_id: str, request_id: str, text: str) -> None:
-        with self._lock:
-            try:
-                self._db.execute(
-                    "INSERT INTO conversation_exchanges "
-                    "(conversation_id, request_id, messages, saved_at) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT (conversation_id, request_id) DO UPDATE SET "
-                    "messages = excluded.messages, saved_at = excluded.saved_at",
-                    (conversation_id, request_id, text, self._clock()),
-                )
-            except sqlite3.Error as exc:
-                raise ConversationStoreError(f"cannot write the store: {exc}") from exc
-
-    async def load(self, conversation_id: str) -> list[Exchange]:
-        """See :meth:`ConversationStore.load`."""
-        return await anyio.to_thread.run_sync(self._load, conversation_id)
-
-    async def save(
-        self, conversation_id: str, request_id: str, messages: Sequence[Message]
-    ) -> None:
-        """See :meth:`ConversationStore.save`."""
-        text = messages_to_json(messages)
-        await anyio.to_thread.run_sync(self._save, conversation_id, request_id, text)
-
-    def close(self) -> None:
-        """Close the database connection."""
-        with self._lock:
-            self._db.close()
-
-    def __enter__(self) -> SQLiteConversationStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 # Last, once the classes exist: they take their face's path (see _faces).

@@ -1,4 +1,4 @@
-"""The idempotency ledger: which writes have run, and what they answered.
+"""The idempotency ledger's protocol and what every ledger shares: its entries, its keys.
 
 Every call to a ``write`` tool runs under an idempotency key (see :func:`idempotency_key`).
 Before its handler starts, the dispatcher *reserves* the key; when the handler has
@@ -14,8 +14,9 @@ three states:
 - ``done``: it ran; a retried or replayed call gets the recorded result, re-addressed to
   its own call id, and the handler does not run again.
 
-Three implementations: :class:`SQLiteLedger` (a file in WAL mode, safe across processes
-and restarts: the embedded default), :class:`InMemoryLedger` (one process, for tests) and
+Three implementations, one module each in this package: :class:`~.sqlite.SQLiteLedger`
+(a file in WAL mode, safe across processes and restarts: the embedded default),
+:class:`~.memory.InMemoryLedger` (one process, for tests) and
 :class:`~.postgres.PostgresLedger` (many workers on many machines; the ``postgres``
 extra). Anything with the methods of :class:`IdempotencyLedger` can be plugged in (Redis,
 another SQL server...): ``reserve`` must be atomic, as a compare-and-set. The methods are
@@ -32,37 +33,32 @@ import hashlib
 import inspect
 import json
 import math
-import sqlite3
-import threading
-import time
 import uuid
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any, Literal, Protocol, cast, runtime_checkable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 import anyio
 import anyio.to_thread
 
-from .._faces import publish
-from .._jsonsafe import MAX_DEPTH, MAX_INT_BITS, dumps_safe, safe_repr
-from ..errors import UsageError
-from .errors import LedgerError
+from ..._faces import publish
+from ..._jsonsafe import MAX_DEPTH, MAX_INT_BITS, safe_repr, safe_str
+from ...errors import UsageError
+from ..errors import LedgerError
 
 __all__ = [
     "DEFAULT_LEDGER_TIMEOUT_S",
     "DEFAULT_RETENTION_S",
     "KEY_VERSION",
-    "InMemoryLedger",
+    "IdempotencyLedger",
     "LedgerEntry",
     "LedgerError",
     "LedgerState",
-    "IdempotencyLedger",
-    "SQLiteLedger",
     "SyncIdempotencyLedger",
     "SyncLedgerAdapter",
     "as_async_ledger",
+    "call_ledger",
     "canonical_arguments",
     "idempotency_key",
     "key_arguments",
@@ -489,291 +485,51 @@ def key_arguments(arguments: Any, json_arguments: dict[str, Any] | None = None) 
 
 
 # --------------------------------------------------------------------------------------
-# In memory.
+# Calling a ledger: what the dispatcher and the approvals both do.
+
+_T = TypeVar("_T")
 
 
-class InMemoryLedger:
-    """A ledger in a dict: one process, gone at exit. For tests and short scripts.
+async def call_ledger(
+    method: str,
+    op: Callable[..., Awaitable[_T]],
+    *args: Any,
+    deadline: float = DEFAULT_LEDGER_TIMEOUT_S,
+    **kw: Any,
+) -> _T:
+    """``op(*args, **kw)``, one of the ledger's methods, with any failure a ``LedgerError``,
+    an answer later than ``deadline`` seconds included.
 
-    Each method answers at once (a dict under a lock, never waiting on anything), so
-    awaiting it never blocks the loop."""
+    The ledger is the guard against doubled writes, and a custom one (the public
+    protocol) may fail with its own exceptions (its driver's, a ``KeyError``...): each is
+    the ledger failing, so the write is refused before it runs, or its result kept
+    with a diagnostic after, exactly as for a ``LedgerError`` (it ended the run in the
+    ``internal_error`` fallback). Cancellation and other ``BaseException`` pass.
 
-    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
-        """Args:
-        clock: seconds since the epoch, for the timestamps."""
-        self._entries: dict[str, LedgerEntry] = {}
-        self._lock = threading.Lock()
-        self._clock = clock
-
-    def __repr__(self) -> str:
-        return f"InMemoryLedger(entries={len(self._entries)})"
-
-    async def get(self, key: str) -> LedgerEntry | None:
-        """See :meth:`IdempotencyLedger.get`."""
-        with self._lock:
-            return self._entries.get(key)
-
-    async def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
-        """See :meth:`IdempotencyLedger.reserve`."""
-        with self._lock:
-            existing = self._entries.get(key)
-            if existing is not None:
-                return existing
-            self._entries[key] = LedgerEntry(
-                key=key, state="in_flight", tool=tool, started_at=self._clock()
-            )
-            return None
-
-    async def record(
-        self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
-    ) -> None:
-        """See :meth:`IdempotencyLedger.record`."""
-        with self._lock:
-            now = self._clock()
-            entry = self._entries.get(key) or LedgerEntry(
-                key=key, state="in_flight", tool="", started_at=now
-            )
-            self._entries[key] = replace(
-                entry, state="done", content=content, is_error=is_error, finished_at=now
-            )
-
-    async def forget(self, key: str) -> None:
-        """See :meth:`IdempotencyLedger.forget`."""
-        with self._lock:
-            self._entries.pop(key, None)
-
-    async def sweep(
-        self, *, older_than: float = DEFAULT_RETENTION_S, include_in_flight: bool = False
-    ) -> int:
-        """See :meth:`IdempotencyLedger.sweep`."""
-        with self._lock:
-            cutoff = self._clock() - older_than
-            old = [k for k, e in self._entries.items() if _expired(e, cutoff, include_in_flight)]
-            for key in old:
-                del self._entries[key]
-            return len(old)
-
-    def entries(self) -> list[LedgerEntry]:
-        """Every entry, in reservation order."""
-        with self._lock:
-            return list(self._entries.values())
-
-
-def _expired(entry: LedgerEntry, cutoff: float, include_in_flight: bool) -> bool:
-    if entry.finished_at is not None:
-        return entry.finished_at < cutoff
-    return include_in_flight and entry.started_at < cutoff
-
-
-# --------------------------------------------------------------------------------------
-# SQLite.
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS idempotency_ledger (
-    key TEXT PRIMARY KEY,
-    state TEXT NOT NULL CHECK (state IN ('in_flight', 'done')),
-    tool TEXT NOT NULL,
-    content TEXT,
-    is_error INTEGER NOT NULL DEFAULT 0,
-    started_at REAL NOT NULL,
-    finished_at REAL
-)
-"""
-
-BUSY_TIMEOUT_S = 5.0
-"""How long a statement waits for another process's write lock, in seconds: ledger
-writes hold it for about a millisecond, so five seconds only runs out when something is
-badly stuck, and then the write is refused rather than run unguarded."""
-
-
-class SQLiteLedger:
-    """The embedded default: one SQLite file, one table, WAL journal.
-
-    Safe across processes (SQLite's file locks make ``reserve`` an atomic insert-if-absent;
-    WAL lets readers go on while one process writes) and across restarts (each
-    ``reserve`` and ``record`` is committed with ``synchronous=FULL`` before the method
-    returns, so a reservation is on disk before the handler starts). One connection per
-    object, guarded by a lock.
-
-    **Off the event loop.** SQLite blocks: an fsync per commit, and up to
-    ``BUSY_TIMEOUT_S`` waiting for another process's lock. Each async method therefore
-    runs its statement in a worker thread (``anyio.to_thread``); a cancellation waits for
-    the statement to finish (the thread is never abandoned holding the connection), so a
-    reservation is either on disk or not, never half made. The ``*_sync`` twins are the
-    same statements for scripts without an event loop.
+    Raises:
+        LedgerError: the ledger's own, or a wrapper chained to what it raised.
     """
-
-    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
-        """Open (creating if needed) the ledger file at ``path``.
-
-        Args:
-            path: the database file (``":memory:"`` works but defeats the purpose).
-            clock: seconds since the epoch, for the timestamps.
-
-        Raises:
-            LedgerError: the file cannot be opened or is not a ledger database.
-        """
-        self.path = str(path)
-        """The database file."""
-        self._clock = clock
-        self._lock = threading.Lock()
-        try:
-            # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so the check and
-            # the insert of a reservation are one transaction under the write lock.
-            self._db = sqlite3.connect(
-                self.path,
-                timeout=BUSY_TIMEOUT_S,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot open the ledger at {self.path}: {exc}") from exc
-
-    def __repr__(self) -> str:
-        return f"SQLiteLedger({self.path!r})"
-
-    def _row(self, key: str) -> LedgerEntry | None:
-        row = self._db.execute(
-            "SELECT key, state, tool, content, is_error, started_at, finished_at "
-            "FROM idempotency_ledger WHERE key = ?",
-            (key,),
-        ).fetchone()
-        if row is None:
-            return None
-        content = None if row[3] is None else json.loads(row[3])
-        return LedgerEntry(
-            key=row[0],
-            state=row[1],
-            tool=row[2],
-            content=content,
-            is_error=bool(row[4]),
-            started_at=row[5],
-            finished_at=row[6],
+    answered = False
+    try:
+        # A store that stops answering (a frozen server, a hung client) must not hold
+        # the user's reply for good: past the deadline the call has failed.
+        with anyio.move_on_after(deadline):
+            value = await op(*args, **kw)
+            answered = True
+    except LedgerError:
+        raise
+    except Exception as exc:
+        raise LedgerError(
+            f"the ledger's {method} raised {type(exc).__name__}: {safe_str(exc)}"
+        ) from exc
+    if not answered:
+        raise LedgerError(f"the ledger's {method} did not answer within {deadline} s")
+    if method in ("get", "reserve") and not (value is None or isinstance(value, LedgerEntry)):
+        # Read as an entry, it would fail later, outside this guard.
+        raise LedgerError(
+            f"the ledger's {method} returned {type(value).__name__}, not a LedgerEntry or None"
         )
-
-    async def get(self, key: str) -> LedgerEntry | None:
-        """See :meth:`IdempotencyLedger.get`."""
-        return await anyio.to_thread.run_sync(self.get_sync, key)
-
-    async def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
-        """See :meth:`IdempotencyLedger.reserve`."""
-        return await anyio.to_thread.run_sync(lambda: self.reserve_sync(key, tool=tool))
-
-    async def record(
-        self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
-    ) -> None:
-        """See :meth:`IdempotencyLedger.record`."""
-        await anyio.to_thread.run_sync(lambda: self.record_sync(key, content, is_error=is_error))
-
-    async def forget(self, key: str) -> None:
-        """See :meth:`IdempotencyLedger.forget`."""
-        await anyio.to_thread.run_sync(self.forget_sync, key)
-
-    async def sweep(
-        self, *, older_than: float = DEFAULT_RETENTION_S, include_in_flight: bool = False
-    ) -> int:
-        """See :meth:`IdempotencyLedger.sweep`."""
-        return await anyio.to_thread.run_sync(
-            lambda: self.sweep_sync(older_than=older_than, include_in_flight=include_in_flight)
-        )
-
-    def get_sync(self, key: str) -> LedgerEntry | None:
-        """:meth:`get`, blocking (for scripts and threads)."""
-        with self._lock:
-            try:
-                return self._row(key)
-            except (sqlite3.Error, ValueError) as exc:
-                raise LedgerError(f"cannot read the ledger at {self.path}: {exc}") from exc
-
-    def reserve_sync(self, key: str, *, tool: str) -> LedgerEntry | None:
-        """:meth:`reserve`, blocking."""
-        with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    existing = self._row(key)
-                    if existing is None:
-                        self._db.execute(
-                            "INSERT INTO idempotency_ledger (key, state, tool, started_at) "
-                            "VALUES (?, 'in_flight', ?, ?)",
-                            (key, tool, self._clock()),
-                        )
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
-                self._db.execute("COMMIT")
-                return existing
-            except (sqlite3.Error, ValueError) as exc:
-                raise LedgerError(f"cannot reserve in the ledger at {self.path}: {exc}") from exc
-
-    def record_sync(
-        self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
-    ) -> None:
-        """:meth:`record`, blocking."""
-        now = self._clock()
-        text = dumps_safe(content).decode("utf-8")
-        with self._lock:
-            try:
-                self._db.execute(
-                    "INSERT INTO idempotency_ledger "
-                    "(key, state, tool, content, is_error, started_at, finished_at) "
-                    "VALUES (?, 'done', '', ?, ?, ?, ?) "
-                    "ON CONFLICT (key) DO UPDATE SET state = 'done', "
-                    "content = excluded.content, is_error = excluded.is_error, "
-                    "finished_at = excluded.finished_at",
-                    (key, text, int(is_error), now, now),
-                )
-            except sqlite3.Error as exc:
-                raise LedgerError(f"cannot record in the ledger at {self.path}: {exc}") from exc
-
-    def forget_sync(self, key: str) -> None:
-        """:meth:`forget`, blocking."""
-        with self._lock:
-            try:
-                self._db.execute("DELETE FROM idempotency_ledger WHERE key = ?", (key,))
-            except sqlite3.Error as exc:
-                raise LedgerError(f"cannot write the ledger at {self.path}: {exc}") from exc
-
-    def sweep_sync(
-        self, *, older_than: float = DEFAULT_RETENTION_S, include_in_flight: bool = False
-    ) -> int:
-        """:meth:`sweep`, blocking."""
-        cutoff = self._clock() - older_than
-        with self._lock:
-            try:
-                cursor = self._db.execute(
-                    "DELETE FROM idempotency_ledger WHERE "
-                    "(finished_at IS NOT NULL AND finished_at < ?) OR "
-                    "(? AND finished_at IS NULL AND started_at < ?)",
-                    (cutoff, int(include_in_flight), cutoff),
-                )
-            except sqlite3.Error as exc:
-                raise LedgerError(f"cannot sweep the ledger at {self.path}: {exc}") from exc
-            return cursor.rowcount
-
-    def close(self) -> None:
-        """Close the database connection."""
-        with self._lock:
-            self._db.close()
-
-    async def aclose(self) -> None:
-        """Close the database connection (for ``async with``)."""
-        await anyio.to_thread.run_sync(self.close)
-
-    def __enter__(self) -> SQLiteLedger:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    async def __aenter__(self) -> SQLiteLedger:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
+    return value
 
 
 # Last, once the classes exist: they take their face's path (see _faces).

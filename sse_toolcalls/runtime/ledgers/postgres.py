@@ -1,5 +1,5 @@
-"""The idempotency ledger and the conversation store on PostgreSQL: one truth for many
-workers on many machines.
+"""The idempotency ledger on PostgreSQL: one truth for many workers on many machines
+(the conversation store's twin is ``stores/postgres.py``; both on ``runtime/_pg.py``).
 
 A retried user request can land on another worker than its first attempt; the
 promise that a write never runs twice then needs one store all workers share, which a
@@ -34,24 +34,16 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from .._faces import publish
-from .._jsonsafe import dumps_safe
-from ..conversation import Message
-from ._pg import DEFAULT_ATTEMPTS, DEFAULT_MAX_SIZE, DEFAULT_TIMEOUT_S, Migration, PgPool, Row
-from .errors import ConversationStoreError, LedgerError
-from .ledger import DEFAULT_RETENTION_S, LedgerEntry
-from .store import Exchange, messages_from_json, messages_to_json
+from ..._faces import publish
+from ..._jsonsafe import dumps_safe
+from .._pg import DEFAULT_ATTEMPTS, DEFAULT_MAX_SIZE, DEFAULT_TIMEOUT_S, Migration, PgPool, Row
+from ..errors import LedgerError
+from ..ledgers.base import DEFAULT_RETENTION_S, LedgerEntry
 
-__all__ = [
-    "CONVERSATIONS_TABLE",
-    "LEDGER_TABLE",
-    "SCHEMA_VERSION",
-    "PostgresConversationStore",
-    "PostgresLedger",
-]
+__all__ = ["LEDGER_TABLE", "MIGRATIONS", "SCHEMA_VERSION", "PostgresLedger"]
 
 LEDGER_TABLE = "sse_toolcalls_ledger"
 """The ledger's table."""
@@ -95,7 +87,7 @@ forgotten between our insert's conflict and our read, which a person does rarely
 
 
 class PostgresLedger:
-    """An :class:`~.ledger.IdempotencyLedger` on PostgreSQL (many workers, one truth).
+    """An :class:`~.base.IdempotencyLedger` on PostgreSQL (many workers, one truth).
 
     The pool is opened (and the schema migrated) on first use, on whichever anyio
     backend runs it (asyncio: psycopg's async pool; trio: its sync pool in worker
@@ -156,7 +148,7 @@ class PostgresLedger:
         )
 
     async def get(self, key: str) -> LedgerEntry | None:
-        """See :meth:`~.ledger.IdempotencyLedger.get`."""
+        """See :meth:`~.base.IdempotencyLedger.get`."""
         row = await self._pg.run(
             "read an entry",
             lambda s: s.fetchone(f"SELECT {_COLUMNS} FROM {LEDGER_TABLE} WHERE key = %s", (key,)),
@@ -164,7 +156,7 @@ class PostgresLedger:
         return None if row is None else self._entry(row)
 
     async def reserve(self, key: str, *, tool: str) -> LedgerEntry | None:
-        """See :meth:`~.ledger.IdempotencyLedger.reserve`: one atomic insert-if-absent;
+        """See :meth:`~.base.IdempotencyLedger.reserve`: one atomic insert-if-absent;
         a lost connection is tried again, and a row with this call's own owner token
         is this call's reservation."""
         owner = uuid.uuid4().hex
@@ -195,7 +187,7 @@ class PostgresLedger:
     async def record(
         self, key: str, content: str | dict[str, Any] | list[Any], *, is_error: bool = False
     ) -> None:
-        """See :meth:`~.ledger.IdempotencyLedger.record`: an upsert of fixed values, so
+        """See :meth:`~.base.IdempotencyLedger.record`: an upsert of fixed values, so
         trying it again after a lost connection is safe."""
         now = self._clock()
         text = dumps_safe(content).decode("utf-8")
@@ -213,7 +205,7 @@ class PostgresLedger:
         )
 
     async def forget(self, key: str) -> None:
-        """See :meth:`~.ledger.IdempotencyLedger.forget`."""
+        """See :meth:`~.base.IdempotencyLedger.forget`."""
         await self._pg.run(
             "forget a key",
             lambda s: s.execute(f"DELETE FROM {LEDGER_TABLE} WHERE key = %s", (key,)),
@@ -222,7 +214,7 @@ class PostgresLedger:
     async def sweep(
         self, *, older_than: float = DEFAULT_RETENTION_S, include_in_flight: bool = False
     ) -> int:
-        """See :meth:`~.ledger.IdempotencyLedger.sweep`."""
+        """See :meth:`~.base.IdempotencyLedger.sweep`."""
         cutoff = self._clock() - older_than
 
         async def sweep(session: Any) -> int:
@@ -261,108 +253,6 @@ class PostgresLedger:
 
 def _loads(text: str) -> Any:
     return json.loads(text)
-
-
-# --------------------------------------------------------------------------------------
-# The conversation store.
-
-CONVERSATIONS_TABLE = "sse_toolcalls_conversations"
-"""The conversation store's table: one row per (conversation, request)."""
-
-CONVERSATION_MIGRATIONS: tuple[Migration, ...] = (
-    (
-        1,
-        (
-            f"CREATE TABLE {CONVERSATIONS_TABLE} ("
-            "seq bigserial PRIMARY KEY, "
-            "conversation_id text NOT NULL, "
-            "request_id text NOT NULL, "
-            "messages text NOT NULL, "
-            "saved_at double precision NOT NULL, "
-            "UNIQUE (conversation_id, request_id))",
-        ),
-    ),
-)
-
-
-class PostgresConversationStore:
-    """A :class:`~.store.ConversationStore` on PostgreSQL, so that a conversation
-    continues on whichever worker its next message lands. Same pool rules as
-    :class:`PostgresLedger`; its own table and schema version."""
-
-    def __init__(
-        self,
-        dsn: str,
-        *,
-        min_size: int = 1,
-        max_size: int = DEFAULT_MAX_SIZE,
-        timeout: float = DEFAULT_TIMEOUT_S,
-        attempts: int = DEFAULT_ATTEMPTS,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        """Args: as :class:`PostgresLedger`'s.
-
-        Raises:
-            UsageError: a size, ``attempts`` or ``timeout`` that is not a number in
-                range (``min_size`` at least 1 and at most ``max_size``).
-        """
-        self._pg = PgPool(
-            dsn,
-            what="Postgres conversation store",
-            error=ConversationStoreError,
-            min_size=min_size,
-            max_size=max_size,
-            timeout=timeout,
-            attempts=attempts,
-            component="conversations",
-            migrations=CONVERSATION_MIGRATIONS,
-        )
-        self._clock = clock
-
-    def __repr__(self) -> str:
-        return f"PostgresConversationStore(max_size={self._pg.max_size})"
-
-    async def load(self, conversation_id: str) -> list[Exchange]:
-        """See :meth:`~.store.ConversationStore.load`."""
-        _, rows = await self._pg.run(
-            "load a conversation",
-            lambda s: s.execute(
-                f"SELECT request_id, messages, saved_at FROM {CONVERSATIONS_TABLE} "
-                "WHERE conversation_id = %s ORDER BY seq",
-                (conversation_id,),
-            ),
-        )
-        return [
-            Exchange(request_id=r[0], messages=messages_from_json(r[1]), saved_at=float(r[2]))
-            for r in rows
-        ]
-
-    async def save(
-        self, conversation_id: str, request_id: str, messages: Sequence[Message]
-    ) -> None:
-        """See :meth:`~.store.ConversationStore.save` (an upsert: safe to try again)."""
-        text = messages_to_json(messages)
-        now = self._clock()
-        await self._pg.run(
-            "save a conversation",
-            lambda s: s.execute(
-                f"INSERT INTO {CONVERSATIONS_TABLE} "
-                "(conversation_id, request_id, messages, saved_at) VALUES (%s, %s, %s, %s) "
-                "ON CONFLICT (conversation_id, request_id) DO UPDATE SET "
-                "messages = excluded.messages, saved_at = excluded.saved_at",
-                (conversation_id, request_id, text, now),
-            ),
-        )
-
-    async def aclose(self) -> None:
-        """Close the pool."""
-        await self._pg.close()
-
-    async def __aenter__(self) -> PostgresConversationStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 # Last, once the classes exist: they take their face's path (see _faces).
