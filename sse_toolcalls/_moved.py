@@ -156,6 +156,27 @@ MODULES: dict[str, str] = {
 """Old module (or package) -> its new path; a submodule of an old package follows it."""
 
 
+SPLIT: dict[str, dict[str, str]] = {
+    "sse_toolcalls.runtime.ledger": {
+        "BUSY_TIMEOUT_S": "sse_toolcalls.runtime.ledgers.sqlite",
+        "InMemoryLedger": "sse_toolcalls.runtime.ledgers.memory",
+        "SQLiteLedger": "sse_toolcalls.runtime.ledgers.sqlite",
+    },
+    "sse_toolcalls.runtime.postgres": {
+        "CONVERSATIONS_TABLE": "sse_toolcalls.runtime.stores.postgres",
+        "PostgresConversationStore": "sse_toolcalls.runtime.stores.postgres",
+    },
+    "sse_toolcalls.runtime.store": {
+        "InMemoryConversationStore": "sse_toolcalls.runtime.stores.memory",
+        "SQLiteConversationStore": "sse_toolcalls.runtime.stores.sqlite",
+    },
+}
+"""Old modules whose names went to several new ones: each name that is not in the module
+``MODULES`` names -> where it went. The old path is then a module of its own that hands
+each name on from its new home (``from sse_toolcalls.runtime.ledger import SQLiteLedger``
+keeps working, with the module's warning)."""
+
+
 def new_module(name: str) -> str | None:
     """The new path of a module of 0.1 that moved, or ``None``."""
     # The longest old path first: sse_toolcalls.tools.strict went elsewhere than the rest
@@ -200,9 +221,24 @@ class _MovedLoader:
             stacklevel=2,
         )
         __import__(self.new)
-        # The import system returns what sys.modules holds under the old name once this
-        # returns: the real module, never a copy, so its classes stay one.
-        sys.modules[name] = sys.modules[self.new]
+        elsewhere = SPLIT.get(name)
+        if elsewhere is None:
+            # The import system returns what sys.modules holds under the old name once
+            # this returns: the real module, never a copy, so its classes stay one.
+            sys.modules[name] = sys.modules[self.new]
+            return
+        # A split module: this (new, empty) module hands each name on from its home, so
+        # the objects are still the real ones.
+        main = sys.modules[self.new]
+
+        def lookup(attribute: str) -> object:
+            home = elsewhere.get(attribute)
+            if home is None:
+                return getattr(main, attribute)
+            __import__(home)
+            return getattr(sys.modules[home], attribute)
+
+        module.__getattr__ = lookup  # type: ignore[attr-defined]
 
 
 _FINDER = _MovedFinder()
@@ -215,4 +251,4 @@ def install() -> None:
         sys.meta_path.append(_FINDER)  # type: ignore[arg-type]
 
 
-__all__ = ["MODULES", "ROOT_NAMES", "RUNTIME_NAMES", "install", "new_module"]
+__all__ = ["MODULES", "ROOT_NAMES", "RUNTIME_NAMES", "SPLIT", "install", "new_module"]

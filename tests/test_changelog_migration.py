@@ -28,6 +28,11 @@ def expected_rows() -> list[tuple[str, str]]:
         for name, home in _moved.RUNTIME_NAMES.items()
     ]
     rows += [(f"import {old}", f"import {new}") for old, new in _moved.MODULES.items()]
+    rows += [
+        (f"from {old} import {name}", f"from {home} import {name}")
+        for old, names in _moved.SPLIT.items()
+        for name, home in names.items()
+    ]
     return sorted(rows)
 
 
@@ -58,7 +63,8 @@ def test_the_table_is_moved_row_for_row() -> None:
 
 def test_the_table_counts_every_entry() -> None:
     # The rows are keyed by (old, new): two entries cannot collapse into one row.
-    entries = len(_moved.ROOT_NAMES) + len(_moved.RUNTIME_NAMES) + len(_moved.MODULES)
+    split = sum(len(names) for names in _moved.SPLIT.values())
+    entries = len(_moved.ROOT_NAMES) + len(_moved.RUNTIME_NAMES) + len(_moved.MODULES) + split
     assert len(expected_rows()) == entries
 
 

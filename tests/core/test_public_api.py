@@ -397,10 +397,31 @@ def test_an_old_module_path_warns_and_is_the_new_module(old: str, new: str) -> N
     assert result.returncode == 0, result.stderr
     warned, same = result.stdout.splitlines()
     assert f"the module {old} moved to {new}" in warned
-    assert same == "True"
+    # A split module is a module of its own that hands names on (the next test).
+    assert same == str(old not in _moved.SPLIT)
 
 
 def test_a_pickle_names_the_face_not_the_module() -> None:
     # So a pickle made today loads after the module moves inside the package.
     data = pickle.dumps(sse_toolcalls.runtime.CallReport)
     assert b"sse_toolcalls.runtime" in data and b"dispatch" not in data
+
+
+@pytest.mark.parametrize(
+    ("old", "name", "home"),
+    [
+        (old, name, home)
+        for old, names in sorted(_moved.SPLIT.items())
+        for name, home in names.items()
+    ],
+)
+def test_a_split_module_hands_on_every_old_name(old: str, name: str, home: str) -> None:
+    # sse_toolcalls.runtime.ledger became one module per backend: its old path still gives
+    # each of its names, the real object from its new home.
+    result = _run(
+        "import warnings, importlib\n"
+        "warnings.simplefilter('ignore')\n"
+        f"from {old} import {name} as value\n"
+        f"print(value is getattr(importlib.import_module({home!r}), {name!r}))\n"
+    )
+    assert result.stdout.split() == ["True"], result.stderr
