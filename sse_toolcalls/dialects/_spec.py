@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
@@ -9,8 +10,21 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..calls import Dialect
-    from ..naming import NameRule
     from ._common import Reassembler
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NameRule:
+    """What one dialect accepts as a function name."""
+
+    pattern: re.Pattern[str]
+    """The whole name must match this (anchored with ``fullmatch``)."""
+
+    max_length: int
+    """The most characters a name may have."""
+
+    first_char: re.Pattern[str] | None
+    """When set, the first character must match it (Gemini: a letter or underscore)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ...naming import NameRule
 from .._common import is_whole_json
-from .._spec import DialectSpec, from_messages
+from .._spec import DialectSpec, NameRule, from_messages
 from .stream import GeminiReassembler
 
 __all__ = ["GeminiReassembler", "SPEC"]

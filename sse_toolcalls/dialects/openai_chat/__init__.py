@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ...naming import NameRule
-from .._spec import DialectSpec, from_messages
+from .._spec import DialectSpec, NameRule, from_messages
 from .stream import ChatReassembler, is_done_or_whole
 
 __all__ = ["ChatReassembler", "SPEC"]

@@ -34,10 +34,10 @@ from ...sse import ServerSentEvent
 from .._common import (
     PendingCall,
     Reassembler,
-    dumps,
     event_object,
     wire_string,
 )
+from .._depth import dumps
 from .._parsed import PARSED_DATA
 
 _FUNCTION_CALL = "function_call"
