@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -49,7 +49,20 @@ class DialectSpec:
     accepts_unterminated: Callable[[str], bool]
     """Whether a final event that lacks its blank line (openai-node#2725) is whole and
     should be read, given its data. The SSE spec discards such an event; a cut line must
-    never pass."""
+    never pass: the end check the parser hands to its framer's ``finish``."""
+    framing: str
+    """The name of the framing its bytes come in (``sse_toolcalls.framing.FRAMINGS``):
+    the parser and the edge build the framer from it."""
+    usage: Mapping[str, tuple[tuple[str, ...], ...]]
+    """Where the provider's raw usage object (``StreamFinished.usage``) reports each
+    count of ``sse_toolcalls.runtime.Usage``, by the count's field name: the sum of the
+    counts found at these key paths (a count reported in parts, as Anthropic's input)."""
+    telemetry_name: str
+    """``gen_ai.provider.name`` of the OpenTelemetry GenAI conventions (a well-known value
+    where the conventions list one)."""
+    json_argument_deltas: bool
+    """Whether the pieces of ``ToolCallArgumentsDelta.delta`` join into the arguments' JSON
+    text (a preview can parse them as they come); Gemini's are path updates instead."""
 
 
 def from_messages(dialect_package: str, name: str) -> Callable[..., Any]:

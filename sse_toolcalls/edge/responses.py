@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from .. import _json
 from ..calls import Dialect, StreamEvent, ToolCall
-from ..dialects import detect_dialect
+from ..dialects import detect_dialect, spec_for
 from ..dialects._parsed import PARSED_DATA, ParsedEvent, parsed_event, text_of
 from ..errors import (
     MalformedStreamError,
@@ -37,8 +37,9 @@ from ..errors import (
     StreamTimeoutError,
     UsageError,
 )
-from ..parser import StreamParser, ToolCallParser
-from ..sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent, SSEFramer
+from ..framing import Framer
+from ..parser import StreamParser, ToolCallParser, new_framer
+from ..sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent
 from .http_errors import MAX_ERROR_BODY_BYTES, header, provider_error_from_http
 from .transport import classify
 
@@ -226,7 +227,12 @@ class _Head:
 
     def __init__(self, dialect: Dialect | None) -> None:
         self._dialect = dialect
-        self._framer: SSEFramer | None = SSEFramer() if dialect is not None else None
+        # The dialect's own framing (DialectSpec.framing), built as the parser builds it.
+        self._framer: Framer | None = (
+            new_framer(spec_for(dialect).framing, DEFAULT_MAX_EVENT_BYTES)
+            if dialect is not None
+            else None
+        )
         self._seen = 0
         self._started = False
         self.not_sse = False

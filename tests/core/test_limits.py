@@ -19,11 +19,10 @@ from sse_toolcalls import (
     ToolCallParser,
 )
 from sse_toolcalls.dialects._common import (
-    MAX_EVENT_DEPTH,
-    MAX_PARSED_ARGUMENTS_DEPTH,
     json_depth,
     parse_arguments,
 )
+from sse_toolcalls.dialects._depth import MAX_EVENT_DEPTH, MAX_PARSED_ARGUMENTS_DEPTH
 from sse_toolcalls.dialects.gemini.stream import (
     MAX_PARTIAL_ARRAY_GAP,
     MAX_PARTIAL_ARRAY_INDEX,

@@ -25,4 +25,16 @@ SPEC = DialectSpec(
         first_char=re.compile(r"[a-zA-Z_]"),
     ),
     accepts_unterminated=is_whole_json,
+    framing="sse",
+    # Gemini reports thoughts apart from the candidates: output counts both, as the
+    # other providers' output counts reasoning.
+    usage={
+        "input_tokens": (("promptTokenCount",),),
+        "output_tokens": (("candidatesTokenCount",), ("thoughtsTokenCount",)),
+        "cache_read_tokens": (("cachedContentTokenCount",),),
+        "reasoning_tokens": (("thoughtsTokenCount",),),
+    },
+    telemetry_name="gcp.gemini",
+    # partialArgs are path updates (stream.py), not pieces of a JSON text.
+    json_argument_deltas=False,
 )

@@ -21,4 +21,14 @@ SPEC = DialectSpec(
     # (the function tool's name in the Responses reference: Chat Completions' words).
     name_rule=NameRule(pattern=re.compile(r"[a-zA-Z0-9_-]+"), max_length=64, first_char=None),
     accepts_unterminated=is_whole_json,
+    framing="sse",
+    usage={
+        "input_tokens": (("input_tokens",),),
+        "output_tokens": (("output_tokens",),),
+        "cache_read_tokens": (("input_tokens_details", "cached_tokens"),),
+        "reasoning_tokens": (("output_tokens_details", "reasoning_tokens"),),
+    },
+    # Chat and Responses are both OpenAI's, under one well-known value.
+    telemetry_name="openai",
+    json_argument_deltas=True,
 )
