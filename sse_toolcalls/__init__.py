@@ -97,6 +97,8 @@ if TYPE_CHECKING:
     from .errors import TruncatedStreamError as TruncatedStreamError
     from .errors import UnknownDialectError as UnknownDialectError
     from .errors import UsageError as UsageError
+    from .framing.sse import ServerSentEvent as ServerSentEvent
+    from .framing.sse import SSEFramer as SSEFramer
     from .messages import assistant_turn as assistant_turn
     from .messages import build_request as build_request
     from .messages import format_results as format_results
@@ -105,7 +107,5 @@ if TYPE_CHECKING:
     from .naming import is_legal_name as is_legal_name
     from .parser import StreamParser as StreamParser
     from .parser import ToolCallParser as ToolCallParser
-    from .sse import ServerSentEvent as ServerSentEvent
-    from .sse import SSEFramer as SSEFramer
 
 del TYPE_CHECKING  # not a public name of the package

@@ -64,7 +64,7 @@ CORE: dict[str, tuple[str, ...]] = {
         "StreamParser",
         "ToolCallParser",
     ),
-    "sse": (
+    "framing.sse": (
         "SSEFramer",
         "ServerSentEvent",
     ),
@@ -312,7 +312,7 @@ class Face:
     def _no_such_name(self, name: str) -> str:
         message = f"module {self.package!r} has no attribute {name!r}"
         if name.startswith("_") or self._is_submodule(name):
-            # The import system asks for every submodule ("from sse_toolcalls import sse")
+            # The import system asks for every submodule ("from sse_toolcalls import framing")
             # before it loads it, and copy, pickle and doctest probe dunders: no user
             # misspelt those, and difflib would load for nothing.
             return message

@@ -16,7 +16,7 @@ from ._faces import publish
 
 if TYPE_CHECKING:
     from .calls import PartialToolCall, ToolCall
-    from .sse import ServerSentEvent
+    from .framing.sse import ServerSentEvent
 
 
 class SSEToolCallsError(Exception):

@@ -25,7 +25,7 @@ from .errors import (
     UsageError,
 )
 from .framing import SSE, Framer, framing_for
-from .sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent, SSEFramer
+from .framing.sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent, SSEFramer
 
 __all__ = ["MAX_EVENTS_BEFORE_DETECTION", "StreamParser", "ToolCallParser"]
 

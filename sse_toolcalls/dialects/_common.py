@@ -35,7 +35,7 @@ from ..errors import (
     SSEToolCallsError,
     TruncatedStreamError,
 )
-from ..sse import PURE_PYTHON, ServerSentEvent
+from ..framing.sse import PURE_PYTHON, ServerSentEvent
 from ._depth import MAX_EVENT_DEPTH, MAX_PARSED_ARGUMENTS_DEPTH, dumps, nesting
 from ._parsed import PARSED_DATA, ParsedEvent, text_of
 
@@ -179,7 +179,7 @@ C_JSON_SCAN = _load_c_json_scan()
 tests compare the two)."""
 
 # The one in use: the compiled twin unless the pure one is forced, by the framer's
-# switch (sse.py).
+# switch (framing/sse.py).
 _c_json_scan = None if PURE_PYTHON else C_JSON_SCAN
 
 

@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import EventTooLargeError, MalformedStreamError, UsageError
-from ..sse import PURE_PYTHON, ServerSentEvent
+from ..framing.sse import PURE_PYTHON, ServerSentEvent
 from ._depth import MAX_EVENT_DEPTH, dumps
 
 PARSED_DATA = "\x00(parsed)"

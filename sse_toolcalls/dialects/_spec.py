@@ -60,6 +60,9 @@ class DialectSpec:
     telemetry_name: str
     """``gen_ai.provider.name`` of the OpenTelemetry GenAI conventions (a well-known value
     where the conventions list one)."""
+    endpoint: str
+    """A piece of the URL path that names the provider's streaming endpoint and no other
+    dialect's (``"/chat/completions"``): a recorded exchange's dialect is read from it."""
     json_argument_deltas: bool
     """Whether the pieces of ``ToolCallArgumentsDelta.delta`` join into the arguments' JSON
     text (a preview can parse them as they come); Gemini's are path updates instead."""

@@ -38,8 +38,8 @@ from ..errors import (
     UsageError,
 )
 from ..framing import Framer
+from ..framing.sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent
 from ..parser import StreamParser, ToolCallParser, new_framer
-from ..sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent
 from .http_errors import MAX_ERROR_BODY_BYTES, header, provider_error_from_http
 from .transport import classify
 

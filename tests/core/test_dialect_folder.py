@@ -13,7 +13,7 @@ import pytest
 from sse_toolcalls import StreamParser, ToolCallCompleted, ToolCallParser, UsageError
 from sse_toolcalls.dialects import SPECS
 from sse_toolcalls.framing import FRAMINGS, SSE, Framing, framing_for
-from sse_toolcalls.sse import ServerSentEvent
+from sse_toolcalls.framing.sse import ServerSentEvent
 from sse_toolcalls.tooling.simulator.encoders import encode_turn
 from sse_toolcalls.tooling.simulator.script import ScriptedCall, Turn
 
@@ -135,3 +135,11 @@ def test_no_circle_among_the_dialects_the_framings_and_the_naming_rules() -> Non
 
     circles = sorted(m for m in graph if reaches(m, m))
     assert circles == []
+
+
+def test_each_endpoint_marker_names_its_dialect_alone() -> None:
+    # A recorded exchange's dialect is read from its URL path by these markers: none may
+    # be found in another dialect's endpoint.
+    for spec in SPECS.values():
+        others = [o.name for o in SPECS.values() if o is not spec and spec.endpoint in o.endpoint]
+        assert others == [], spec.name

@@ -29,7 +29,7 @@ from sse_toolcalls.dialects.gemini.stream import (
     MAX_PARTIAL_PATH_STEPS,
     _steps,
 )
-from sse_toolcalls.sse import MAX_DATA_LINES_PER_EVENT, MAX_RETRY_DIGITS
+from sse_toolcalls.framing.sse import MAX_DATA_LINES_PER_EVENT, MAX_RETRY_DIGITS
 
 
 def deep_object(depth: int) -> str:

@@ -36,5 +36,6 @@ SPEC = DialectSpec(
         "cache_write_tokens": (("cache_creation_input_tokens",),),
     },
     telemetry_name="anthropic",
+    endpoint="/messages",
     json_argument_deltas=True,
 )

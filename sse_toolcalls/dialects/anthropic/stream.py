@@ -23,8 +23,8 @@ from typing import Any, ClassVar
 from ... import _json
 from ...calls import Dialect, ReasoningBlock, StreamEvent
 from ...errors import MalformedStreamError
+from ...framing.sse import ServerSentEvent
 from ...provider_errors import error_from_payload
-from ...sse import ServerSentEvent
 from .._common import (
     PendingCall,
     Reassembler,

@@ -36,5 +36,6 @@ SPEC = DialectSpec(
     },
     telemetry_name="gcp.gemini",
     # partialArgs are path updates (stream.py), not pieces of a JSON text.
+    endpoint=":streamGenerateContent",
     json_argument_deltas=False,
 )

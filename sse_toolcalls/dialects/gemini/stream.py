@@ -39,8 +39,8 @@ from ...calls import (
     _Deferred,
 )
 from ...errors import LimitExceededError, MalformedStreamError
+from ...framing.sse import ServerSentEvent
 from ...provider_errors import error_from_payload, finish_reason_error, provider_error
-from ...sse import ServerSentEvent
 from .. import _common
 from .._common import (
     PendingCall,

@@ -27,5 +27,6 @@ SPEC = DialectSpec(
         "reasoning_tokens": (("completion_tokens_details", "reasoning_tokens"),),
     },
     telemetry_name="openai",
+    endpoint="/chat/completions",
     json_argument_deltas=True,
 )

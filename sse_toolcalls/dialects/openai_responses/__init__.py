@@ -30,5 +30,6 @@ SPEC = DialectSpec(
     },
     # Chat and Responses are both OpenAI's, under one well-known value.
     telemetry_name="openai",
+    endpoint="/responses",
     json_argument_deltas=True,
 )

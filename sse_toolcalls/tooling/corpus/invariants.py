@@ -49,7 +49,7 @@ from sse_toolcalls import (
     UsageError,
 )
 
-from ...calls import Dialect, as_dialect
+from ...calls import DIALECTS, Dialect, as_dialect
 
 __all__ = [
     "BYTE_AT_A_TIME_MAX",
@@ -64,13 +64,12 @@ __all__ = [
     "feedings",
 ]
 
-TARGETS: Final = (
-    "openai_chat", "openai_responses", "anthropic", "gemini", "detect", "framer", "walk"
-)  # fmt: skip
-"""Every fuzz target: the four dialects, detection (``ToolCallParser(None)``), the framer,
-and the parsed-event walk (objects made from the input, :mod:`.walk_target`)."""
+TARGETS: Final[tuple[str, ...]] = (*DIALECTS, "detect", "framer", "walk")
+"""Every fuzz target: each dialect (``DIALECTS``, in order), detection
+(``ToolCallParser(None)``), the framer, and the parsed-event walk (objects made from the
+input, :mod:`.walk_target`)."""
 
-STREAM_TARGETS: Final = TARGETS[:5]
+STREAM_TARGETS: Final[tuple[str, ...]] = (*DIALECTS, "detect")
 """The targets that parse the input as a stream of calls (the corpus mode's)."""
 
 HEADER_BYTES: Final = 6
@@ -196,7 +195,7 @@ _TWIN_NAMES = {1: "the other framer twin"}
 
 def _other_twin() -> list[type[SSEFramer]]:
     """The framer twin that ``SSEFramer`` is not (none when the C twin was not built)."""
-    from ... import sse
+    from ...framing import sse
 
     if sse._CSSEFramer is None:
         return []

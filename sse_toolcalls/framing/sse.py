@@ -13,9 +13,9 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from ._checks import check_count
-from ._faces import publish
-from .errors import (
+from .._checks import check_count
+from .._faces import publish
+from ..errors import (
     EventTooLargeError,
     FramingError,
     LimitExceededError,
@@ -660,7 +660,7 @@ once here (the framer, the JSON scan and the parsed-event walk all follow it).""
 
 def _load_compiled() -> type[SSEFramer] | None:
     try:
-        from . import _sse_c
+        from .. import _sse_c
     except ImportError:
         # Not built (no compiler at install): the pure twin, as the install said.
         return None
