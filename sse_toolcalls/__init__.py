@@ -97,7 +97,7 @@ if TYPE_CHECKING:
     from .errors import TruncatedStreamError as TruncatedStreamError
     from .errors import UnknownDialectError as UnknownDialectError
     from .errors import UsageError as UsageError
-    from .framing.sse import ServerSentEvent as ServerSentEvent
+    from .framing.events import ServerSentEvent as ServerSentEvent
     from .framing.sse import SSEFramer as SSEFramer
     from .messages import assistant_turn as assistant_turn
     from .messages import build_request as build_request

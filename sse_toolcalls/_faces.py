@@ -64,10 +64,8 @@ CORE: dict[str, tuple[str, ...]] = {
         "StreamParser",
         "ToolCallParser",
     ),
-    "framing.sse": (
-        "SSEFramer",
-        "ServerSentEvent",
-    ),
+    "framing.events": ("ServerSentEvent",),
+    "framing.sse": ("SSEFramer",),
     "conversation": (
         "AssistantMessage",
         "Conversation",

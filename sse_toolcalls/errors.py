@@ -16,7 +16,7 @@ from ._faces import publish
 
 if TYPE_CHECKING:
     from .calls import PartialToolCall, ToolCall
-    from .framing.sse import ServerSentEvent
+    from .framing.events import ServerSentEvent
 
 
 class SSEToolCallsError(Exception):

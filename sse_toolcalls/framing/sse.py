@@ -5,13 +5,12 @@ The spec is "9.2.6 Interpreting an event stream" of the HTML Living Standard; th
 that implement a rule quote it. No I/O, no clocks: the caller owns the socket.
 """
 
-# No "from __future__ import annotations": typing.NamedTuple turns string annotations into
-# ForwardRefs, each compile()d, and the process's first compile() builds every class of
-# the ast module: 10 M of the framer's 59 M instructions to import (callgrind, issue 16).
-# An annotation here must name something already defined (or be quoted).
+# No "from __future__ import annotations", as in events.py (ServerSentEvent, moved there
+# from here): nothing here needs it. An annotation must name something already defined
+# (or be quoted).
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._checks import check_count
 from .._faces import publish
@@ -22,6 +21,7 @@ from ..errors import (
     SSEToolCallsError,
     UsageError,
 )
+from .events import ServerSentEvent
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
@@ -87,27 +87,6 @@ def _decode(buf: bytes | bytearray, start: int, stop: int) -> str:
 # Building the tuple directly skips NamedTuple's generated __new__ wrapper (a Python-level
 # call per event); used only on the fast path, with the fields in declaration order.
 _new_event = tuple.__new__
-
-
-class ServerSentEvent(NamedTuple):
-    """One dispatched event.
-
-    A NamedTuple rather than a frozen dataclass: it is built once per event on the hot
-    path, and construction measured 0.65 us against 2.9 us for a frozen slotted dataclass
-    on the project machine (timeit, 1e6 constructions).
-    """
-
-    event: str
-    """The event type: ``"message"`` when the block had no ``event`` field or an empty one."""
-
-    data: str
-    """The ``data`` values joined with LF."""
-
-    id: str
-    """The last event ID in effect when the event was dispatched (``""`` if none)."""
-
-    retry: int | None
-    """The last valid ``retry`` value inside this event's own block, else ``None``."""
 
 
 _COUNT_LINES_FROM = 5 * (MAX_DATA_LINES_PER_EVENT + 1)

@@ -73,6 +73,7 @@ def test_the_framer_loads_its_errors_and_nothing_of_the_parser(pure: bool) -> No
         "sse_toolcalls._checks",
         "sse_toolcalls.errors",
         "sse_toolcalls.framing",
+        "sse_toolcalls.framing.events",
         "sse_toolcalls.framing.sse",
     }
     assert [name for name in _INSPECT if name in loaded] == []
