@@ -54,13 +54,28 @@ class Framing:
     """The name a dialect gives it (``DialectSpec.framing``)."""
     framer: Callable[..., Framer]
     """A fresh framer, called with ``max_event_bytes=``."""
+    media_type: str
+    """The ``Content-Type`` of a body in this framing (parameters aside): the edge refuses
+    a 2xx body of another type as the provider's error, not a stream."""
+    foreign: Callable[[bytes], bool]
+    """Whether a body opening with these bytes (its first non-blank ones, BOM and
+    whitespace stripped) cannot be in this framing: a JSON error document or an HTML page
+    a proxy sent with a 2xx status and the stream's content type."""
+
+
+def _not_sse(head: bytes) -> bool:
+    # No SSE line starts with these: a field name would be "{..." or "<...", which no
+    # server sends and a conforming client ignores.
+    return head[:1] in (b"{", b"[", b"<")
 
 
 SSE = "sse"
 """Server-sent events: the framing of every dialect the library recognises from its
 stream (a parser without a dialect frames with it)."""
 
-FRAMINGS: dict[str, Framing] = {SSE: Framing(name=SSE, framer=SSEFramer)}
+FRAMINGS: dict[str, Framing] = {
+    SSE: Framing(name=SSE, framer=SSEFramer, media_type="text/event-stream", foreign=_not_sse),
+}
 """The one table of framings."""
 
 

@@ -6,11 +6,19 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from sse_toolcalls import StreamParser, ToolCallCompleted, ToolCallParser, UsageError
+from sse_toolcalls import (
+    ProviderError,
+    StreamParser,
+    ToolCallCompleted,
+    ToolCallParser,
+    UsageError,
+    iter_tool_calls,
+)
 from sse_toolcalls.dialects import SPECS
 from sse_toolcalls.framing import FRAMINGS, SSE, Framing, framing_for
 from sse_toolcalls.framing.sse import ServerSentEvent
@@ -35,6 +43,40 @@ class LineFramer:
         return []
 
 
+LINES = Framing(
+    name="lines",
+    framer=LineFramer,
+    media_type="application/x-ndjson",
+    # JSON lines open with "{" (which SSE's test refuses); a markup page is no such body.
+    foreign=lambda head: head[:1] == b"<",
+)
+
+
+def _chat_as_lines() -> bytes:
+    """A Chat turn with one call, its chunks one per line."""
+    turn = Turn(calls=(ScriptedCall(name="get_weather", args={"city": "Paris"}),))
+    return b"".join(
+        event.split(b"data: ", 1)[1].rstrip(b"\n") + b"\n"
+        for event in encode_turn("openai_chat", turn)
+        if event.startswith(b"data: {")
+    )
+
+
+class Body:
+    """A 200 response look-alike of one content type, in one-byte chunks."""
+
+    def __init__(self, body: bytes, content_type: str) -> None:
+        self.status_code = 200
+        self.headers = {"content-type": content_type}
+        self.body = body
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        yield from (self.body[i : i + 1] for i in range(len(self.body)))
+
+    def close(self) -> None:
+        pass
+
+
 def test_every_dialect_names_a_registered_framing() -> None:
     for spec in SPECS.values():
         assert framing_for(spec.framing) is FRAMINGS[spec.framing]
@@ -53,16 +95,11 @@ def test_the_parser_frames_with_the_framing_its_dialect_names(
 ) -> None:
     # Chat's chunks, one per line instead of one per SSE event: only a parser that takes
     # its framer from the spec reads them.
-    monkeypatch.setitem(FRAMINGS, "lines", Framing(name="lines", framer=LineFramer))
+    monkeypatch.setitem(FRAMINGS, "lines", LINES)
     monkeypatch.setitem(
         SPECS, "openai_chat", dataclasses.replace(SPECS["openai_chat"], framing="lines")
     )
-    turn = Turn(calls=(ScriptedCall(name="get_weather", args={"city": "Paris"}),))
-    lines = b"".join(
-        event.split(b"data: ", 1)[1].rstrip(b"\n") + b"\n"
-        for event in encode_turn("openai_chat", turn)
-        if event.startswith(b"data: {")
-    )
+    lines = _chat_as_lines()
     parser = ToolCallParser("openai_chat")
     calls = [call for i in range(len(lines)) for call in parser.feed(lines[i : i + 1])]
     calls += parser.finish()
@@ -73,6 +110,27 @@ def test_the_parser_frames_with_the_framing_its_dialect_names(
     )
     sse_parser = StreamParser("openai_chat")
     assert not [e for e in sse_parser.feed(lines) if isinstance(e, ToolCallCompleted)]
+
+
+def test_the_edge_reads_a_body_in_the_dialects_framing_and_media_type(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(FRAMINGS, "lines", LINES)
+    monkeypatch.setitem(
+        SPECS, "openai_chat", dataclasses.replace(SPECS["openai_chat"], framing="lines")
+    )
+    lines = _chat_as_lines()
+    calls = list(iter_tool_calls(Body(lines, "application/x-ndjson"), "openai_chat"))
+    assert [(c.name, c.args) for c in calls] == [("get_weather", {"city": "Paris"})]
+    # The framing's media type is the one a 2xx body must have: SSE's is refused here.
+    with pytest.raises(ProviderError, match="expected application/x-ndjson") as caught:
+        list(iter_tool_calls(Body(lines, "text/event-stream"), "openai_chat"))
+    assert caught.value.code == "unexpected_content_type"
+    # And the framing's own test of the first bytes: a proxy's page is no body of it.
+    page = b"<!DOCTYPE html><title>502 Bad Gateway</title>\n"
+    with pytest.raises(ProviderError) as caught:
+        list(iter_tool_calls(Body(page, "application/x-ndjson"), "openai_chat"))
+    assert caught.value.code == "not_an_event_stream"
 
 
 def test_a_spec_naming_no_registered_framing_fails_at_construction(
