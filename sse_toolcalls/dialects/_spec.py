@@ -63,6 +63,13 @@ class DialectSpec:
     endpoint: str
     """A piece of the URL path that names the provider's streaming endpoint and no other
     dialect's (``"/chat/completions"``): a recorded exchange's dialect is read from it."""
+    carried_call_ids: bool
+    """Whether calls carried over from another provider keep (portable) ids: not where
+    the provider pairs results with calls by order and name and refuses ids it did not
+    send (Gemini; ``sse_toolcalls.crossing``)."""
+    carried_signature: str | None
+    """The thought signature the first call of a carried-over turn gets, where the
+    provider refuses a turn's calls without one (Gemini 3's documented bypass value)."""
     json_argument_deltas: bool
     """Whether the pieces of ``ToolCallArgumentsDelta.delta`` join into the arguments' JSON
     text (a preview can parse them as they come); Gemini's are path updates instead."""

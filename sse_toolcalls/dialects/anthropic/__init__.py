@@ -37,5 +37,7 @@ SPEC = DialectSpec(
     },
     telemetry_name="anthropic",
     endpoint="/messages",
+    carried_call_ids=True,
+    carried_signature=None,
     json_argument_deltas=True,
 )

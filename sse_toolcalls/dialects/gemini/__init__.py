@@ -8,7 +8,12 @@ from .._common import is_whole_json
 from .._spec import DialectSpec, NameRule, from_messages
 from .stream import GeminiReassembler
 
-__all__ = ["GeminiReassembler", "SPEC"]
+__all__ = ["CARRIED_SIGNATURE", "GeminiReassembler", "SPEC"]
+
+CARRIED_SIGNATURE = "skip_thought_signature_validator"
+"""The ``thoughtSignature`` of a call carried to Gemini: one of the two dummy strings the
+thought signatures guide documents for a trace from another model ("populate the field
+with these specific dummy strings": this one, or ``context_engineering_is_the_way_to_go``)."""
 
 SPEC = DialectSpec(
     name="gemini",
@@ -38,4 +43,9 @@ SPEC = DialectSpec(
     # partialArgs are path updates (stream.py), not pieces of a JSON text.
     endpoint=":streamGenerateContent",
     json_argument_deltas=False,
+    # Gemini pairs responses with calls by order and name, and some of its endpoints
+    # refuse an id they did not send (messages.py).
+    carried_call_ids=False,
+    # Gemini 3 refuses the current turn's calls without a thoughtSignature on the first.
+    carried_signature=CARRIED_SIGNATURE,
 )

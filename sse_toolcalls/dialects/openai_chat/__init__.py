@@ -28,5 +28,7 @@ SPEC = DialectSpec(
     },
     telemetry_name="openai",
     endpoint="/chat/completions",
+    carried_call_ids=True,
+    carried_signature=None,
     json_argument_deltas=True,
 )

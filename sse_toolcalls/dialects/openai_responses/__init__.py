@@ -31,5 +31,7 @@ SPEC = DialectSpec(
     # Chat and Responses are both OpenAI's, under one well-known value.
     telemetry_name="openai",
     endpoint="/responses",
+    carried_call_ids=True,
+    carried_signature=None,
     json_argument_deltas=True,
 )
