@@ -2,7 +2,7 @@
 
 setuptools builds the extension with the system's C compiler. A machine without one (or
 with SSE_TOOLCALLS_NO_EXTENSIONS=1 set at install) still installs: the build says once
-that the pure-Python twin will be used, and sse.py picks that twin at import.
+that the pure-Python twin will be used, and framing/sse.py picks that twin at import.
 """
 
 from __future__ import annotations

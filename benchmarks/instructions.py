@@ -54,8 +54,9 @@ def _reads(case: str) -> list[bytes]:
 
 
 def _runner(case: str, twin: str) -> Callable[[list[bytes]], Any]:
-    from sse_toolcalls import ToolCallParser, sse
+    from sse_toolcalls import ToolCallParser
     from sse_toolcalls import parser as parser_module
+    from sse_toolcalls.framing import sse
 
     framer = sse._PySSEFramer if twin == "py" else sse._CSSEFramer
     if framer is None:

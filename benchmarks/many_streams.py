@@ -350,7 +350,7 @@ async def _client(args: argparse.Namespace) -> list[dict[str, Any]]:
     fetch, aclose = await impl.open(f"http://127.0.0.1:{args.port}", args.streams)
     label = impl.label
     if args.impl.startswith("ours"):
-        from sse_toolcalls import sse
+        from sse_toolcalls.framing import sse
 
         twin = "c" if sse.IMPLEMENTATION == "c" else "py"
         label = f"sse_toolcalls[{twin}] {impl.label}"

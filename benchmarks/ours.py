@@ -21,8 +21,8 @@ def impls() -> list[Impl]:
     """Our framer and parser."""
     from sse_toolcalls import ToolCallParser as parser
     from sse_toolcalls import parser as parser_module
-    from sse_toolcalls import sse
     from sse_toolcalls.dialects import _common
+    from sse_toolcalls.framing import sse
 
     twins: list[tuple[str, Any, Any]] = [("py", sse._PySSEFramer, None)]
     if sse._CSSEFramer is not None:

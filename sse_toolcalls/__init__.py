@@ -47,7 +47,6 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from ._sse_event import ServerSentEvent as ServerSentEvent
     from .calls import DIALECTS as DIALECTS
     from .calls import Dialect as Dialect
     from .calls import Document as Document
@@ -97,6 +96,8 @@ if TYPE_CHECKING:
     from .errors import TruncatedStreamError as TruncatedStreamError
     from .errors import UnknownDialectError as UnknownDialectError
     from .errors import UsageError as UsageError
+    from .framing.events import ServerSentEvent as ServerSentEvent
+    from .framing.sse import SSEFramer as SSEFramer
     from .messages import as_dialect as as_dialect
     from .messages import assistant_turn as assistant_turn
     from .messages import build_request as build_request
@@ -106,6 +107,5 @@ if TYPE_CHECKING:
     from .naming import is_legal_name as is_legal_name
     from .parser import StreamParser as StreamParser
     from .parser import ToolCallParser as ToolCallParser
-    from .sse import SSEFramer as SSEFramer
 
 del TYPE_CHECKING  # not a public name of the package

@@ -63,8 +63,8 @@ CORE: dict[str, tuple[str, ...]] = {
         "StreamParser",
         "ToolCallParser",
     ),
-    "sse": ("SSEFramer",),
-    "_sse_event": ("ServerSentEvent",),
+    "framing.events": ("ServerSentEvent",),
+    "framing.sse": ("SSEFramer",),
     "conversation": (
         "AssistantMessage",
         "Conversation",
@@ -304,7 +304,7 @@ class Face:
     def _no_such_name(self, name: str) -> str:
         message = f"module {self.package!r} has no attribute {name!r}"
         if name.startswith("_") or self._is_submodule(name):
-            # The import system asks for every submodule ("from sse_toolcalls import sse")
+            # The import system asks for every submodule ("from sse_toolcalls import framing")
             # before it loads it, and copy, pickle and doctest probe dunders: no user
             # misspelt those, and difflib would load for nothing.
             return message

@@ -150,6 +150,7 @@ MODULES: dict[str, str] = {
     "sse_toolcalls.runtime.transport": "sse_toolcalls.edge.transport",
     "sse_toolcalls.sandbox": "sse_toolcalls.runtime.sandbox",
     "sse_toolcalls.simulator": "sse_toolcalls.tooling.simulator",
+    "sse_toolcalls.sse": "sse_toolcalls.framing.sse",
     "sse_toolcalls.tools": "sse_toolcalls.runtime.tools",
     "sse_toolcalls.tools.strict": "sse_toolcalls.strict",
 }

@@ -1,4 +1,4 @@
-/* The compiled twin of sse_toolcalls.sse.SSEFramer (STYLE.md item 18).
+/* The compiled twin of sse_toolcalls.framing.sse.SSEFramer (STYLE.md item 18).
  *
  * Same events, same errors, same limits, chunk for chunk, as the pure-Python framer in
  * sse.py; tests/test_sse_twins.py holds the two equal on Hypothesis streams under every
@@ -2461,7 +2461,7 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "sse_toolcalls._sse_c",
-    .m_doc = "The compiled twin of sse_toolcalls.sse.SSEFramer; use it through sse.py.",
+    .m_doc = "The compiled twin of sse_toolcalls.framing.sse.SSEFramer; use it through framing/sse.py.",
     .m_size = -1,
     .m_methods = module_methods,
 };

@@ -1,5 +1,5 @@
 # The compiled twins of sse.SSEFramer and dialects._common.json_scan_py (sse_toolcalls/_sse_c.c).
-from .sse import SSEFramer as SSEFramer
+from .framing.sse import SSEFramer as SSEFramer
 
 def _setup(
     *,

@@ -40,14 +40,15 @@ from collections.abc import Iterable
 
 from .calls import DIALECTS, Dialect, ToolCall, ToolResult
 from .conversation import AssistantMessage, Conversation, Message, ToolResultsMessage
+from .dialects import spec_for
+from .dialects.gemini import CARRIED_SIGNATURE as _GEMINI_CARRIED_SIGNATURE
 from .errors import UnknownDialectError
 
 __all__ = ["GEMINI_CARRIED_SIGNATURE", "carry_over", "portable_call_id"]
 
-GEMINI_CARRIED_SIGNATURE = "skip_thought_signature_validator"
-"""The ``thoughtSignature`` of a call carried to Gemini: one of the two dummy strings the
-thought signatures guide documents for a trace from another model ("populate the field
-with these specific dummy strings": this one, or ``context_engineering_is_the_way_to_go``)."""
+GEMINI_CARRIED_SIGNATURE = _GEMINI_CARRIED_SIGNATURE
+"""The ``thoughtSignature`` of a call carried to Gemini (its folder's
+``CARRIED_SIGNATURE``, ``DialectSpec.carried_signature``)."""
 
 _PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 """An id every dialect takes as it is (Anthropic ``^[a-zA-Z0-9_-]+$``; Chat at most 40
@@ -69,15 +70,15 @@ def _key(call: ToolCall) -> tuple[str, str | None, int, str]:
 
 
 def _carried(call: ToolCall, dialect: Dialect, turn: int, *, first: bool = False) -> ToolCall:
-    signature = None
-    if dialect == "gemini":
-        # Gemini pairs responses with calls by order and name, and some of its endpoints
-        # refuse an id they did not send (dialects/gemini/messages.py).
-        call_id = None
-        if first:
-            signature = GEMINI_CARRIED_SIGNATURE
-    else:
-        call_id = portable_call_id(call.call_id, turn=turn, index=call.index)
+    # Both by the target's rules (DialectSpec): Gemini takes no foreign id and wants a
+    # signature on the first call.
+    spec = spec_for(dialect)
+    signature = spec.carried_signature if first else None
+    call_id = (
+        portable_call_id(call.call_id, turn=turn, index=call.index)
+        if spec.carried_call_ids
+        else None
+    )
     return dataclasses.replace(
         call,
         provider=dialect,

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._faces import publish
-from ._sse_event import ServerSentEvent
 
 if TYPE_CHECKING:
     from .calls import PartialToolCall, ToolCall
+    from .framing.events import ServerSentEvent
 
 
 class SSEToolCallsError(Exception):

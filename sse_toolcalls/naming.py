@@ -23,27 +23,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from ._faces import publish
 from .calls import Dialect, ToolCall
+from .dialects import spec_for
+from .dialects._spec import NameRule
 from .errors import UsageError
 
 __all__ = ["NameRule", "ToolNameMap", "is_legal_name", "name_rule"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NameRule:
-    """What one dialect accepts as a function name."""
-
-    pattern: re.Pattern[str]
-    """The whole name must match this (anchored with ``fullmatch``)."""
-
-    max_length: int
-    """The most characters a name may have."""
-
-    first_char: re.Pattern[str] | None
-    """When set, the first character must match it (Gemini: a letter or underscore)."""
 
 
 # Generated names use only the characters every dialect accepts, so a wire name never
@@ -60,9 +47,6 @@ def name_rule(dialect: str) -> NameRule:
     Raises:
         UnknownDialectError: ``dialect`` is not one of the library's dialects.
     """
-    # Imported here: the dialects' message modules import this module for ToolNameMap.
-    from .dialects import spec_for
-
     return spec_for(dialect).name_rule
 
 

@@ -39,7 +39,7 @@ def _parser_twin_restored() -> Iterator[None]:
     import sys
 
     parser = sys.modules.get("sse_toolcalls.parser")
-    sse = sys.modules.get("sse_toolcalls.sse")
+    sse = sys.modules.get("sse_toolcalls.framing.sse")
     common = sys.modules.get("sse_toolcalls.dialects._common")
     if parser is not None and sse is not None:
         parser.SSEFramer = sse.SSEFramer  # type: ignore[attr-defined]

@@ -8,7 +8,7 @@ from typing import Any, cast
 from .. import _json
 from ..calls import DIALECTS, Dialect
 from ..errors import UnknownDialectError
-from ..sse import ServerSentEvent
+from ..framing.sse import ServerSentEvent
 from . import anthropic, gemini, openai_chat, openai_responses
 from ._common import Reassembler
 from ._parsed import PARSED_DATA, ParsedEvent

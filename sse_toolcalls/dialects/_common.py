@@ -35,27 +35,9 @@ from ..errors import (
     SSEToolCallsError,
     TruncatedStreamError,
 )
-from ..sse import PURE_PYTHON, ServerSentEvent
+from ..framing.sse import PURE_PYTHON, ServerSentEvent
+from ._depth import MAX_EVENT_DEPTH, MAX_PARSED_ARGUMENTS_DEPTH, dumps, nesting
 from ._parsed import PARSED_DATA, ParsedEvent, text_of
-
-MAX_PARSED_ARGUMENTS_DEPTH = 100
-"""Bound on the nesting of a call's arguments, in levels of arrays and objects (the
-arguments object itself is level 1).
-
-Real tool arguments nest a handful of levels; 100 is far past any schema we have seen,
-and far below the depths where recursive code (ours, orjson's 255-level encoder,
-jsonschema, the stdlib's json at about 1,000) fails. Deeper arguments make the call
-invalid (``arguments_error``), not the stream."""
-
-MAX_EVENT_DEPTH = MAX_PARSED_ARGUMENTS_DEPTH + 28
-"""Bound on the nesting of an event that carries arguments as objects (Anthropic's
-``content_block_start``, Gemini's ``functionCall`` events, Chat's object arguments), in
-levels of arrays and objects.
-
-The arguments limit plus room for the deepest envelope around arguments (Gemini's
-``candidates[0].content.parts[0].functionCall.args`` is 6 levels), so arguments at their
-limit always arrive. Past it the event is refused: :class:`LimitExceededError`. Other
-events are read by orjson alone, whose own limit is 1,024 levels."""
 
 # orjson turns integers beyond 64 bits into floats, silently losing digits; JSON text with
 # a run of 19 or more digits is handed to the stdlib parser, which keeps them exact. The
@@ -197,7 +179,7 @@ C_JSON_SCAN = _load_c_json_scan()
 tests compare the two)."""
 
 # The one in use: the compiled twin unless the pure one is forced, by the framer's
-# switch (sse.py).
+# switch (framing/sse.py).
 _c_json_scan = None if PURE_PYTHON else C_JSON_SCAN
 
 
@@ -408,57 +390,6 @@ def wire_string(value: Any, field: str, dialect: str) -> str | None:
 def _json_kind(value: Any) -> str:
     kind = _json.json_type(value)
     return _json.JSON_TYPE_PHRASES.get(kind, kind)
-
-
-def _nesting(value: Any) -> int:
-    """The nesting depth of a parsed JSON value, walked without recursion."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        if type(node) is dict:
-            children: Any = node.values()
-        elif type(node) is list:
-            children = node
-        else:
-            continue
-        deepest = max(deepest, level)
-        stack.extend((child, level + 1) for child in children)
-    return deepest
-
-
-def check_nesting(value: Any, dialect: str | None = None) -> None:
-    """Refuse a parsed value (arguments sent as an object) nested past ``MAX_EVENT_DEPTH``.
-
-    Raises:
-        LimitExceededError: it is.
-    """
-    depth = _nesting(value)
-    if depth > MAX_EVENT_DEPTH:
-        raise LimitExceededError(
-            f"a JSON value nests {depth} levels, over MAX_EVENT_DEPTH={MAX_EVENT_DEPTH}",
-            limit_name="MAX_EVENT_DEPTH",
-            limit=MAX_EVENT_DEPTH,
-            size=depth,
-            provider=dialect,
-        )
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON text of a value (argument objects sent as objects by the provider).
-
-    Raises:
-        LimitExceededError: the value nests deeper than ``MAX_EVENT_DEPTH``.
-    """
-    try:
-        return _json.dumps(value).decode()
-    except TypeError:
-        # Integers beyond 64 bits, which orjson refuses and JSON allows; or nesting past
-        # orjson's 255 levels, where the stdlib's recursion would fail too.
-        check_nesting(value)
-        import json
-
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _tool_call_builder() -> Callable[..., ToolCall]:
@@ -753,7 +684,7 @@ class Reassembler:
         since.
         """
         if bound > MAX_PARSED_ARGUMENTS_DEPTH:
-            depth = _nesting(value)
+            depth = nesting(value)
             if depth > MAX_PARSED_ARGUMENTS_DEPTH:
                 error = _too_deep_arguments(_TooDeepError(depth, MAX_PARSED_ARGUMENTS_DEPTH))
                 return self._emit_call(call, {}, make_raw(), error)

@@ -39,7 +39,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import EventTooLargeError, MalformedStreamError, UsageError
-from ..sse import PURE_PYTHON, ServerSentEvent
+from ..framing.sse import PURE_PYTHON, ServerSentEvent
+from ._depth import MAX_EVENT_DEPTH, dumps
 
 PARSED_DATA = "\x00(parsed)"
 """The ``data`` of a :class:`ParsedEvent`: no text, a marker the readers test by identity
@@ -74,7 +75,7 @@ def text_of(event: ServerSentEvent) -> str:
     data = event.data
     if data is not PARSED_DATA:
         return data
-    return _common.dumps(getattr(event, "payload", None))
+    return dumps(getattr(event, "payload", None))
 
 
 def parsed_event(
@@ -114,7 +115,7 @@ def parsed_event(
             limit=max_event_bytes,
             size=size,
         )
-    if depth > _common.MAX_EVENT_DEPTH:
+    if depth > MAX_EVENT_DEPTH:
         return ServerSentEvent(event, _deep_text(payload), "", None)
     # tuple.__new__ directly: the NamedTuple's own __new__ is a Python function around
     # it, 1,300 of this function's instructions per event (callgrind, Chat).
@@ -337,8 +338,3 @@ or ``None`` where it was not built (the tests compare the two)."""
 
 # The one in use: the compiled twin unless the framer's switch forces the pure ones.
 _c_measure = None if PURE_PYTHON else C_MEASURE
-
-
-# Last, not first: _common imports this module, so whichever of the two is imported
-# first, this name binds once both exist; it is read at call time only.
-from . import _common  # noqa: E402

@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from .. import _json
 from ..calls import Dialect, StreamEvent, ToolCall
-from ..dialects import detect_dialect
+from ..dialects import detect_dialect, spec_for
 from ..dialects._parsed import PARSED_DATA, ParsedEvent, parsed_event, text_of
 from ..errors import (
     MalformedStreamError,
@@ -37,8 +37,9 @@ from ..errors import (
     StreamTimeoutError,
     UsageError,
 )
-from ..parser import StreamParser, ToolCallParser
-from ..sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent, SSEFramer
+from ..framing import SSE, Framer, framing_for
+from ..framing.sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent
+from ..parser import StreamParser, ToolCallParser, new_framer
 from .http_errors import MAX_ERROR_BODY_BYTES, header, provider_error_from_http
 from .transport import classify
 
@@ -113,12 +114,17 @@ def _status_and_headers(response: object) -> tuple[int | None, Mapping[str, str]
     return status, headers
 
 
-def _bad_content_type(headers: Mapping[str, str] | None) -> str | None:
-    """The content type when one is given and it is not an event stream, else ``None``."""
+def _media_type(provider: Dialect | None) -> str:
+    """The media type of the provider's framing (SSE's while the dialect is unknown)."""
+    return framing_for(SSE if provider is None else spec_for(provider).framing).media_type
+
+
+def _bad_content_type(headers: Mapping[str, str] | None, media_type: str) -> str | None:
+    """The content type when one is given and it is not ``media_type``, else ``None``."""
     content_type = header(headers, "content-type")
     if content_type is None:
         return None
-    if content_type.split(";", 1)[0].strip().lower() == "text/event-stream":
+    if content_type.split(";", 1)[0].strip().lower() == media_type:
         return None
     return content_type
 
@@ -129,6 +135,8 @@ def _status_error(
     body: bytes,
     provider: Dialect | None,
     content_type: str | None,
+    *,
+    media_type: str,
 ) -> ProviderError:
     if status is not None and not 200 <= status <= 299:
         return provider_error_from_http(status, body, headers, provider=provider)
@@ -149,7 +157,7 @@ def _status_error(
             body=snippet,
         )
     return ProviderError(
-        f"expected text/event-stream, got {content_type!r} ({_looks_like(body)}): {snippet}",
+        f"expected {media_type}, got {content_type!r} ({_looks_like(body)}): {snippet}",
         provider=provider,
         code="unexpected_content_type",
         status=status,
@@ -226,11 +234,17 @@ class _Head:
 
     def __init__(self, dialect: Dialect | None) -> None:
         self._dialect = dialect
-        self._framer: SSEFramer | None = SSEFramer() if dialect is not None else None
+        # The dialect's own framing (DialectSpec.framing), built as the parser builds it.
+        framing = SSE if dialect is None else spec_for(dialect).framing
+        self._foreign = framing_for(framing).foreign
+        self._framer: Framer | None = (
+            new_framer(framing, DEFAULT_MAX_EVENT_BYTES) if dialect is not None else None
+        )
         self._seen = 0
         self._started = False
         self.not_sse = False
-        """The first non-blank byte opens a JSON document or a markup page."""
+        """The first non-blank bytes cannot open a body of the framing (a JSON document,
+        a markup page, for SSE)."""
         self.done = False
         """Nothing more to look at."""
 
@@ -244,9 +258,9 @@ class _Head:
             stripped = chunk.lstrip(_LEADING)
             if stripped:
                 self._started = True
-                # No SSE line starts with these: a field name would be "{..." or "<...",
-                # which no server sends and a conforming client ignores.
-                if stripped[:1] in (b"{", b"[", b"<"):
+                # The framing's own test (Framing.foreign): for SSE, a JSON document
+                # or a markup page.
+                if self._foreign(stripped):
                     self.not_sse = self.done = True
                     return
         framer = self._framer
@@ -270,10 +284,12 @@ class _Head:
             self.done = True
 
 
-def _needs_error(status: int | None, headers: Mapping[str, str] | None) -> str | bool:
+def _needs_error(
+    status: int | None, headers: Mapping[str, str] | None, media_type: str
+) -> str | bool:
     if status is not None and not 200 <= status <= 299:
         return True
-    return _bad_content_type(headers) or False
+    return _bad_content_type(headers, media_type) or False
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -333,15 +349,17 @@ class _BodyStep:
         self.idle_timeout = idle_timeout
         self.status, self.headers = _status_and_headers(response)
         self.head = _Head(provider)
+        self.media_type = _media_type(provider)
 
     def needs_error_body(self) -> bool:
         """The status or the content type is an error: read the body (bounded) and raise
         :meth:`status_error` instead of parsing."""
-        return bool(_needs_error(self.status, self.headers))
+        return bool(_needs_error(self.status, self.headers, self.media_type))
 
     def status_error(self, body: bytes) -> ProviderError:
+        bad = _bad_content_type(self.headers, self.media_type)
         return _status_error(
-            self.status, self.headers, body, self.provider, _bad_content_type(self.headers)
+            self.status, self.headers, body, self.provider, bad, media_type=self.media_type
         )
 
     def chunk(self, chunk: bytes) -> list[Any] | None:
@@ -360,7 +378,9 @@ class _BodyStep:
         return self.parser.feed(chunk)
 
     def not_sse_error(self, body: bytes) -> ProviderError:
-        return _status_error(self.status, self.headers, body, self.provider, None)
+        return _status_error(
+            self.status, self.headers, body, self.provider, None, media_type=self.media_type
+        )
 
     def end(self) -> list[Any]:
         """The body ended: the remaining items (or the parser's truncation error)."""

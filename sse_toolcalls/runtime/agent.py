@@ -72,7 +72,14 @@ from ..conversation import (
     ToolResultsMessage,
     UserMessage,
 )
-from ..errors import StreamError, StreamTimeoutError, TruncatedStreamError, UsageError
+from ..dialects import spec_for
+from ..errors import (
+    StreamError,
+    StreamTimeoutError,
+    TruncatedStreamError,
+    UnknownDialectError,
+    UsageError,
+)
 from .approval import (
     ApprovalContext,
     ApprovalPolicy,
@@ -1140,13 +1147,20 @@ async def _discard(event: AgentEvent) -> None:
     """The emitter of a run outside a pipeline: nobody listens."""
 
 
+def _json_argument_deltas(dialect: str) -> bool:
+    try:
+        return spec_for(dialect).json_argument_deltas
+    except UnknownDialectError:
+        return True
+
+
 class _Previews:
     """The arguments parsed so far of each call of one turn, one reader per call."""
 
     def __init__(self, dialect: str | None) -> None:
-        # Gemini's argument deltas are partialArgs path updates, not a JSON text: no
-        # preview is made of them (the dialect's completed call carries the arguments).
-        self._text = dialect != "gemini"
+        # Where the argument deltas are not pieces of a JSON text (Gemini's partialArgs
+        # path updates) no preview is made of them: the completed call carries them.
+        self._text = dialect is None or _json_argument_deltas(dialect)
         self._readers: dict[int, PartialJSON] = {}
         self._names: dict[int, str] = {}
 

@@ -43,7 +43,8 @@ from urllib.parse import urlsplit
 
 from .._faces import publish
 from .._jsonsafe import dumps_safe, safe_str
-from ..errors import ProviderError, UsageError
+from ..dialects import spec_for
+from ..errors import ProviderError, UnknownDialectError, UsageError
 from .reply import AgentReply
 from .report import CallReport
 from .usage import Usage, usage_of
@@ -58,14 +59,6 @@ __all__ = ["Tracing"]
 CAPTURE_CONTENT_ENV: Final = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The environment variable that opts in to content on spans (``true``), as the
 OpenTelemetry GenAI instrumentations read it."""
-
-# gen_ai.provider.name's well-known values; Responses and Chat are both OpenAI's.
-_PROVIDER: Final = {
-    "openai_chat": "openai",
-    "openai_responses": "openai",
-    "anthropic": "anthropic",
-    "gemini": "gcp.gemini",
-}
 
 # Outcomes of a call that are not an error of the operation: it ran and answered, the
 # ledger answered for it, or it was never the tool's to run.
@@ -362,7 +355,11 @@ def _model(client: object) -> str | None:
 def _provider(attributes: dict[str, Any], dialect: str | None) -> None:
     if dialect is None:
         return
-    provider = _PROVIDER.get(dialect, dialect)
+    try:
+        # The dialect's gen_ai.provider.name (DialectSpec.telemetry_name).
+        provider = spec_for(dialect).telemetry_name
+    except UnknownDialectError:
+        provider = dialect
     attributes["gen_ai.provider.name"] = provider
     # The attribute's name before the conventions renamed it (1.37), which many
     # backends still read.

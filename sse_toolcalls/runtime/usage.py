@@ -1,22 +1,11 @@
 """Token usage in one shape for every dialect, and its sum over a run's turns.
 
 Each dialect reports usage under its own names (kept raw in
-:attr:`~sse_toolcalls.calls.StreamFinished.usage`); :func:`usage_of` reads them into
-:class:`Usage`, whose counts mean the same thing whatever the provider:
-
-- ``input_tokens``: Chat ``prompt_tokens``; Responses ``input_tokens``; Anthropic
-  ``input_tokens`` + ``cache_read_input_tokens`` + ``cache_creation_input_tokens``;
-  Gemini ``promptTokenCount``.
-- ``output_tokens``: Chat ``completion_tokens``; Responses ``output_tokens``; Anthropic
-  ``output_tokens``; Gemini ``candidatesTokenCount`` + ``thoughtsTokenCount``.
-- ``cache_read_tokens``: Chat ``prompt_tokens_details.cached_tokens``; Responses
-  ``input_tokens_details.cached_tokens``; Anthropic ``cache_read_input_tokens``; Gemini
-  ``cachedContentTokenCount``.
-- ``cache_write_tokens``: Anthropic ``cache_creation_input_tokens`` (no other dialect
-  reports it).
-- ``reasoning_tokens``: Chat ``completion_tokens_details.reasoning_tokens``; Responses
-  ``output_tokens_details.reasoning_tokens``; Gemini ``thoughtsTokenCount`` (Anthropic
-  does not report it).
+:attr:`~sse_toolcalls.calls.StreamFinished.usage`); its folder says where each count is
+(``DialectSpec.usage``, ``dialects/<dialect>/__init__.py``) and :func:`usage_of` reads
+them into :class:`Usage`, whose counts mean the same thing whatever the provider:
+``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``
+(Anthropic alone reports it) and ``reasoning_tokens``.
 
 Input counts every prompt token, cached ones included (Anthropic reports the three
 parts apart; they are added), and output counts every generated token, reasoning
@@ -26,8 +15,9 @@ OpenTelemetry GenAI conventions ask of ``gen_ai.usage.input_tokens`` (all input 
 cached ones included) and ``gen_ai.usage.output_tokens``. A count the provider did not
 report is ``None``, never a made-up 0.
 
-This module is the one reader of a provider's counts: :class:`~.agent.AgentReply`'s
-``usage``, the run's span and every request's span (:mod:`.tracing`) all read them here.
+This module is the one reader of a provider's counts (the dialects hold their names):
+:class:`~.agent.AgentReply`'s ``usage``, the run's span and every request's span
+(:mod:`.tracing`) all read them here.
 """
 
 from __future__ import annotations
@@ -37,6 +27,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .._faces import publish
+from ..dialects import spec_for
+from ..errors import UnknownDialectError
 
 __all__ = ["Usage", "usage_of"]
 
@@ -96,41 +88,24 @@ def usage_of(dialect: str | None, usage: Mapping[str, Any] | None) -> Usage:
     Unknown shapes and values that are not counts are left out (``None``): usage is
     reported, not trusted for anything but totals.
     """
-    if not isinstance(usage, Mapping):
+    if not isinstance(usage, Mapping) or dialect is None:
         return Usage()
-    if dialect == "openai_chat":
-        found = Usage(
-            input_tokens=_count(usage, "prompt_tokens"),
-            output_tokens=_count(usage, "completion_tokens"),
-            cache_read_tokens=_count(usage, "prompt_tokens_details", "cached_tokens"),
-            reasoning_tokens=_count(usage, "completion_tokens_details", "reasoning_tokens"),
-        )
-    elif dialect == "openai_responses":
-        found = Usage(
-            input_tokens=_count(usage, "input_tokens"),
-            output_tokens=_count(usage, "output_tokens"),
-            cache_read_tokens=_count(usage, "input_tokens_details", "cached_tokens"),
-            reasoning_tokens=_count(usage, "output_tokens_details", "reasoning_tokens"),
-        )
-    elif dialect == "anthropic":
-        read = _count(usage, "cache_read_input_tokens")
-        write = _count(usage, "cache_creation_input_tokens")
-        found = Usage(
-            input_tokens=_plus(_count(usage, "input_tokens"), read, write),
-            output_tokens=_count(usage, "output_tokens"),
-            cache_read_tokens=read,
-            cache_write_tokens=write,
-        )
-    elif dialect == "gemini":
-        thoughts = _count(usage, "thoughtsTokenCount")
-        found = Usage(
-            input_tokens=_count(usage, "promptTokenCount"),
-            output_tokens=_plus(_count(usage, "candidatesTokenCount"), thoughts),
-            cache_read_tokens=_count(usage, "cachedContentTokenCount"),
-            reasoning_tokens=thoughts,
-        )
-    else:
+    try:
+        where = spec_for(dialect).usage
+    except UnknownDialectError:
         return Usage()
+
+    def read(count: str) -> int | None:
+        # A count reported in parts is their sum (Anthropic's input, Gemini's output).
+        return _plus(*(_count(usage, *path) for path in where.get(count, ())))
+
+    found = Usage(
+        input_tokens=read("input_tokens"),
+        output_tokens=read("output_tokens"),
+        cache_read_tokens=read("cache_read_tokens"),
+        cache_write_tokens=read("cache_write_tokens"),
+        reasoning_tokens=read("reasoning_tokens"),
+    )
     counted = any(getattr(found, f.name) is not None for f in fields(Usage) if f.name != "turns")
     return Usage(
         input_tokens=found.input_tokens,

@@ -16,7 +16,7 @@ import pytest
 from sse_toolcalls.calls import DIALECTS, Dialect, ToolCall, ToolCallCompleted, _Deferred
 from sse_toolcalls.dialects import _common, reassembler_for
 from sse_toolcalls.errors import SSEToolCallsError
-from sse_toolcalls.sse import ServerSentEvent
+from sse_toolcalls.framing.sse import ServerSentEvent
 
 _DEEP = "[" * 200 + "]" * 200
 _NOT_OBJECTS = [

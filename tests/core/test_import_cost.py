@@ -73,13 +73,15 @@ def test_the_framer_loads_its_errors_and_nothing_of_the_parser(pure: bool) -> No
     # The compiled twin is loaded, when it was built, even where the pure one is chosen.
     ours = {name for name in loaded if name.startswith("sse_toolcalls")}
     # _checks: the one owner of a setting's number rule (max_event_bytes); it loads math.
-    # _sse_event: the event type, below both the errors that carry events and the framer.
+    # framing.events: the event type, below both the errors that carry events and the
+    # framer.
     assert ours - {"sse_toolcalls._sse_c"} == {
         *FACE,
         "sse_toolcalls._checks",
-        "sse_toolcalls._sse_event",
         "sse_toolcalls.errors",
-        "sse_toolcalls.sse",
+        "sse_toolcalls.framing",
+        "sse_toolcalls.framing.events",
+        "sse_toolcalls.framing.sse",
     }
     assert [name for name in _INSPECT if name in loaded] == []
 
@@ -110,11 +112,11 @@ def test_a_misspelt_name_is_an_attribute_error_with_a_hint() -> None:
 
 
 def test_a_submodule_asked_of_the_root_computes_no_hint() -> None:
-    # "from sse_toolcalls import sse" asks the root's __getattr__ first: difflib, which
+    # "from sse_toolcalls import framing" asks the root's __getattr__ first: difflib, which
     # only the hint needs, stays out.
-    loaded = _loaded_by("from sse_toolcalls import sse, _json")
+    loaded = _loaded_by("from sse_toolcalls import framing, _json")
     assert "difflib" not in loaded
-    assert "sse_toolcalls.sse" in loaded
+    assert "sse_toolcalls.framing.sse" in loaded
 
 
 def test_a_builder_loads_its_dialect_on_first_call() -> None:

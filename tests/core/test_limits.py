@@ -19,18 +19,17 @@ from sse_toolcalls import (
     ToolCallParser,
 )
 from sse_toolcalls.dialects._common import (
-    MAX_EVENT_DEPTH,
-    MAX_PARSED_ARGUMENTS_DEPTH,
     json_depth,
     parse_arguments,
 )
+from sse_toolcalls.dialects._depth import MAX_EVENT_DEPTH, MAX_PARSED_ARGUMENTS_DEPTH
 from sse_toolcalls.dialects.gemini.stream import (
     MAX_PARTIAL_ARRAY_GAP,
     MAX_PARTIAL_ARRAY_INDEX,
     MAX_PARTIAL_PATH_STEPS,
     _steps,
 )
-from sse_toolcalls.sse import MAX_DATA_LINES_PER_EVENT, MAX_RETRY_DIGITS
+from sse_toolcalls.framing.sse import MAX_DATA_LINES_PER_EVENT, MAX_RETRY_DIGITS
 
 
 def deep_object(depth: int) -> str:

@@ -31,7 +31,7 @@ from sse_toolcalls import (
     as_dialect,
 )
 from sse_toolcalls.dialects._parsed import ParsedEvent, parsed_event
-from sse_toolcalls.sse import DEFAULT_MAX_EVENT_BYTES
+from sse_toolcalls.framing.sse import DEFAULT_MAX_EVENT_BYTES
 from tests.outside import EXTERNAL_STREAMS, outside_corpus
 
 ROOT = Path(__file__).resolve().parent.parent.parent

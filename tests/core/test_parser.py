@@ -774,7 +774,7 @@ def test_arbitrary_bytes_raise_only_our_errors(dialect: Dialect | None, raw: byt
 
 def test_core_import_stays_sans_io() -> None:
     code = (
-        "import sys, sse_toolcalls, sse_toolcalls.parser, sse_toolcalls.sse;"
+        "import sys, sse_toolcalls, sse_toolcalls.parser, sse_toolcalls.framing.sse;"
         "bad = [m for m in ('anyio', 'httpx', 'jsonschema', 'trio', 'asyncio', 'uvicorn')"
         " if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
     )

@@ -52,8 +52,8 @@ from sse_toolcalls import (
     as_dialect,
 )
 from sse_toolcalls import parser as parser_module
-from sse_toolcalls import sse as sse_module
-from sse_toolcalls.sse import DEFAULT_MAX_EVENT_BYTES
+from sse_toolcalls.framing import sse as sse_module
+from sse_toolcalls.framing.sse import DEFAULT_MAX_EVENT_BYTES
 from sse_toolcalls.tooling.simulator.encoders import encode_error_event, encode_turn
 from sse_toolcalls.tooling.simulator.script import ErrorEvent, ScriptedCall, Turn
 from tests.outside import EXTERNAL_STREAMS, outside_corpus

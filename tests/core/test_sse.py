@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls import EventTooLargeError, ServerSentEvent, SSEFramer, UsageError
-from sse_toolcalls import sse as sse_module
-from sse_toolcalls.sse import MAX_RETRY_DIGITS
+from sse_toolcalls.framing import sse as sse_module
+from sse_toolcalls.framing.sse import MAX_RETRY_DIGITS
 
 
 def frame(*chunks: bytes, **options: int) -> tuple[list[ServerSentEvent], SSEFramer]:

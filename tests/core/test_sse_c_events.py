@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import sse as sse_module
-from sse_toolcalls.sse import ServerSentEvent
+from sse_toolcalls.framing import sse as sse_module
+from sse_toolcalls.framing.sse import ServerSentEvent
 
 compiled = sse_module._CSSEFramer
 pytestmark = pytest.mark.skipif(compiled is None, reason="the C framer was not built")

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sse_toolcalls import sse as sse_module
+from sse_toolcalls.framing import sse as sse_module
 
 compiled = sse_module._CSSEFramer
 pure = sse_module._PySSEFramer
@@ -331,7 +331,7 @@ def test_whole_line_reads_keep_the_pending_block_count_for_the_size_limit() -> N
 
 
 def test_whole_line_reads_count_the_data_lines_as_the_general_path() -> None:
-    from sse_toolcalls.sse import MAX_DATA_LINES_PER_EVENT as most
+    from sse_toolcalls.framing.sse import MAX_DATA_LINES_PER_EVENT as most
 
     for extra, tail in ((0, b""), (1, b""), (1, b"\n"), (0, b"data: x\r\n")):
         many = b"data: 1\n" * (most + extra) + tail

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sse_toolcalls import sse as sse_module
+from sse_toolcalls.framing import sse as sse_module
 
 compiled = sse_module._CSSEFramer
 pure = sse_module._PySSEFramer

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from sse_toolcalls import ServerSentEvent
-from sse_toolcalls import sse as sse_module
+from sse_toolcalls.framing import sse as sse_module
 
 Framer = sse_module._PySSEFramer
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from sse_toolcalls import UsageError
-from sse_toolcalls import sse as sse_module
+from sse_toolcalls.framing import sse as sse_module
 
 TWINS = [
     pytest.param(sse_module._PySSEFramer, id="pure"),

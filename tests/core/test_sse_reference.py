@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sse_toolcalls import sse as sse_module
+from sse_toolcalls.framing import sse as sse_module
 
 from ..reference_sse import ReferenceResult, reference_parse
 

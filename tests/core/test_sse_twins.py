@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls import EventTooLargeError, LimitExceededError, UsageError
-from sse_toolcalls import sse as sse_module
+from sse_toolcalls.framing import sse as sse_module
 
 from .test_sse_reference import a_stream, build
 

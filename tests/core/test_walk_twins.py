@@ -25,10 +25,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sse_toolcalls import Dialect, SSEToolCallsError, UsageError, sse
+from sse_toolcalls import Dialect, SSEToolCallsError, UsageError
 from sse_toolcalls.dialects import _parsed
 from sse_toolcalls.dialects._parsed import ParsedEvent, parsed_event
-from sse_toolcalls.sse import DEFAULT_MAX_EVENT_BYTES
+from sse_toolcalls.framing import sse
+from sse_toolcalls.framing.sse import DEFAULT_MAX_EVENT_BYTES
 
 from .test_parsed_events import HOSTILE_VALUES, SHAPES, via_objects, via_text
 

@@ -13,7 +13,8 @@ from benchmarks import floor, inputs, instructions
 def test_each_case_runs_its_reads_to_the_right_answer(
     case: str, twin: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sse_toolcalls import parser, sse
+    from sse_toolcalls import parser
+    from sse_toolcalls.framing import sse
 
     if twin == "c" and sse._CSSEFramer is None:
         pytest.skip("C framer not built")

@@ -90,7 +90,7 @@ def test_fast_mode_checks_everything_and_exits_zero(tmp_path: Path) -> None:
 
 
 def _compiled() -> bool:
-    from sse_toolcalls import sse
+    from sse_toolcalls.framing import sse
 
     return sse._CSSEFramer is not None
 
@@ -331,7 +331,7 @@ def test_the_profile_command_runs_on_each_twin(
 ) -> None:
     # It unpacked ours.impls() as two rows after the twins made it four, and nothing ran it.
     from benchmarks import profile
-    from sse_toolcalls import sse
+    from sse_toolcalls.framing import sse
 
     if twin == "c" and sse._CSSEFramer is None:
         with pytest.raises(SystemExit):

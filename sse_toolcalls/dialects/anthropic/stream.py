@@ -23,18 +23,17 @@ from typing import Any, ClassVar
 from ... import _json
 from ...calls import Dialect, ReasoningBlock, StreamEvent
 from ...errors import MalformedStreamError
+from ...framing.sse import ServerSentEvent
 from ...provider_errors import error_from_payload
-from ...sse import ServerSentEvent
 from .._common import (
-    MAX_EVENT_DEPTH,
     PendingCall,
     Reassembler,
-    dumps,
     event_object,
     has_long_number,
     load_json,
     wire_string,
 )
+from .._depth import MAX_EVENT_DEPTH, dumps
 from .._parsed import PARSED_DATA
 
 # stop_reason values that mean the turn was cut before it was whole.

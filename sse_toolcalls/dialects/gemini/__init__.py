@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import re
 
-from ...naming import NameRule
 from .._common import is_whole_json
-from .._spec import DialectSpec, from_messages
+from .._spec import DialectSpec, NameRule, from_messages
 from .stream import GeminiReassembler
 
-__all__ = ["GeminiReassembler", "SPEC"]
+__all__ = ["CARRIED_SIGNATURE", "GeminiReassembler", "SPEC"]
+
+CARRIED_SIGNATURE = "skip_thought_signature_validator"
+"""The ``thoughtSignature`` of a call carried to Gemini: one of the two dummy strings the
+thought signatures guide documents for a trace from another model ("populate the field
+with these specific dummy strings": this one, or ``context_engineering_is_the_way_to_go``)."""
 
 SPEC = DialectSpec(
     name="gemini",
@@ -26,4 +30,22 @@ SPEC = DialectSpec(
         first_char=re.compile(r"[a-zA-Z_]"),
     ),
     accepts_unterminated=is_whole_json,
+    framing="sse",
+    # Gemini reports thoughts apart from the candidates: output counts both, as the
+    # other providers' output counts reasoning.
+    usage={
+        "input_tokens": (("promptTokenCount",),),
+        "output_tokens": (("candidatesTokenCount",), ("thoughtsTokenCount",)),
+        "cache_read_tokens": (("cachedContentTokenCount",),),
+        "reasoning_tokens": (("thoughtsTokenCount",),),
+    },
+    telemetry_name="gcp.gemini",
+    # partialArgs are path updates (stream.py), not pieces of a JSON text.
+    endpoint=":streamGenerateContent",
+    json_argument_deltas=False,
+    # Gemini pairs responses with calls by order and name, and some of its endpoints
+    # refuse an id they did not send (messages.py).
+    carried_call_ids=False,
+    # Gemini 3 refuses the current turn's calls without a thoughtSignature on the first.
+    carried_signature=CARRIED_SIGNATURE,
 )

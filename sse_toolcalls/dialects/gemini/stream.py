@@ -39,25 +39,23 @@ from ...calls import (
     _Deferred,
 )
 from ...errors import LimitExceededError, MalformedStreamError
+from ...framing.sse import ServerSentEvent
 from ...provider_errors import error_from_payload, finish_reason_error, provider_error
-from ...sse import ServerSentEvent
 from .. import _common
 from .._common import (
-    MAX_EVENT_DEPTH,
-    MAX_PARSED_ARGUMENTS_DEPTH,
     PendingCall,
     Reassembler,
     _new_object,
     _new_tool_call,
     _set_deferred_make,
     completed_event,
-    dumps,
     event_object,
     event_object_bounded,
     loads_bounded,
     loads_strict,
     wire_string,
 )
+from .._depth import MAX_EVENT_DEPTH, MAX_PARSED_ARGUMENTS_DEPTH, dumps
 from .._parsed import PARSED_DATA, text_of
 
 # finishReason values after which the turn is whole. Anything else is a refusal or a

@@ -37,14 +37,11 @@ from typing import Any, ClassVar
 from ... import _json
 from ...calls import Dialect, ReasoningBlock, StreamEvent
 from ...errors import MalformedStreamError
+from ...framing.sse import ServerSentEvent
 from ...provider_errors import error_from_payload
-from ...sse import ServerSentEvent
 from .._common import (
-    MAX_EVENT_DEPTH,
     PendingCall,
     Reassembler,
-    check_nesting,
-    dumps,
     event_object,
     has_long_number,
     is_whole_json,
@@ -52,6 +49,7 @@ from .._common import (
     parse_arguments,
     wire_string,
 )
+from .._depth import MAX_EVENT_DEPTH, check_nesting, dumps
 from .._parsed import PARSED_DATA, text_of
 
 _DONE = "[DONE]"

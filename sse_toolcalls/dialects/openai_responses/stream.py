@@ -29,15 +29,15 @@ from typing import Any, ClassVar
 from ... import _json
 from ...calls import Dialect, ReasoningBlock, StreamEvent
 from ...errors import MalformedStreamError
+from ...framing.sse import ServerSentEvent
 from ...provider_errors import error_from_payload
-from ...sse import ServerSentEvent
 from .._common import (
     PendingCall,
     Reassembler,
-    dumps,
     event_object,
     wire_string,
 )
+from .._depth import dumps
 from .._parsed import PARSED_DATA
 
 _FUNCTION_CALL = "function_call"

@@ -67,7 +67,7 @@ CHILD_CODE: Final = """\
 import atheris
 with atheris.instrument_imports(include=["sse_toolcalls"]):
     import sse_toolcalls, sse_toolcalls._json, sse_toolcalls.dialects
-    import sse_toolcalls.parser, sse_toolcalls.sse
+    import sse_toolcalls.parser, sse_toolcalls.framing.sse
 from sse_toolcalls.tooling.corpus.atheris_engine import child_main
 child_main()
 """

@@ -30,8 +30,8 @@ from typing import Any, Final
 
 # From the defining modules, not the root face: a leaf that imports a face ties itself to
 # everything the face names (issue 30, item 7).
-from ... import sse
 from ...calls import (
+    DIALECTS,
     Dialect,
     PartialToolCall,
     ReasoningBlock,
@@ -46,9 +46,10 @@ from ...calls import (
     ToolCallStarted,
 )
 from ...errors import SSEToolCallsError, TruncatedStreamError, UsageError
+from ...framing import sse
+from ...framing.sse import ServerSentEvent, SSEFramer
 from ...messages import as_dialect
 from ...parser import StreamParser, ToolCallParser
-from ...sse import ServerSentEvent, SSEFramer
 from .walk_target import walk_disagreement
 
 __all__ = [
@@ -64,13 +65,12 @@ __all__ = [
     "feedings",
 ]
 
-TARGETS: Final = (
-    "openai_chat", "openai_responses", "anthropic", "gemini", "detect", "framer", "walk"
-)  # fmt: skip
-"""Every fuzz target: the four dialects, detection (``ToolCallParser(None)``), the framer,
-and the parsed-event walk (objects made from the input, :mod:`.walk_target`)."""
+TARGETS: Final[tuple[str, ...]] = (*DIALECTS, "detect", "framer", "walk")
+"""Every fuzz target: each dialect (``DIALECTS``, in order), detection
+(``ToolCallParser(None)``), the framer, and the parsed-event walk (objects made from the
+input, :mod:`.walk_target`)."""
 
-STREAM_TARGETS: Final = TARGETS[:5]
+STREAM_TARGETS: Final[tuple[str, ...]] = (*DIALECTS, "detect")
 """The targets that parse the input as a stream of calls (the corpus mode's)."""
 
 HEADER_BYTES: Final = 6

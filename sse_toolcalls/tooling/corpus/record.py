@@ -39,6 +39,7 @@ from ..._secrets import SECRET_HEADERS as _SECRET_HEADERS
 from ..._secrets import SECRET_QUERY_KEYS as _SECRET_QUERY_KEYS
 from ..._secrets import SecretSet, credentials, is_secret_query_key, remember, strings_of
 from ...calls import Dialect, ReasoningDelta, TextDelta, ToolCall, ToolCallArgumentsDelta
+from ...dialects import SPECS
 from ...errors import ProviderError, SSEToolCallsError, TruncatedStreamError, UsageError
 from ...parser import StreamParser, ToolCallParser
 from .._loopback import LoopbackServer
@@ -86,12 +87,10 @@ MAX_DECODED_BYTES: Final = 64 * 1024 * 1024
 above any real stream (the largest we have seen is under 1 MB), low enough that a
 compression bomb in a recorded body cannot exhaust memory."""
 
-_DIALECT_BY_PATH: Final[tuple[tuple[str, Dialect], ...]] = (
-    ("/chat/completions", "openai_chat"),
-    ("/responses", "openai_responses"),
-    ("/messages", "anthropic"),
-    (":streamGenerateContent", "gemini"),
+_DIALECT_BY_PATH: Final[tuple[tuple[str, Dialect], ...]] = tuple(
+    (spec.endpoint, spec.name) for spec in SPECS.values()
 )
+"""Each dialect's endpoint marker (``DialectSpec.endpoint``), in the table's order."""
 
 
 class SecretSurvivedError(SSEToolCallsError):

@@ -23,8 +23,8 @@ from typing import Any
 
 from ...dialects import _parsed
 from ...errors import SSEToolCallsError
+from ...framing.sse import DEFAULT_MAX_EVENT_BYTES
 from ...parser import StreamParser
-from ...sse import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ["objects", "walk_disagreement"]
 

@@ -23,7 +23,7 @@ from sse_toolcalls import (
 from sse_toolcalls.calls import DIALECTS
 from sse_toolcalls.edge.responses import NOT_AN_EVENT_STREAM_CODE
 from sse_toolcalls.errors import MalformedStreamError, ProviderError
-from sse_toolcalls.sse import ServerSentEvent, SSEFramer
+from sse_toolcalls.framing.sse import ServerSentEvent, SSEFramer
 from sse_toolcalls.tooling.simulator import RawBody, ScriptedCall, Simulator, Turn, encode_turn
 from sse_toolcalls.tooling.simulator.pytest_plugin import simulator
 

@@ -30,7 +30,7 @@ def imported_after(statement: str) -> set[str]:
     [
         "import sse_toolcalls",
         "import sse_toolcalls.calls, sse_toolcalls.errors",
-        "import sse_toolcalls.sse, sse_toolcalls.parser",
+        "import sse_toolcalls.framing.sse, sse_toolcalls.parser",
         "import sse_toolcalls.runtime.tools",
         "from sse_toolcalls.runtime.tools import ToolRegistry; ToolRegistry()",
     ],

@@ -292,3 +292,16 @@ def test_the_proxy_withholds_a_split_secret_and_says_so_on_exit(
     err = capsys.readouterr().err
     assert "not written: /v1/messages" in err and ORG not in err
     assert_no_secret(tmp_path)
+
+
+def test_the_recorder_reads_each_dialect_from_its_clients_url() -> None:
+    # The endpoint markers are the dialects' (DialectSpec.endpoint); each client's own URL
+    # must be read back as its dialect.
+    from urllib.parse import urlsplit
+
+    from sse_toolcalls.runtime.clients import CLIENTS
+    from sse_toolcalls.tooling.corpus import record
+
+    for dialect, client_class in CLIENTS.items():
+        client = client_class(model="m", api_key="k")
+        assert record._dialect_of(urlsplit(client.url()).path) == dialect

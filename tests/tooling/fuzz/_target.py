@@ -15,11 +15,7 @@ import atheris  # type: ignore[import-untyped,import-not-found,unused-ignore]
 # Only the library is instrumented, and before anything else imports it (tests.tooling.fuzz
 # itself imports none of it): the same lines as the engine's CHILD_CODE.
 with atheris.instrument_imports(include=["sse_toolcalls"]):
-    import sse_toolcalls
-    import sse_toolcalls._json
-    import sse_toolcalls.dialects
-    import sse_toolcalls.parser
-    import sse_toolcalls.sse  # noqa: F401
+    pass
 
 from sse_toolcalls.tooling.corpus.atheris_engine import child_main
 

@@ -5,24 +5,23 @@ The spec is "9.2.6 Interpreting an event stream" of the HTML Living Standard; th
 that implement a rule quote it. No I/O, no clocks: the caller owns the socket.
 """
 
-# No "from __future__ import annotations": typing.NamedTuple turns string annotations into
-# ForwardRefs, each compile()d, and the process's first compile() builds every class of
-# the ast module: 10 M of the framer's 59 M instructions to import (callgrind, issue 16).
-# An annotation here must name something already defined (or be quoted).
+# No "from __future__ import annotations", as in events.py (ServerSentEvent, moved there
+# from here): nothing here needs it. An annotation must name something already defined
+# (or be quoted).
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._checks import check_count
-from ._faces import publish
-from ._sse_event import ServerSentEvent
-from .errors import (
+from .._checks import check_count
+from .._faces import publish
+from ..errors import (
     EventTooLargeError,
     FramingError,
     LimitExceededError,
     SSEToolCallsError,
     UsageError,
 )
+from .events import ServerSentEvent
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
@@ -640,7 +639,7 @@ once here (the framer, the JSON scan and the parsed-event walk all follow it).""
 
 def _load_compiled() -> type[SSEFramer] | None:
     try:
-        from . import _sse_c
+        from .. import _sse_c
     except ImportError:
         # Not built (no compiler at install): the pure twin, as the install said.
         return None

@@ -1,0 +1,92 @@
+"""Framings: how the bytes of a streamed response are cut into events, one module each.
+
+Server-sent events (``sse_toolcalls.framing.sse``) are one framing among others; AWS's binary
+event stream (issue 31) is the next. A dialect names the framing its bytes come in
+(``DialectSpec.framing``) and the parser and the edge build that framing's framer, so a
+new framing is one module with a framer and one entry in :data:`FRAMINGS`.
+
+What a framer offers (:class:`Framer`, after ``SSEFramer``): ``feed(bytes)`` returns the
+events the bytes complete, ``finish(unterminated=...)`` declares the end and returns what
+the framing still holds (``unterminated`` is the dialect's end check: whether a last
+event without its terminator is whole), and ``max_event_bytes`` bounds one pending event.
+Its events are :class:`~sse_toolcalls.framing.events.ServerSentEvent` values (the event's type in
+``event``, its payload as text in ``data``): the dialects read nothing else. A framer
+raises only the library's errors; past one of its limits the error
+(``EventTooLargeError``, ``LimitExceededError``) carries in ``events`` the events that
+read completed before the limit, which the parser still reads (issue 29).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..errors import UsageError
+from .events import ServerSentEvent
+from .sse import SSEFramer
+
+__all__ = ["FRAMINGS", "SSE", "Framer", "Framing", "framing_for"]
+
+
+class Framer(Protocol):
+    """Bytes in, events out: one instance per streamed response (sans-I/O)."""
+
+    @property
+    def max_event_bytes(self) -> int:
+        """Bound on one pending event, in bytes."""
+        ...
+
+    def feed(self, data: bytes) -> list[ServerSentEvent]:
+        """The events the next bytes complete."""
+        ...
+
+    def finish(self, *, unterminated: Callable[[str], bool] | None = None) -> list[ServerSentEvent]:
+        """The end of the stream: the events still held that ``unterminated`` accepts."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Framing:
+    """One framing, described once."""
+
+    name: str
+    """The name a dialect gives it (``DialectSpec.framing``)."""
+    framer: Callable[..., Framer]
+    """A fresh framer, called with ``max_event_bytes=``."""
+    media_type: str
+    """The ``Content-Type`` of a body in this framing (parameters aside): the edge refuses
+    a 2xx body of another type as the provider's error, not a stream."""
+    foreign: Callable[[bytes], bool]
+    """Whether a body opening with these bytes (its first non-blank ones, BOM and
+    whitespace stripped) cannot be in this framing: a JSON error document or an HTML page
+    a proxy sent with a 2xx status and the stream's content type."""
+
+
+def _not_sse(head: bytes) -> bool:
+    # No SSE line starts with these: a field name would be "{..." or "<...", which no
+    # server sends and a conforming client ignores.
+    return head[:1] in (b"{", b"[", b"<")
+
+
+SSE = "sse"
+"""Server-sent events: the framing of every dialect the library recognises from its
+stream (a parser without a dialect frames with it)."""
+
+FRAMINGS: dict[str, Framing] = {
+    SSE: Framing(name=SSE, framer=SSEFramer, media_type="text/event-stream", foreign=_not_sse),
+}
+"""The one table of framings."""
+
+
+def framing_for(name: str) -> Framing:
+    """The framing of this name.
+
+    Raises:
+        UsageError: no framing has this name (a dialect's spec names one that is not in
+            :data:`FRAMINGS`).
+    """
+    try:
+        return FRAMINGS[name]
+    except (KeyError, TypeError):
+        raise UsageError(f"no framing is named {name!r}; known: {sorted(FRAMINGS)}") from None

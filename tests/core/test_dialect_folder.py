@@ -1,0 +1,203 @@
+"""A dialect is one folder and a framing one entry (issue 30, items 5 and 8): what the
+parser frames with comes from the dialect's spec, a new framing is one table entry, and
+the dialect modules import one another without a circle."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sse_toolcalls import (
+    ProviderError,
+    StreamParser,
+    ToolCallCompleted,
+    ToolCallParser,
+    UsageError,
+    iter_tool_calls,
+)
+from sse_toolcalls.dialects import SPECS
+from sse_toolcalls.framing import FRAMINGS, SSE, Framing, framing_for
+from sse_toolcalls.framing.sse import ServerSentEvent
+from sse_toolcalls.tooling.simulator.encoders import encode_turn
+from sse_toolcalls.tooling.simulator.script import ScriptedCall, Turn
+
+PACKAGE = Path(__file__).resolve().parents[2] / "sse_toolcalls"
+
+
+class LineFramer:
+    """A toy framing: one JSON object per line (no provider's, the seam's test double)."""
+
+    def __init__(self, *, max_event_bytes: int) -> None:
+        self.max_event_bytes = max_event_bytes
+        self._pending = b""
+
+    def feed(self, data: bytes) -> list[ServerSentEvent]:
+        *lines, self._pending = (self._pending + data).split(b"\n")
+        return [ServerSentEvent("message", line.decode(), "", None) for line in lines if line]
+
+    def finish(self, *, unterminated: object = None) -> list[ServerSentEvent]:
+        return []
+
+
+LINES = Framing(
+    name="lines",
+    framer=LineFramer,
+    media_type="application/x-ndjson",
+    # JSON lines open with "{" (which SSE's test refuses); a markup page is no such body.
+    foreign=lambda head: head[:1] == b"<",
+)
+
+
+def _chat_as_lines() -> bytes:
+    """A Chat turn with one call, its chunks one per line."""
+    turn = Turn(calls=(ScriptedCall(name="get_weather", args={"city": "Paris"}),))
+    return b"".join(
+        event.split(b"data: ", 1)[1].rstrip(b"\n") + b"\n"
+        for event in encode_turn("openai_chat", turn)
+        if event.startswith(b"data: {")
+    )
+
+
+class Body:
+    """A 200 response look-alike of one content type, in one-byte chunks."""
+
+    def __init__(self, body: bytes, content_type: str) -> None:
+        self.status_code = 200
+        self.headers = {"content-type": content_type}
+        self.body = body
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        yield from (self.body[i : i + 1] for i in range(len(self.body)))
+
+    def close(self) -> None:
+        pass
+
+
+def test_every_dialect_names_a_registered_framing() -> None:
+    for spec in SPECS.values():
+        assert framing_for(spec.framing) is FRAMINGS[spec.framing]
+    assert framing_for(SSE).name == SSE
+
+
+def test_an_unknown_framing_is_our_error() -> None:
+    with pytest.raises(UsageError, match="no framing is named"):
+        framing_for("carrier-pigeon")
+    with pytest.raises(UsageError):
+        framing_for([])  # type: ignore[arg-type]
+
+
+def test_the_parser_frames_with_the_framing_its_dialect_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Chat's chunks, one per line instead of one per SSE event: only a parser that takes
+    # its framer from the spec reads them.
+    monkeypatch.setitem(FRAMINGS, "lines", LINES)
+    monkeypatch.setitem(
+        SPECS, "openai_chat", dataclasses.replace(SPECS["openai_chat"], framing="lines")
+    )
+    lines = _chat_as_lines()
+    parser = ToolCallParser("openai_chat")
+    calls = [call for i in range(len(lines)) for call in parser.feed(lines[i : i + 1])]
+    calls += parser.finish()
+    assert [(c.name, c.args) for c in calls] == [("get_weather", {"city": "Paris"})]
+    # The same bytes framed as SSE (the dialect's own framing) hold no event at all.
+    monkeypatch.setitem(
+        SPECS, "openai_chat", dataclasses.replace(SPECS["openai_chat"], framing=SSE)
+    )
+    sse_parser = StreamParser("openai_chat")
+    assert not [e for e in sse_parser.feed(lines) if isinstance(e, ToolCallCompleted)]
+
+
+def test_the_edge_reads_a_body_in_the_dialects_framing_and_media_type(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(FRAMINGS, "lines", LINES)
+    monkeypatch.setitem(
+        SPECS, "openai_chat", dataclasses.replace(SPECS["openai_chat"], framing="lines")
+    )
+    lines = _chat_as_lines()
+    calls = list(iter_tool_calls(Body(lines, "application/x-ndjson"), "openai_chat"))
+    assert [(c.name, c.args) for c in calls] == [("get_weather", {"city": "Paris"})]
+    # The framing's media type is the one a 2xx body must have: SSE's is refused here.
+    with pytest.raises(ProviderError, match="expected application/x-ndjson") as caught:
+        list(iter_tool_calls(Body(lines, "text/event-stream"), "openai_chat"))
+    assert caught.value.code == "unexpected_content_type"
+    # And the framing's own test of the first bytes: a proxy's page is no body of it.
+    page = b"<!DOCTYPE html><title>502 Bad Gateway</title>\n"
+    with pytest.raises(ProviderError) as caught:
+        list(iter_tool_calls(Body(page, "application/x-ndjson"), "openai_chat"))
+    assert caught.value.code == "not_an_event_stream"
+
+
+def test_a_spec_naming_no_registered_framing_fails_at_construction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(
+        SPECS, "anthropic", dataclasses.replace(SPECS["anthropic"], framing="nowhere")
+    )
+    with pytest.raises(UsageError, match="no framing is named 'nowhere'"):
+        StreamParser("anthropic")
+
+
+def _imports(path: Path, module: str, modules: set[str]) -> set[str]:
+    """The package's modules that one module imports, anywhere in it (functions and
+    ``TYPE_CHECKING`` blocks included: a circle is a circle however deferred)."""
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = module.split(".")
+            base = base if is_package else base[:-1]
+            base = base[: len(base) - (node.level - 1)]
+            target = ".".join(base + ([node.module] if node.module else []))
+            for alias in node.names:
+                # "from .. import _common" imports the submodule, not its package's face.
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in modules else target)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [node.module] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            found.update(n for n in names if n and n.startswith("sse_toolcalls"))
+    return found
+
+
+def test_no_circle_among_the_dialects_the_framings_and_the_naming_rules() -> None:
+    files = [
+        *PACKAGE.glob("dialects/**/*.py"),
+        *PACKAGE.glob("framing/**/*.py"),
+        PACKAGE / "naming.py",
+        PACKAGE / "parser.py",
+    ]
+    modules = {}
+    for path in files:
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    graph = {m: _imports(p, m, set(modules)) & modules.keys() for m, p in modules.items()}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), list(graph[start])
+        while todo:
+            here = todo.pop()
+            if here == goal:
+                return True
+            if here not in seen:
+                seen.add(here)
+                todo.extend(graph[here])
+        return False
+
+    circles = sorted(m for m in graph if reaches(m, m))
+    assert circles == []
+
+
+def test_each_endpoint_marker_names_its_dialect_alone() -> None:
+    # A recorded exchange's dialect is read from its URL path by these markers: none may
+    # be found in another dialect's endpoint.
+    for spec in SPECS.values():
+        others = [o.name for o in SPECS.values() if o is not spec and spec.endpoint in o.endpoint]
+        assert others == [], spec.name
