@@ -47,6 +47,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from ._event import ServerSentEvent as ServerSentEvent
     from .calls import DIALECTS as DIALECTS
     from .calls import Dialect as Dialect
     from .calls import Document as Document
@@ -72,6 +73,8 @@ if TYPE_CHECKING:
     from .conversation import ToolResultsMessage as ToolResultsMessage
     from .conversation import UserMessage as UserMessage
     from .crossing import carry_over as carry_over
+    from .dialects.naming import ToolNameMap as ToolNameMap
+    from .dialects.naming import is_legal_name as is_legal_name
     from .edge.http_errors import provider_error_from_http as provider_error_from_http
     from .edge.responses import aiter_events as aiter_events
     from .edge.responses import aiter_events_from_sse as aiter_events_from_sse
@@ -96,15 +99,12 @@ if TYPE_CHECKING:
     from .errors import TruncatedStreamError as TruncatedStreamError
     from .errors import UnknownDialectError as UnknownDialectError
     from .errors import UsageError as UsageError
-    from .framing.events import ServerSentEvent as ServerSentEvent
     from .framing.sse import SSEFramer as SSEFramer
     from .messages import as_dialect as as_dialect
     from .messages import assistant_turn as assistant_turn
     from .messages import build_request as build_request
     from .messages import format_results as format_results
     from .messages import tool_declarations as tool_declarations
-    from .naming import ToolNameMap as ToolNameMap
-    from .naming import is_legal_name as is_legal_name
     from .parser import StreamParser as StreamParser
     from .parser import ToolCallParser as ToolCallParser
 

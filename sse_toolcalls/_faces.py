@@ -63,7 +63,7 @@ CORE: dict[str, tuple[str, ...]] = {
         "StreamParser",
         "ToolCallParser",
     ),
-    "framing.events": ("ServerSentEvent",),
+    "_event": ("ServerSentEvent",),
     "framing.sse": ("SSEFramer",),
     "conversation": (
         "AssistantMessage",
@@ -81,7 +81,7 @@ CORE: dict[str, tuple[str, ...]] = {
         "tool_declarations",
     ),
     "crossing": ("carry_over",),
-    "naming": (
+    "dialects.naming": (
         "ToolNameMap",
         "is_legal_name",
     ),

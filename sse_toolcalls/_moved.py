@@ -131,6 +131,7 @@ RUNTIME_NAMES: dict[str, str] = {
 """Old ``sse_toolcalls.runtime`` name -> the module to import it from now."""
 
 MODULES: dict[str, str] = {
+    "sse_toolcalls.naming": "sse_toolcalls.dialects.naming",
     "sse_toolcalls.bfcl": "sse_toolcalls.tooling.bfcl",
     "sse_toolcalls.catalogue": "sse_toolcalls.tooling.catalogue",
     "sse_toolcalls.cli": "sse_toolcalls.tooling.cli",

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ._faces import publish
 
 if TYPE_CHECKING:
+    from ._event import ServerSentEvent
     from .calls import PartialToolCall, ToolCall
-    from .framing.events import ServerSentEvent
 
 
 class SSEToolCallsError(Exception):

@@ -14,8 +14,8 @@ from typing import Any
 from .calls import Dialect, ReasoningBlock, ToolCall, ToolResult, ToolSpec
 from .conversation import Conversation
 from .dialects import spec_for
+from .dialects.naming import ToolNameMap
 from .errors import UsageError
-from .naming import ToolNameMap
 
 __all__ = ["as_dialect", "assistant_turn", "build_request", "format_results", "tool_declarations"]
 

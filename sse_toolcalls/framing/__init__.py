@@ -9,7 +9,7 @@ What a framer offers (:class:`Framer`, after ``SSEFramer``): ``feed(bytes)`` ret
 events the bytes complete, ``finish(unterminated=...)`` declares the end and returns what
 the framing still holds (``unterminated`` is the dialect's end check: whether a last
 event without its terminator is whole), and ``max_event_bytes`` bounds one pending event.
-Its events are :class:`~sse_toolcalls.framing.events.ServerSentEvent` values (the event's type in
+Its events are :class:`~sse_toolcalls._event.ServerSentEvent` values (the event's type in
 ``event``, its payload as text in ``data``): the dialects read nothing else. A framer
 raises only the library's errors; past one of its limits the error
 (``EventTooLargeError``, ``LimitExceededError``) carries in ``events`` the events that
@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from .._event import ServerSentEvent
 from ..errors import UsageError
-from .events import ServerSentEvent
 from .sse import SSEFramer
 
 __all__ = ["FRAMINGS", "SSE", "Framer", "Framing", "framing_for"]

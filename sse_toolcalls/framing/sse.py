@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._checks import check_count
+from .._event import ServerSentEvent
 from .._faces import publish
 from ..errors import (
     EventTooLargeError,
@@ -21,7 +22,6 @@ from ..errors import (
     SSEToolCallsError,
     UsageError,
 )
-from .events import ServerSentEvent
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",

@@ -35,11 +35,11 @@ from ..calls import (
     ToolSpec,
 )
 from ..conversation import Conversation
+from ..dialects.naming import ToolNameMap
 from ..edge.responses import TIMEOUT_CODE, aiter_events, aiter_tool_calls
 from ..edge.transport import classify
 from ..errors import ProviderError, StreamTimeoutError, UnknownDialectError, UsageError
 from ..messages import build_request
-from ..naming import ToolNameMap
 
 if TYPE_CHECKING:
     import httpx

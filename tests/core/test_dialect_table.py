@@ -21,7 +21,7 @@ from sse_toolcalls import (
 )
 from sse_toolcalls.conversation import Conversation, UserMessage
 from sse_toolcalls.dialects import SPECS, detect_dialect, reassembler_for, spec_for
-from sse_toolcalls.naming import is_legal_name, name_rule
+from sse_toolcalls.dialects.naming import is_legal_name, name_rule
 from sse_toolcalls.tooling.simulator import Simulator
 from sse_toolcalls.tooling.simulator.encoders import encode_turn
 from sse_toolcalls.tooling.simulator.script import Turn

@@ -73,14 +73,13 @@ def test_the_framer_loads_its_errors_and_nothing_of_the_parser(pure: bool) -> No
     # The compiled twin is loaded, when it was built, even where the pure one is chosen.
     ours = {name for name in loaded if name.startswith("sse_toolcalls")}
     # _checks: the one owner of a setting's number rule (max_event_bytes); it loads math.
-    # framing.events: the event type, below both the errors that carry events and the
-    # framer.
+    # _event: the event type, below both the errors that carry events and the framer.
     assert ours - {"sse_toolcalls._sse_c"} == {
         *FACE,
         "sse_toolcalls._checks",
         "sse_toolcalls.errors",
         "sse_toolcalls.framing",
-        "sse_toolcalls.framing.events",
+        "sse_toolcalls._event",
         "sse_toolcalls.framing.sse",
     }
     assert [name for name in _INSPECT if name in loaded] == []
@@ -123,7 +122,7 @@ def test_a_builder_loads_its_dialect_on_first_call() -> None:
     loaded = _loaded_by(
         "import sse_toolcalls\n"
         "sse_toolcalls.tool_declarations('gemini', [])\n"
-        "from sse_toolcalls.naming import ToolNameMap\n"
+        "from sse_toolcalls.dialects.naming import ToolNameMap\n"
         "ToolNameMap('openai_chat', ['a' * 300])"
     )
     assert "sse_toolcalls.dialects.gemini.messages" in loaded

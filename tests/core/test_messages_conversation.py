@@ -19,9 +19,9 @@ from sse_toolcalls.conversation import (
     ToolResultsMessage,
     UserMessage,
 )
+from sse_toolcalls.dialects.naming import ToolNameMap
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.messages import build_request
-from sse_toolcalls.naming import ToolNameMap
 
 TOOLS = [
     ToolSpec(
@@ -181,7 +181,7 @@ def test_the_message_modules_stay_sans_io() -> None:
     root = Path(__file__).resolve().parents[2]
 
     code = (
-        "import sys, sse_toolcalls.messages, sse_toolcalls.conversation, sse_toolcalls.naming;"
+        "import sys, sse_toolcalls.messages, sse_toolcalls.conversation, sse_toolcalls.dialects.naming;"
         "bad = [m for m in ('anyio', 'httpx', 'trio', 'jsonschema') if m in sys.modules];"
         "print(','.join(bad))"
     )

@@ -13,11 +13,11 @@ from sse_toolcalls._jsonsafe import dumps_safe
 from sse_toolcalls.calls import DIALECTS, Dialect, ToolCall, ToolResult, ToolSpec
 from sse_toolcalls.dialects.anthropic import messages as anthropic
 from sse_toolcalls.dialects.gemini import messages as gemini
+from sse_toolcalls.dialects.naming import ToolNameMap
 from sse_toolcalls.dialects.openai_chat import messages as chat
 from sse_toolcalls.dialects.openai_responses import messages as responses
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.messages import assistant_turn, format_results, tool_declarations
-from sse_toolcalls.naming import ToolNameMap
 
 
 def call(

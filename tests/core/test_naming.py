@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sse_toolcalls.calls import DIALECTS, ToolCall
+from sse_toolcalls.dialects.naming import ToolNameMap, is_legal_name
 from sse_toolcalls.errors import UsageError
-from sse_toolcalls.naming import ToolNameMap, is_legal_name
 
 # The providers' documented rules, written out independently of naming.py.
 DOCUMENTED = {

@@ -30,7 +30,6 @@ from ...conversation import (
     UserMessage,
 )
 from ...errors import UsageError
-from ...naming import ToolNameMap
 from .._messages import (
     base64_data,
     content_text,
@@ -40,6 +39,7 @@ from .._messages import (
     require_call_id,
     system_text,
 )
+from ..naming import ToolNameMap
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

@@ -42,7 +42,6 @@ from ...conversation import (
     UserMessage,
 )
 from ...errors import UsageError
-from ...naming import ToolNameMap
 from .._messages import (
     base64_data,
     error_object,
@@ -51,6 +50,7 @@ from .._messages import (
     ordered_results,
     system_text,
 )
+from ..naming import ToolNameMap
 from .schema import gemini_schema
 
 __all__ = [

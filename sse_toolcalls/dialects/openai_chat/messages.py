@@ -26,7 +26,6 @@ from ...conversation import (
     UserMessage,
 )
 from ...errors import UsageError
-from ...naming import ToolNameMap
 from .._messages import (
     arguments_text,
     flagless_result_text,
@@ -35,6 +34,7 @@ from .._messages import (
     ordered_results,
     system_text,
 )
+from ..naming import ToolNameMap
 
 __all__ = ["assistant_turn", "build_request", "format_results", "tool_declarations"]
 

@@ -32,7 +32,6 @@ from ...conversation import (
     UserMessage,
 )
 from ...errors import UsageError
-from ...naming import ToolNameMap
 from .._messages import (
     arguments_text,
     data_url,
@@ -43,6 +42,7 @@ from .._messages import (
     require_call_id,
     system_text,
 )
+from ..naming import ToolNameMap
 
 __all__ = ["assistant_turn", "build_request", "format_results", "tool_declarations"]
 

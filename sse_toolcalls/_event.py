@@ -11,7 +11,7 @@ name it without importing a framer.
 # the ast module: 10 M of the framer's 59 M instructions to import (callgrind, issue 16).
 from typing import NamedTuple
 
-from .._faces import publish
+from ._faces import publish
 
 __all__ = ["ServerSentEvent"]
 

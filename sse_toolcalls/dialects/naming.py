@@ -24,11 +24,11 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
-from ._faces import publish
-from .calls import Dialect, ToolCall
-from .dialects import spec_for
-from .dialects._spec import NameRule
-from .errors import UsageError
+from .._faces import publish
+from ..calls import Dialect, ToolCall
+from ..errors import UsageError
+from . import spec_for
+from ._spec import NameRule
 
 __all__ = ["NameRule", "ToolNameMap", "is_legal_name", "name_rule"]
 
