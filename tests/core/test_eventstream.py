@@ -9,6 +9,7 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
+import tracemalloc
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -303,6 +304,29 @@ def test_many_messages_cost_calls_in_proportion() -> None:
 
     assert cost(1000, 10**9) == pytest.approx(cost(100, 10**9), rel=0.02)
     assert cost(1000, 5) == pytest.approx(cost(100, 5), rel=0.02)
+
+
+def test_a_read_inside_a_message_allocates_nothing_in_proportion_to_what_is_held() -> None:
+    # Bytes allocated, not time: a read that copied the held message (``pending =
+    # pending + data``, ``bytes(pending)``) would allocate its 4 MiB on every read.
+    big = encode([], b"z" * (8 * 1024 * 1024))
+    framer = EventStreamFramer()
+    framer.feed(big[: 4 * 1024 * 1024])
+    # One read first: the buffer grows by an eighth of itself there (a realloc that
+    # tracemalloc counts whole, once per growth: amortised, not per read).
+    framer.feed(big[4 * 1024 * 1024 : 4 * 1024 * 1024 + 1024])
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(4 * 1024 * 1024 + 1024, 4 * 1024 * 1024 + 64 * 1024, 1024):
+            framer.feed(big[i : i + 1024])
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    # The reads' own 1 KiB slices, within the room the growth left: far below one copy
+    # of what is held.
+    assert peak < 1024 * 1024
 
 
 def test_a_huge_message_in_small_reads_stays_linear() -> None:
