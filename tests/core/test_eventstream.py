@@ -351,3 +351,17 @@ def test_importing_the_framer_loads_neither_botocore_nor_uuid() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_repeated_header_sections_are_decoded_once_but_never_shared() -> None:
+    framer = EventStreamFramer()
+    first, second = framer.feed(GOOD + GOOD)
+    assert first.headers == second.headers and first.headers is not second.headers
+    first.headers[":event-type"] = "changed"  # the caller's own dict
+    assert framer.feed(GOOD)[0].event_type == "messageStop"
+    # Bounded: at most 64 sections kept, none over 256 bytes.
+    many = b"".join(encode([("n", INTEGER, i)], b"") for i in range(200))
+    big = encode([("s", STRING, "x" * 300)], b"")
+    assert len(framer.feed(many + big + big)) == 202
+    assert len(framer._seen) == 64
+    assert all(len(section) <= 256 for section in framer._seen)

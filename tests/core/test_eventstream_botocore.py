@@ -386,3 +386,12 @@ def test_every_recording_is_checked() -> None:
             assert message.message_type == "event"
             assert message.content_type == "application/json"
             assert message.event_type
+
+
+@outside_corpus
+def test_the_benchmark_checks_its_output_and_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import bench_eventstream
+
+    assert bench_eventstream.main(["--fast"]) == 0
+    out = capsys.readouterr().out
+    assert "16 recordings" in out and "botocore/ours" in out
