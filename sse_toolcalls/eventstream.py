@@ -48,6 +48,7 @@ __all__ = [
     "EventStreamFramer",
     "EventStreamLimitError",
     "EventStreamMessage",
+    "EventStreamProblem",
     "EventStreamTimestamp",
     "HeaderValue",
     "IncompleteMessageError",
@@ -125,15 +126,15 @@ class EventStreamTimestamp(int):
     __slots__ = ()
 
     @property
-    def datetime(self) -> "datetime":
-        """The instant as an aware UTC ``datetime``.
-
-        Raises:
-            OverflowError: the milliseconds are outside ``datetime``'s years 1 to 9999.
-        """
+    def datetime(self) -> "datetime | None":
+        """The instant as an aware UTC ``datetime``, or ``None`` when it is outside
+        ``datetime``'s years 1 to 9999 (the wire allows about 292 million years)."""
         from datetime import UTC, datetime, timedelta
 
-        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=int(self))
+        try:
+            return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=int(self))
+        except OverflowError:
+            return None
 
     def __repr__(self) -> str:
         return f"EventStreamTimestamp({int(self)})"
@@ -198,11 +199,11 @@ class EventStreamMessage:
 
 
 # ----------------------------------------------------------------------------------------
-# Errors. Defined here, beside the framer, as sse.py's are in errors.py: each is a
-# FramingError (the bytes cannot be framed), so ``except FramingError`` catches either
-# framing's.
+# Errors. They live beside the framer, so that a framing is one module (issue 21); each
+# is a FramingError (the bytes cannot be framed), so ``except FramingError`` catches
+# either framing's.
 
-Problem = Literal[
+EventStreamProblem = Literal[
     "prelude_crc",
     "message_crc",
     "length_too_small",
@@ -217,6 +218,7 @@ Problem = Literal[
     "truncated",
     "internal",
 ]
+"""What was wrong with a stream, as :attr:`EventStreamError.problem` names it."""
 
 
 class EventStreamError(FramingError):
@@ -228,7 +230,7 @@ class EventStreamError(FramingError):
         self,
         message: str,
         *,
-        problem: Problem,
+        problem: EventStreamProblem,
         offset: int,
         messages: "list[EventStreamMessage] | None" = None,
     ) -> None:
@@ -236,9 +238,13 @@ class EventStreamError(FramingError):
         self._set(problem=problem, offset=offset, messages=messages)
 
     def _set(
-        self, *, problem: Problem, offset: int, messages: "list[EventStreamMessage] | None"
+        self,
+        *,
+        problem: EventStreamProblem,
+        offset: int,
+        messages: "list[EventStreamMessage] | None",
     ) -> None:
-        self.problem: Problem = problem
+        self.problem: EventStreamProblem = problem
         """What was wrong, as a word a caller can compare: ``"prelude_crc"``,
         ``"message_crc"``, ``"length_too_small"``, ``"headers_past_message"``,
         ``"message_too_large"``, ``"headers_too_large"``, ``"too_many_headers"``,
@@ -299,7 +305,7 @@ class EventStreamLimitError(EventStreamError, LimitExceededError):
         self,
         message: str,
         *,
-        problem: Problem,
+        problem: EventStreamProblem,
         limit_name: str,
         limit: int,
         size: int,
@@ -401,14 +407,18 @@ class EventStreamFramer:
         self._state = _BUSY
         messages: list[EventStreamMessage] = []
         try:
+            if not isinstance(data, bytes):
+                if not isinstance(data, bytearray | memoryview):
+                    raise TypeError
+                # Its bytes, whatever its format: a memoryview's len() counts its items,
+                # which are not bytes when its format is wider ("I", "d"...).
+                data = bytes(data)
             pending = self._pending
             if len(pending) + len(data) < self._need:
                 # The common read inside a message: held, nothing read.
-                if not isinstance(data, bytes | bytearray | memoryview):
-                    raise TypeError
                 pending += data
                 return messages
-            buf: bytes | bytearray | memoryview
+            buf: bytes | bytearray
             if pending:
                 pending += data
                 buf = pending
@@ -493,9 +503,7 @@ class EventStreamFramer:
 
     # ------------------------------------------------------------------------------------
 
-    def _read_prelude(
-        self, buf: "bytes | bytearray | memoryview", pos: int
-    ) -> tuple[int, int, int]:
+    def _read_prelude(self, buf: "bytes | bytearray", pos: int) -> tuple[int, int, int]:
         """Check and return the prelude at ``pos`` (12 bytes are there): its CRC first, as
         AWS says ("so that [the reader] can detect corrupted byte-length information
         immediately without causing errors, such as buffer overruns"), then its lengths,
@@ -547,7 +555,7 @@ class EventStreamFramer:
         return total, headers, crc
 
     def _message(
-        self, buf: "bytes | bytearray | memoryview", pos: int, prelude: tuple[int, int, int]
+        self, buf: "bytes | bytearray", pos: int, prelude: tuple[int, int, int]
     ) -> EventStreamMessage:
         """The whole message at ``pos``, its prelude checked: its message CRC checked,
         then its headers read."""
@@ -669,7 +677,7 @@ class EventStreamFramer:
             ) from None
         return headers
 
-    def _malformed(self, problem: Problem, what: str) -> NoReturn:
+    def _malformed(self, problem: EventStreamProblem, what: str) -> NoReturn:
         raise EventStreamError(
             f"the message at byte {self._consumed} is malformed: {what}",
             problem=problem,

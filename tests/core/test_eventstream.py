@@ -365,3 +365,19 @@ def test_repeated_header_sections_are_decoded_once_but_never_shared() -> None:
     assert len(framer.feed(many + big + big)) == 202
     assert len(framer._seen) == 64
     assert all(len(section) <= 256 for section in framer._seen)
+
+
+def test_a_wide_memoryview_is_read_by_its_bytes() -> None:
+    # len() of a memoryview counts its items: a message in 4-byte items is still whole.
+    padded = GOOD + b"\x00" * (-len(GOOD) % 4)
+    wide = memoryview(padded).cast("I")
+    assert len(wide) < len(padded)
+    framer = EventStreamFramer()
+    assert framer.feed(wide)[0].event_type == "messageStop"  # type: ignore[arg-type]
+    assert len(framer._pending) == len(padded) - len(GOOD)
+
+
+def test_a_timestamp_past_datetimes_years_has_no_datetime() -> None:
+    assert EventStreamTimestamp(2**63 - 1).datetime is None
+    assert EventStreamTimestamp(-(2**63)).datetime is None
+    assert EventStreamTimestamp(0).datetime == datetime(1970, 1, 1, tzinfo=UTC)
