@@ -267,6 +267,41 @@ def test_arbitrary_bytes_give_messages_or_our_error_the_same_under_every_split(
         assert botocore_reads([data]) == (ours(messages), 0)
 
 
+junk_sections = st.binary(max_size=80) | st.lists(
+    st.sampled_from([b"\x01a", b"\x00", b"\x07\x00\x02hi", b"\x06\x00\x00", b"\x08", b"\x09"])
+    | st.binary(max_size=3),
+    max_size=12,
+).map(b"".join)
+"""A headers section of junk, or of pieces of real headers in any order."""
+
+
+@given(junk_sections, st.binary(max_size=20), st.lists(st.integers(min_value=0), max_size=6))
+def test_junk_headers_with_good_crcs_read_as_botocore_reads_them_or_are_refused(
+    section: bytes, payload: bytes, cuts: list[int]
+) -> None:
+    # Both CRCs right, so the headers parser itself meets the junk.
+    data = frame(section, payload)
+    messages, problem, _ = outcome([data])
+    assert outcome(split(data, cuts)) == (messages, problem, _)
+    try:
+        reference: Any = botocore_reads([data])
+    except Exception as exc:
+        reference = exc
+    if problem is None:
+        assert reference == (ours(messages), 0)
+    elif not isinstance(reference, Exception):
+        # botocore's value readers slice past the section's end without a check: the
+        # only junk it lets through, which we refuse.
+        assert problem == "header_past_headers", (problem, reference)
+    else:
+        assert problem in (
+            "header_past_headers",
+            "unknown_header_type",
+            "invalid_utf8",
+            "duplicate_header",
+        )
+
+
 @given(streams, st.integers(min_value=0), st.integers(0, 7))
 def test_a_flipped_bit_anywhere_is_a_checksum_error(
     stream: list[tuple[list[Header], bytes]], at: int, bit: int
