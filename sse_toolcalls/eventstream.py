@@ -21,9 +21,12 @@ its :attr:`EventStreamMessage.message_type` telling it apart, its ``exception_ty
 and raising here would both lose the messages after it and decide for the dialect.
 
 The reference behaviour is botocore's ``EventStreamBuffer`` (tests/core/test_eventstream*.py
-hold this framer equal to it on random and recorded streams); where botocore lets a
-malformed message through (a string header running past the headers section, a length
-smaller than the message's own overhead) this framer refuses it with a typed error.
+hold this framer equal to it on random, hostile and recorded streams). Where botocore lets
+a malformed stream through, this framer refuses it with a typed error: a string, byte
+array or uuid header value that runs past the headers section (botocore reads it short),
+and a stream that ends inside a message (botocore keeps the bytes and says nothing).
+Where botocore raises a foreign exception (``KeyError`` for an unknown header type,
+``struct.error``, ``UnicodeDecodeError``), this framer raises its own.
 """
 
 import struct
