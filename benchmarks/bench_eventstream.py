@@ -2,7 +2,7 @@
 
 ``python -m benchmarks.bench_eventstream`` frames the 16 recordings of
 ``../shared/external_streams/bedrock/`` (``SSE_TOOLCALLS_SHARED`` moves it) with
-:class:`~sse_toolcalls.eventstream.EventStreamFramer` and with botocore's
+:class:`~sse_toolcalls.framing.eventstream.EventStreamFramer` and with botocore's
 ``EventStreamBuffer`` (the parser boto3 runs), in three read sizes: each file whole, in
 1,024-byte reads (a socket's), and in 64-byte reads; every repetition frames all 16
 files ``--loops`` times. It prints the median CPU seconds of ``--repeats`` repetitions
@@ -24,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from sse_toolcalls.eventstream import EventStreamFramer
+from sse_toolcalls.framing.eventstream import EventStreamFramer
 
 READS = (None, 1024, 64)
 """Read sizes: ``None`` is each file whole."""

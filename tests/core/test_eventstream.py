@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from sse_toolcalls.errors import LimitExceededError, UsageError
-from sse_toolcalls.eventstream import (
+from sse_toolcalls.framing.eventstream import (
     DEFAULT_MAX_MESSAGE_BYTES,
     MAX_HEADERS_BYTES,
     MAX_HEADERS_PER_MESSAGE,
@@ -343,7 +343,7 @@ def test_a_huge_message_in_small_reads_stays_linear() -> None:
 
 def test_importing_the_framer_loads_neither_botocore_nor_uuid() -> None:
     code = (
-        "import sys, sse_toolcalls.eventstream as e; "
+        "import sys, sse_toolcalls.framing.eventstream as e; "
         "e.EventStreamFramer().feed(b''); "
         "print(sorted(m for m in ('botocore', 'uuid', 'anyio', 'httpx') if m in sys.modules))"
     )

@@ -20,7 +20,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sse_toolcalls.errors import FramingError
-from sse_toolcalls.eventstream import (
+from sse_toolcalls.framing.eventstream import (
     MAX_HEADERS_BYTES,
     ChecksumMismatchError,
     EventStreamError,

@@ -2,7 +2,7 @@
 checks that botocore (the reference) reads what it writes.
 
 Written from AWS's "Event stream encoding" page, independently of the framer
-(sse_toolcalls/eventstream.py): the round trip through it is an oracle only because the
+(sse_toolcalls/framing/eventstream.py): the round trip through it is an oracle only because the
 two share no code. The other tests/core/test_eventstream*.py files import from here.
 """
 
@@ -19,7 +19,7 @@ from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untype
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sse_toolcalls.eventstream import EventStreamMessage, EventStreamTimestamp
+from sse_toolcalls.framing.eventstream import EventStreamMessage, EventStreamTimestamp
 
 # The wire's value types (AWS: "0: TRUE, 1: FALSE, 2: BYTE, 3: SHORT, 4: INTEGER, 5: LONG,
 # 6: BYTE_ARRAY, 7: STRING, 8: TIMESTAMP, 9: UUID").

@@ -34,8 +34,8 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, NoReturn, TypeAlias
 
-from ._checks import check_count
-from .errors import FramingError, LimitExceededError, SSEToolCallsError, UsageError
+from .._checks import check_count
+from ..errors import FramingError, LimitExceededError, SSEToolCallsError, UsageError
 
 if TYPE_CHECKING:
     from datetime import datetime
