@@ -2,9 +2,10 @@
 
 Server-sent events (``sse_toolcalls.framing.sse``) are one framing among others. AWS's
 binary event stream has its framer in ``sse_toolcalls.framing.eventstream``; it joins
-:data:`FRAMINGS` with the Bedrock dialects (issue 31), which read its messages as events. A dialect names the framing its bytes come in
-(``DialectSpec.framing``) and the parser and the edge build that framing's framer, so a
-new framing is one module with a framer and one entry in :data:`FRAMINGS`.
+:data:`FRAMINGS` with the Bedrock dialects (issue 31), which read its messages as events.
+A dialect names the framing its bytes come in (``DialectSpec.framing``) and the parser
+and the edge build that framing's framer, so a new framing is one module with a framer
+and one entry in :data:`FRAMINGS`.
 
 What a framer offers (:class:`Framer`, after ``SSEFramer``): ``feed(bytes)`` returns the
 events the bytes complete, ``finish(unterminated=...)`` declares the end and returns what
