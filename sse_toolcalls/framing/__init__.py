@@ -21,7 +21,6 @@ read completed before the limit, which the parser still reads (issue 29).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 from .._event import ServerSentEvent
@@ -48,21 +47,37 @@ class Framer(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Framing:
-    """One framing, described once."""
+    """One framing, described once.
 
-    name: str
-    """The name a dialect gives it (``DialectSpec.framing``)."""
-    framer: Callable[..., Framer]
-    """A fresh framer, called with ``max_event_bytes=``."""
-    media_type: str
-    """The ``Content-Type`` of a body in this framing (parameters aside): the edge refuses
-    a 2xx body of another type as the provider's error, not a stream."""
-    foreign: Callable[[bytes], bool]
-    """Whether a body opening with these bytes (its first non-blank ones, BOM and
-    whitespace stripped) cannot be in this framing: a JSON error document or an HTML page
-    a proxy sent with a 2xx status and the stream's content type."""
+    A plain class, not a dataclass: this package loads with the framer
+    (``from sse_toolcalls import SSEFramer``), and dataclasses bring inspect, ast, dis and
+    tokenize with them (tests/core/test_import_cost.py holds the framer free of them)."""
+
+    __slots__ = ("foreign", "framer", "media_type", "name")
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        framer: Callable[..., Framer],
+        media_type: str,
+        foreign: Callable[[bytes], bool],
+    ) -> None:
+        self.name = name
+        """The name a dialect gives it (``DialectSpec.framing``)."""
+        self.framer = framer
+        """A fresh framer, called with ``max_event_bytes=``."""
+        self.media_type = media_type
+        """The ``Content-Type`` of a body in this framing (parameters aside): the edge
+        refuses a 2xx body of another type as the provider's error, not a stream."""
+        self.foreign = foreign
+        """Whether a body opening with these bytes (its first non-blank ones, BOM and
+        whitespace stripped) cannot be in this framing: a JSON error document or an HTML
+        page a proxy sent with a 2xx status and the stream's content type."""
+
+    def __repr__(self) -> str:
+        return f"Framing(name={self.name!r}, media_type={self.media_type!r})"
 
 
 def _not_sse(head: bytes) -> bool:

@@ -639,11 +639,14 @@ once here (the framer, the JSON scan and the parsed-event walk all follow it).""
 
 def _load_compiled() -> type[SSEFramer] | None:
     try:
-        from .. import _sse_c
+        # The names, not "from .. import _sse_c": that form reads as an import of the
+        # package's face, which the framer sits below.
+        from .._sse_c import SSEFramer as compiled_framer
+        from .._sse_c import _setup
     except ImportError:
         # Not built (no compiler at install): the pure twin, as the install said.
         return None
-    _sse_c._setup(
+    _setup(
         event=ServerSentEvent,
         base=SSEToolCallsError,
         usage=UsageError,
@@ -654,7 +657,7 @@ def _load_compiled() -> type[SSEFramer] | None:
         max_retry_digits=MAX_RETRY_DIGITS,
         max_data_lines=MAX_DATA_LINES_PER_EVENT,
     )
-    return _sse_c.SSEFramer
+    return compiled_framer
 
 
 _CSSEFramer = _load_compiled()

@@ -168,7 +168,11 @@ big_values = st.tuples(
 ).map(lambda h: (h[0], h[1], "é" * (h[2] // 2) if h[1] == STRING else b"\x07" * h[2]))
 big_streams = st.lists(
     st.tuples(
-        st.lists(big_values, min_size=1, max_size=2, unique_by=lambda h: h[0]),
+        # Two values near the bound can pass the 128 KiB of a headers section, which both
+        # parsers refuse (the hostile tests' case): kept within it here.
+        st.lists(big_values, min_size=1, max_size=2, unique_by=lambda h: h[0]).filter(
+            lambda hs: len(encode_headers(hs)) <= 128 * 1024
+        ),
         st.binary(max_size=70_000),
     ),
     min_size=1,
