@@ -23,15 +23,13 @@ MAX_LINES = 500
 """Issue 30: short enough to be read whole, and kept true."""
 
 PLANNED = {
-    "sse_toolcalls/framing/",
-    "sse_toolcalls/runtime/ledgers/",
-    "sse_toolcalls/runtime/stores/",
-    "sse_toolcalls/runtime/sandbox/backends/",
-    "scripts/house",
+    "sse_toolcalls/dialects/bedrock_converse/",
+    "sse_toolcalls/dialects/bedrock_anthropic/",
 }
-"""Paths design.md names before they exist: the steps of issue 30 that other branches
-carry. Each must still be absent (so the day it lands, this test says to drop it here and
-its *(planned)* mark in the page), and each line naming it must say "planned"."""
+"""Paths design.md names before they exist: the Bedrock dialects of issue 31, the first to
+name the event-stream framer. Each must still be absent (so the day it lands, this test
+says to drop it here and its *(planned)* mark in the page), and each line naming it must
+say "planned"."""
 
 FACES = ("sse_toolcalls", "sse_toolcalls.runtime")
 """The faces the exception classes are published on."""
