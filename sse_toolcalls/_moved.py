@@ -5,9 +5,11 @@
   and live on another face now; the root's lookup warns and hands them on.
 - ``RUNTIME_NAMES``: the same for ``sse_toolcalls.runtime``'s face.
 - ``MODULES``: modules that moved (``sse_toolcalls.simulator`` ->
-  ``sse_toolcalls.tooling.simulator``); a finder placed *last* on ``sys.meta_path`` is
-  asked only once the regular finders found nothing, so it costs nothing to the imports
-  that work, and it imports the new module under the old name with a warning.
+  ``sse_toolcalls.tooling.simulator``); a finder placed *first* on ``sys.meta_path``
+  answers for those paths alone, so a folder of 0.1 left behind by an update in place
+  (git keeps a moved package's ``__pycache__``, which imports as an empty namespace
+  package) cannot hide the move; any other import costs it one string test. It imports
+  the new module under the old name with a warning.
 
 A ``DeprecationWarning`` names the new home; the table in CHANGELOG.md ("Migration") is
 the same, for readers. Nothing here is in any ``__all__`` or ``dir()``.
@@ -189,12 +191,17 @@ def new_module(name: str) -> str | None:
     return None
 
 
+_OLD_PREFIXES = tuple(MODULES)
+"""What an old path starts with (``str.startswith`` takes the tuple: one test per import);
+``new_module`` then tells a real match from a longer name that merely shares the start."""
+
+
 class _MovedFinder:
-    """Finds the old module paths, last of all finders (see the module's docstring)."""
+    """Finds the old module paths, first of all finders (see the module's docstring)."""
 
     @staticmethod
     def find_spec(name: str, path: object = None, target: object = None) -> object:
-        if not name.startswith("sse_toolcalls."):
+        if not name.startswith(_OLD_PREFIXES):
             return None
         new = new_module(name)
         if new is None:
@@ -247,10 +254,10 @@ _FINDER = _MovedFinder()
 
 
 def install() -> None:
-    """Put the finder last on ``sys.meta_path``, once."""
+    """Put the finder first on ``sys.meta_path``, once."""
     finders: list[object] = list(sys.meta_path)
     if _FINDER not in finders:
-        sys.meta_path.append(_FINDER)  # type: ignore[arg-type]
+        sys.meta_path.insert(0, _FINDER)  # type: ignore[arg-type]
 
 
 __all__ = ["MODULES", "ROOT_NAMES", "RUNTIME_NAMES", "SPLIT", "install", "new_module"]

@@ -425,3 +425,18 @@ def test_a_split_module_hands_on_every_old_name(old: str, name: str, home: str) 
         f"print(value is getattr(importlib.import_module({home!r}), {name!r}))\n"
     )
     assert result.stdout.split() == ["True"], result.stderr
+
+
+def test_a_stale_folder_of_the_old_layout_does_not_hide_the_move(tmp_path: Path) -> None:
+    # An update in place (git pull on an editable install) leaves sse_toolcalls/tools/ with
+    # its __pycache__ only: it would import as an empty namespace package. Here a folder of
+    # that name is put on the package's path.
+    (tmp_path / "tools" / "__pycache__").mkdir(parents=True)
+    result = _run(
+        "import warnings, sse_toolcalls\n"
+        "warnings.simplefilter('ignore')\n"
+        f"sse_toolcalls.__path__.append({str(tmp_path)!r})\n"
+        "import sse_toolcalls.tools as old, sse_toolcalls.runtime.tools as new\n"
+        "print(old is new)\n"
+    )
+    assert result.stdout.split() == ["True"], result.stderr
