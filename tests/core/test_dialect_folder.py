@@ -4,7 +4,6 @@ the dialect modules import one another without a circle."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,55 +142,8 @@ def test_a_spec_naming_no_registered_framing_fails_at_construction(
         StreamParser("anthropic")
 
 
-def _imports(path: Path, module: str, modules: set[str]) -> set[str]:
-    """The package's modules that one module imports, anywhere in it (functions and
-    ``TYPE_CHECKING`` blocks included: a circle is a circle however deferred)."""
-    is_package = path.name == "__init__.py"
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            base = module.split(".")
-            base = base if is_package else base[:-1]
-            base = base[: len(base) - (node.level - 1)]
-            target = ".".join(base + ([node.module] if node.module else []))
-            for alias in node.names:
-                # "from .. import _common" imports the submodule, not its package's face.
-                sub = f"{target}.{alias.name}"
-                found.add(sub if sub in modules else target)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            names = [node.module] if isinstance(node, ast.ImportFrom) else []
-            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            found.update(n for n in names if n and n.startswith("sse_toolcalls"))
-    return found
-
-
-def test_no_circle_among_the_dialects_the_framings_and_the_naming_rules() -> None:
-    files = [
-        *PACKAGE.glob("dialects/**/*.py"),
-        *PACKAGE.glob("framing/**/*.py"),
-        PACKAGE / "parser.py",
-    ]
-    modules = {}
-    for path in files:
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        modules[".".join(parts)] = path
-    graph = {m: _imports(p, m, set(modules)) & modules.keys() for m, p in modules.items()}
-
-    def reaches(start: str, goal: str) -> bool:
-        seen, todo = set(), list(graph[start])
-        while todo:
-            here = todo.pop()
-            if here == goal:
-                return True
-            if here not in seen:
-                seen.add(here)
-                todo.extend(graph[here])
-        return False
-
-    circles = sorted(m for m in graph if reaches(m, m))
-    assert circles == []
+# Import circles among the dialects, the framings and the naming rules are checked with
+# the whole package's graph, in one place: tests/test_import_contract.py.
 
 
 def test_each_endpoint_marker_names_its_dialect_alone() -> None:
