@@ -124,7 +124,50 @@ class RawBody:
     """The body, in the writes it goes out in."""
 
 
-Fault = CutInArguments | ErrorEvent | HTTPError | Stall | OneByteAtATime | RawBody
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cut:
+    """End the response (cleanly, at the HTTP level) after the first ``after_events``
+    events of the turn and the first ``extra_bytes`` bytes of the next one: anywhere, in
+    an event's text or, on Bedrock, inside a message's 12-byte prelude. Always a cut: at
+    most every event but the last goes out whole, and of the next at most all but its
+    last byte."""
+
+    after_events: int = 1
+    """How many of the turn's events go out whole."""
+
+    extra_bytes: int = 0
+    """How many bytes of the next event follow them."""
+
+    def __post_init__(self) -> None:
+        check_count("after_events", self.after_events, minimum=0)
+        check_count("extra_bytes", self.extra_bytes, minimum=0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CorruptedCRC:
+    """Send the turn with one byte of one event inverted (XOR 0xFF): on Bedrock's binary
+    event stream, a message whose checksum no longer matches (its message CRC by default;
+    the prelude's if the byte is among its first 12), which a client must refuse rather
+    than read. On the SSE dialects, which carry no checksum, the byte is inverted all the
+    same: a corrupted stream the client may or may not notice."""
+
+    after_events: int = 1
+    """Which event is corrupted: the one after the first ``after_events`` (the last one
+    when the turn has fewer)."""
+
+    offset: int = -1
+    """Which byte of that event: from its start, or negative from its end (``-1``, the
+    default, is the last byte of a message's CRC)."""
+
+    def __post_init__(self) -> None:
+        check_count("after_events", self.after_events, minimum=0)
+        if isinstance(self.offset, bool) or not isinstance(self.offset, int):
+            raise UsageError(f"offset: expected a whole number, got {self.offset!r}")
+
+
+Fault = (
+    CutInArguments | Cut | CorruptedCRC | ErrorEvent | HTTPError | Stall | OneByteAtATime | RawBody
+)
 """Anything that can go wrong in a turn."""
 
 
@@ -227,6 +270,8 @@ class Script:
 
 _FAULT_KINDS: dict[str, type[Any]] = {
     "cut_in_arguments": CutInArguments,
+    "cut": Cut,
+    "corrupted_crc": CorruptedCRC,
     "error_event": ErrorEvent,
     "http_error": HTTPError,
     "stall": Stall,
@@ -324,8 +369,15 @@ def resolved_call_id(
     if call.call_id is not None or dialect == "gemini":
         return call.call_id
     # Each provider's own prefix, so ids look like the real ones in logs and tests.
-    prefix = "toolu_sim" if dialect == "anthropic" else "call_sim"
+    prefix = _ID_PREFIXES.get(dialect, "call_sim")
     return f"{prefix}_{turn_number}_{position}"
+
+
+_ID_PREFIXES = {
+    "anthropic": "toolu_sim",
+    "bedrock_anthropic": "toolu_bdrk_sim",
+    "bedrock_converse": "tooluse_sim",
+}
 
 
 def default_demo_script() -> Script:
@@ -351,6 +403,8 @@ def default_demo_script() -> Script:
 
 
 __all__ = [
+    "CorruptedCRC",
+    "Cut",
     "CutInArguments",
     "ErrorEvent",
     "ExpectedResult",
