@@ -770,11 +770,12 @@ def _converse_problems(body: dict[str, Any]) -> list[str]:
     if not isinstance(messages, list) or not messages:
         return ["messages: a ConverseStream request needs a non-empty list of messages"]
     tools = body.get("toolConfig")
+    contents = [m.get("content") for m in messages if isinstance(m, dict)]
     uses_tools = any(
         isinstance(block, dict) and ("toolUse" in block or "toolResult" in block)
-        for message in messages
-        if isinstance(message, dict)
-        for block in (message.get("content") if isinstance(message.get("content"), list) else ())
+        for content in contents
+        if isinstance(content, list)
+        for block in content
     )
     if uses_tools and not isinstance(tools, dict):
         problems.append(
