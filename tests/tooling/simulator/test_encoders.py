@@ -59,6 +59,8 @@ def test_the_parser_reads_back_every_call(dialect: Dialect, byte_by_byte: bool) 
         "openai_responses": "call_sim_0_1",
         "anthropic": "toolu_sim_0_1",
         "gemini": None,  # no id given: Gemini sends none
+        "bedrock_converse": "tooluse_sim_0_1",
+        "bedrock_anthropic": "toolu_bdrk_sim_0_1",
     }[dialect]
     assert [c.call_id for c in calls] == ["c-h", expected_second]
 
@@ -80,7 +82,9 @@ def test_text_and_stop_reason_reach_the_rich_stream(dialect: Dialect) -> None:
         "openai_responses": "completed",
         "anthropic": "end_turn",
         "gemini": "STOP",
-    }.get(dialect, finished[0].stop_reason)
+        "bedrock_converse": "end_turn",
+        "bedrock_anthropic": "end_turn",
+    }[dialect]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

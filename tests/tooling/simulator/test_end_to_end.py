@@ -16,6 +16,7 @@ from httpx_sse import aconnect_sse
 from sse_toolcalls import Dialect, aiter_tool_calls, aiter_tool_calls_from_sse
 from sse_toolcalls.calls import DIALECTS, ToolCall
 from sse_toolcalls.conversation import AssistantMessage, ToolResultsMessage, UserMessage
+from sse_toolcalls.dialects import spec_for
 from sse_toolcalls.edge.responses import TIMEOUT_CODE
 from sse_toolcalls.errors import ProviderError, TruncatedStreamError
 from sse_toolcalls.runtime import Agent, Dispatcher
@@ -162,6 +163,14 @@ class Counting:
 
 
 def request_body(dialect: str) -> dict[str, Any]:
+    if dialect == "bedrock_converse":
+        return {"messages": [{"role": "user", "content": [{"text": "hi"}]}]}
+    if dialect == "bedrock_anthropic":
+        return {
+            "anthropic_version": "bedrock-2023-05-31",
+            "max_tokens": 100,
+            "messages": [{"role": "user", "content": "hi"}],
+        }
     return {} if dialect == "gemini" else {"stream": True}
 
 
@@ -171,7 +180,12 @@ def path_of(dialect: str) -> str:
         "openai_responses": "/v1/responses",
         "anthropic": "/v1/messages",
         "gemini": "/v1beta/models/sim-model-1:streamGenerateContent?alt=sse",
+        "bedrock_converse": "/model/sim-model-1/converse-stream",
+        "bedrock_anthropic": "/model/sim-model-1/invoke-with-response-stream",
     }[dialect]
+
+
+SSE_DIALECTS = [d for d in DIALECTS if spec_for(d).framing == "sse"]
 
 
 async def fetch(
@@ -271,7 +285,7 @@ async def test_one_byte_at_a_time_still_reassembles(dialect: Dialect, simulator:
     assert response.closed == 1
 
 
-@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("dialect", SSE_DIALECTS)  # httpx-sse reads SSE only
 async def test_httpx_sse_events_feed_the_same_reassemblers(
     dialect: Dialect, simulator: Simulator
 ) -> None:
