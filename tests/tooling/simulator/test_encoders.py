@@ -77,14 +77,17 @@ def test_text_and_stop_reason_reach_the_rich_stream(dialect: Dialect) -> None:
     finished = [e for e in events if isinstance(e, StreamFinished)]
     assert len(finished) == 1
     assert finished[0].calls == ()
-    assert finished[0].stop_reason == {
-        "openai_chat": "stop",
-        "openai_responses": "completed",
-        "anthropic": "end_turn",
-        "gemini": "STOP",
-        "bedrock_converse": "end_turn",
-        "bedrock_anthropic": "end_turn",
-    }[dialect]
+    assert (
+        finished[0].stop_reason
+        == {
+            "openai_chat": "stop",
+            "openai_responses": "completed",
+            "anthropic": "end_turn",
+            "gemini": "STOP",
+            "bedrock_converse": "end_turn",
+            "bedrock_anthropic": "end_turn",
+        }[dialect]
+    )
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
