@@ -52,7 +52,10 @@ class ErrorEvent:
     of the turn, then end the response."""
 
     code: str = "overloaded_error"
-    """The provider's error type or code."""
+    """The provider's error type or code. On Bedrock, the ``:exception-type`` of an
+    exception message: one of Bedrock's (``throttlingException``...) as given, another
+    provider's code as the exception that means the same (``overloaded_error``:
+    ``serviceUnavailableException``), anything else as ``modelStreamErrorException``."""
 
     message: str = "Overloaded"
     """The human-readable message."""
@@ -67,7 +70,8 @@ class ErrorEvent:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HTTPError:
     """Answer the request with an HTTP error status and the dialect's error body instead
-    of a stream (429 rate limit, 500, Anthropic's 529 overloaded...)."""
+    of a stream (429 rate limit, 500, Anthropic's 529 overloaded...); on Bedrock, with
+    the error's type in ``x-amzn-ErrorType`` (``ThrottlingException`` for 429...)."""
 
     status: int
     """The HTTP status code."""
@@ -202,14 +206,16 @@ class Turn:
 
     thinking: str = ""
     """Reasoning streamed first, as the dialect streams it: an Anthropic ``thinking``
-    block with its signature, a Responses ``reasoning`` item (a summary, and its
+    block with its signature (on Bedrock too; Converse: ``reasoningContent`` text, then
+    its signature), a Responses ``reasoning`` item (a summary, and its
     ``encrypted_content`` when the request asked for it), a Gemini thought part with a
     ``thoughtSignature`` on the first call, Chat ``reasoning_content``. The next request
     is checked as the real API checks it (see :mod:`.reasoning`)."""
 
     redacted_thinking: str = ""
-    """Anthropic only: the ``data`` of a ``redacted_thinking`` block sent after the
-    thinking one (``""`` for none)."""
+    """Claude only (Anthropic, Bedrock): the ``data`` of a ``redacted_thinking`` block
+    sent after the thinking one (Converse: its UTF-8 bytes as ``redactedContent``;
+    ``""`` for none)."""
 
     calls: tuple[ScriptedCall, ...] = ()
     """Function calls, streamed after the text, in order."""

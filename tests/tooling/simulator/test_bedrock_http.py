@@ -451,3 +451,113 @@ def test_base64_of_chunks_is_strict() -> None:
     for message in _read(b"".join(encode_turn("bedrock_anthropic", TOOL_TURN))):
         data = json.loads(message.payload)["bytes"]
         assert base64.b64encode(base64.b64decode(data, validate=True)).decode() == data
+
+
+# --------------------------------------------------------------------------------------
+# Requests built by hand: carried-over turns, result shapes.
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n fake").decode()
+
+
+def converse_continuation(
+    calls: list[tuple[str, str, dict[str, Any]]], results: list[dict[str, Any]]
+) -> dict[str, Any]:
+    uses = [{"toolUse": {"toolUseId": i, "name": n, "input": a}} for i, n, a in calls]
+    return {
+        "messages": [
+            {"role": "user", "content": [{"text": "How tall?"}]},
+            {"role": "assistant", "content": uses},
+            {"role": "user", "content": [{"toolResult": r} for r in results]},
+        ],
+        "toolConfig": TOOL_CONFIG,
+    }
+
+
+@pytest.mark.parametrize("same_args", [True, False])
+def test_a_turn_carried_over_from_anthropic_pairs_up_in_converse(
+    simulator: Simulator, same_args: bool
+) -> None:
+    simulator.play([Turn(calls=CALLS), FINAL])
+    with httpx.Client(base_url=simulator.base_url) as http:
+        first = http.post("/v1/messages", json={"stream": True, "messages": []})
+        assert first.status_code == 200
+        key = "height" if same_args else "depth"
+        body = converse_continuation(
+            [
+                ("tooluse_a", "lookup_demo_value", {"key": key}),
+                ("tooluse_b", "lookup_demo_value", {"key": "weight"}),
+            ],
+            [
+                {"toolUseId": "tooluse_a", "content": [{"text": "170 cm"}]},
+                {"toolUseId": "tooluse_b", "content": [{"json": {"value": "70 kg"}}]},
+            ],
+        )
+        second = http.post(f"/model/{MODEL}/converse-stream", json=body)
+    if same_args:
+        assert second.status_code == 200
+        simulator.assert_no_problems()
+    else:
+        assert second.status_code == 400
+        assert "carried over to bedrock_converse" in second.json()["message"]
+
+
+@pytest.mark.parametrize(
+    ("result", "expect", "problem"),
+    [
+        (
+            {
+                "content": [
+                    {"text": "170 cm"},
+                    {"image": {"format": "png", "source": {"bytes": PNG}}},
+                ]
+            },
+            ExpectedResult(call_position=0, contains="170 cm", media=("image/png",)),
+            None,
+        ),
+        (
+            {"content": [{"text": "no such key"}], "status": "error"},
+            ExpectedResult(call_position=0, is_error=True),
+            None,
+        ),
+        (
+            {"content": [{"text": "170 cm"}], "status": "error"},
+            ExpectedResult(call_position=0, is_error=False),
+            "has is_error=True",
+        ),
+        ({"content": [{"text": "x"}], "status": "failed"}, None, "is not success or error"),
+        ({"content": "170 cm"}, None, "must be a list of content blocks"),
+        (
+            {"content": [{"image": {"format": "bmp", "source": {"bytes": PNG}}}]},
+            None,
+            "image.format",
+        ),
+        (
+            {"content": [{"image": {"format": "png", "source": {"bytes": "%%%"}}}]},
+            None,
+            "not valid base64",
+        ),
+        ({"content": [{"text": "a", "json": {}}]}, None, "expected exactly one of"),
+    ],
+)
+def test_tool_results_are_checked_as_converse_checks_them(
+    simulator: Simulator,
+    result: dict[str, Any],
+    expect: ExpectedResult | None,
+    problem: str | None,
+) -> None:
+    one_call = (CALLS[0],)
+    final = Turn(text="ok", expect_results=(expect,) if expect else ())
+    simulator.play([Turn(calls=one_call), final])
+    with httpx.Client(base_url=simulator.base_url) as http:
+        path, body = bedrock_request("bedrock_converse")
+        assert http.post(path, json=body).status_code == 200
+        call = ("tooluse_sim_0_0", "lookup_demo_value", {"key": "height"})
+        body = converse_continuation([call], [{"toolUseId": "tooluse_sim_0_0", **result}])
+        answer = http.post(path, json=body)
+    if problem is None:
+        assert answer.status_code == 200
+        simulator.assert_no_problems()
+    else:
+        assert answer.status_code == 400
+        assert answer.headers["x-amzn-errortype"].startswith("ValidationException:")
+        assert problem in answer.json()["message"]
