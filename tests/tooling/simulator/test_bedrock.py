@@ -14,7 +14,9 @@ from botocore import eventstream as boto  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sse_toolcalls.errors import UsageError
+from sse_toolcalls import Dialect
+from sse_toolcalls.errors import StreamError, UsageError
+from sse_toolcalls.parser import ToolCallParser
 from sse_toolcalls.tooling.simulator import (
     CorruptedCRC,
     Cut,
@@ -38,7 +40,7 @@ from sse_toolcalls.tooling.simulator.aws_eventstream import (
 )
 from sse_toolcalls.tooling.simulator.reasoning import signature
 
-BEDROCK = ("bedrock_converse", "bedrock_anthropic")
+BEDROCK: tuple[Dialect, ...] = ("bedrock_converse", "bedrock_anthropic")
 HEADERS_ORDER = [":event-type", ":content-type", ":message-type"]
 PAD_ALPHABET = string.ascii_lowercase + string.ascii_uppercase + string.digits
 
@@ -415,3 +417,49 @@ def test_the_new_faults_in_the_json_script() -> None:
         script_from_json({"turns": [{"fault": {"kind": "cut", "extra_bytes": -1}}]})
     with pytest.raises(UsageError):
         script_from_json({"turns": [{"fault": {"kind": "corrupted_crc", "offset": True}}]})
+
+
+# --------------------------------------------------------------------------------------
+# Round trips through the library's parser.
+
+
+@pytest.mark.parametrize("dialect", BEDROCK)
+def test_the_library_reads_every_scripted_call_however_split(dialect: Dialect) -> None:
+    data = b"".join(encode_turn(dialect, TWO_CALLS))
+    expected = [(c.name, c.args) for c in TWO_CALLS.calls]
+    for size in (1, 2, 7, 12, 13, len(data)):
+        parser = ToolCallParser(dialect)
+        calls = [c for i in range(0, len(data), size) for c in parser.feed(data[i : i + size])]
+        calls += parser.finish()
+        assert [(c.name, c.args) for c in calls] == expected
+        assert {c.provider for c in calls} == {dialect}
+    # Detection: the first bytes say event stream, the first event says which dialect.
+    detected = ToolCallParser(None)
+    calls = detected.feed(data) + detected.finish()
+    assert [(c.name, c.args, c.provider) for c in calls] == [(*e, dialect) for e in expected]
+
+
+@pytest.mark.parametrize("dialect", BEDROCK)
+def test_a_cut_anywhere_is_our_error_and_never_a_half_call(dialect: Dialect) -> None:
+    turn = Turn(
+        text="Hi.",
+        calls=(ScriptedCall(name="f", args={"k": 1}), ScriptedCall(name="g", args={"a": "bb"})),
+        fragment_size=3,
+    )
+    events = encode_turn(dialect, turn)
+    data = b"".join(events)
+    # Converse's last message is its metadata, after messageStop: a cut exactly before it
+    # leaves a finished turn.
+    finished_at = len(data) - len(events[-1]) if dialect == "bedrock_converse" else None
+    scripted = [(c.name, c.args) for c in turn.calls]
+    for cut in range(len(data)):
+        parser = ToolCallParser(dialect)
+        calls = parser.feed(data[:cut])
+        try:
+            calls += parser.finish()
+        except StreamError as error:
+            calls += getattr(error, "completed", ())
+        else:
+            assert cut == finished_at, f"a stream cut at byte {cut} read as whole"
+        # Whatever was released is whole: the first calls of the script, exactly.
+        assert [(c.name, c.args) for c in calls] == scripted[: len(calls)]
