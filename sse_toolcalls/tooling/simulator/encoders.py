@@ -689,7 +689,10 @@ def encode_cut_in_arguments(
 
     The last chunk is the first half of an argument event (so it never dispatches); where
     the call's arguments span several events, the first of them is sent whole before it.
-    No end marker follows: a client must report a truncated stream.
+    On Bedrock's binary event stream, whose half message is no event at all (a framing
+    error, which :func:`encode_cut` gives), the stream ends after the first message that
+    carries argument text, whole. No end marker follows: a client must report a
+    truncated stream.
 
     Raises:
         UnknownDialectError: an unknown dialect.
@@ -704,6 +707,8 @@ def encode_cut_in_arguments(
         positions = positions[1:] or positions
     if not positions:
         raise UsageError("cut_in_arguments needs a turn with at least one call")
+    if dialect in _EVENT_STREAM_DIALECTS:
+        return [event.data for event in events[: positions[0] + 1]]
     cut = positions[1] if len(positions) > 1 else positions[0]
     head = [event.data for event in events[:cut]]
     half = events[cut].data[: max(1, len(events[cut].data) // 2)]

@@ -43,7 +43,8 @@ class ScriptedCall:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CutInArguments:
     """End the response (cleanly, at the HTTP level) in the middle of the first call's
-    arguments, before the dialect's end marker: a client must report a truncated stream."""
+    arguments, before the dialect's end marker: a client must report a truncated stream.
+    (On Bedrock, after a whole message: a cut inside a message is :class:`Cut`.)"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,6 +25,7 @@ from sse_toolcalls.tooling.simulator import (
     Turn,
     encode_corrupted,
     encode_cut,
+    encode_cut_in_arguments,
     encode_error_event,
     encode_turn,
     error_body,
@@ -463,3 +464,17 @@ def test_a_cut_anywhere_is_our_error_and_never_a_half_call(dialect: Dialect) -> 
             assert cut == finished_at, f"a stream cut at byte {cut} read as whole"
         # Whatever was released is whole: the first calls of the script, exactly.
         assert [(c.name, c.args) for c in calls] == scripted[: len(calls)]
+
+
+@pytest.mark.parametrize("dialect", BEDROCK)
+def test_a_cut_in_the_arguments_ends_after_a_whole_message(dialect: Dialect) -> None:
+    chunks = encode_cut_in_arguments(dialect, TWO_CALLS)
+    assert chunks == encode_turn(dialect, TWO_CALLS)[: len(chunks)]
+    kinds = [kind for kind, _ in payloads(dialect, b"".join(chunks))]  # no byte left over
+    last = payloads(dialect, chunks[-1])[0][1]
+    if dialect == "bedrock_converse":
+        assert kinds[-2:] == ["contentBlockStart", "contentBlockDelta"]
+        assert last["delta"]["toolUse"]["input"] == '{"k'
+    else:
+        assert kinds[-2:] == ["content_block_delta", "content_block_delta"]
+        assert last["delta"]["partial_json"] == '{"k'
