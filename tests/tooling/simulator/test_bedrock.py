@@ -40,6 +40,7 @@ from sse_toolcalls.tooling.simulator.aws_eventstream import (
     flip_byte,
 )
 from sse_toolcalls.tooling.simulator.reasoning import signature
+from tests.outside import EXTERNAL_STREAMS, outside_corpus, skip_or_fail
 
 BEDROCK: tuple[Dialect, ...] = ("bedrock_converse", "bedrock_anthropic")
 HEADERS_ORDER = [":event-type", ":content-type", ":message-type"]
@@ -479,3 +480,67 @@ def test_a_cut_in_the_arguments_ends_after_a_whole_message(dialect: Dialect) -> 
     else:
         assert kinds[-3:] == ["content_block_start", "content_block_delta", "content_block_delta"]
         assert last["delta"]["partial_json"] == '{"k'
+
+
+# --------------------------------------------------------------------------------------
+# Fidelity: the simulator's messages have the shapes of the real service's.
+
+
+def key_paths(value: Any, prefix: str = "") -> set[str]:
+    """Every key path of a JSON object (``delta.toolUse.input``...), lists ignored."""
+    if not isinstance(value, dict):
+        return set()
+    paths = set()
+    for key, inner in value.items():
+        path = f"{prefix}{key}"
+        paths |= {path} | key_paths(inner, path + ".")
+    return paths
+
+
+def shapes(provider: str, data: bytes) -> tuple[dict[str, set[str]], set[tuple[str, ...]]]:
+    """Per event type (InvokeModel: per Anthropic event inside a chunk), the key paths its
+    payloads use; and the header name lists seen."""
+    found: dict[str, set[str]] = {}
+    headers = set()
+    for message in read(data):
+        headers.add(tuple(message.headers))
+        payload = json.loads(message.payload)
+        payload.pop("p", None)
+        if provider == "bedrock_anthropic":
+            payload = json.loads(base64.b64decode(payload["bytes"]))
+            kind = payload["type"]
+        else:
+            kind = message.headers[":event-type"]
+        found.setdefault(kind, set()).update(key_paths(payload))
+    return found, headers
+
+
+@outside_corpus
+@pytest.mark.parametrize("dialect", BEDROCK)
+def test_the_simulators_messages_have_the_recordings_shapes(dialect: Dialect) -> None:
+    skip_or_fail()
+    recorded: dict[str, set[str]] = {}
+    recorded_headers: set[tuple[str, ...]] = set()
+    wanted = "bedrock_invoke_anthropic" if dialect == "bedrock_anthropic" else dialect
+    entries = json.loads((EXTERNAL_STREAMS / "bedrock" / "MANIFEST.json").read_text())
+    for entry in entries:
+        if entry["provider"] == wanted:
+            got, names = shapes(dialect, (EXTERNAL_STREAMS / entry["file"]).read_bytes())
+            recorded_headers |= names
+            for kind, paths in got.items():
+                recorded.setdefault(kind, set()).update(paths)
+    assert recorded, "no recording of this dialect"
+    # No InvokeModel recording streams thinking, and none has redacted reasoning: the
+    # turn leaves out what no recording shows.
+    turn = Turn(
+        text=TWO_CALLS.text,
+        thinking=TWO_CALLS.thinking if dialect == "bedrock_converse" else "",
+        calls=TWO_CALLS.calls,
+        fragment_size=3,
+        usage=TWO_CALLS.usage,
+    )
+    ours, our_headers = shapes(dialect, b"".join(encode_turn(dialect, turn)))
+    assert our_headers == recorded_headers == {tuple(HEADERS_ORDER)}
+    for kind, paths in ours.items():
+        assert kind in recorded, f"{kind} is in no recording"
+        assert paths <= recorded[kind], (kind, paths - recorded[kind])
