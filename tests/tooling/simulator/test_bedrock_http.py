@@ -561,3 +561,34 @@ def test_tool_results_are_checked_as_converse_checks_them(
         assert answer.status_code == 400
         assert answer.headers["x-amzn-errortype"].startswith("ValidationException:")
         assert problem in answer.json()["message"]
+
+
+@pytest.mark.parametrize("dialect", ["bedrock_converse", "bedrock_anthropic"])
+def test_serve_restarts_the_script_for_each_new_bedrock_conversation(dialect: Dialect) -> None:
+    script = Script(turns=(Turn(calls=(CALLS[0],)), Turn(text="done")), check_results=False)
+    path, opening = bedrock_request(dialect)
+    if dialect == "bedrock_converse":
+        use = {"toolUse": {"toolUseId": "tooluse_sim_0_0", "name": CALLS[0].name, "input": {}}}
+        answer = {"toolResult": {"toolUseId": "tooluse_sim_0_0", "content": [{"text": "1"}]}}
+        extra: dict[str, Any] = {"toolConfig": TOOL_CONFIG}
+    else:
+        use = {"type": "tool_use", "id": "toolu_bdrk_sim_0_0", "name": CALLS[0].name, "input": {}}
+        answer = {"type": "tool_result", "tool_use_id": "toolu_bdrk_sim_0_0", "content": "1"}
+        extra = {}
+    continuing = {
+        **opening,
+        **extra,
+        "messages": [
+            *opening["messages"],
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [answer]},
+        ],
+    }
+    with (
+        Simulator(script, restart="conversation") as sim,
+        httpx.Client(base_url=sim.base_url) as http,
+    ):
+        for body in (opening, continuing, opening, continuing):
+            assert http.post(path, json=body).status_code == 200
+        assert [r.turn_number for r in sim.requests] == [0, 1, 0, 1]
+        sim.assert_no_problems()
