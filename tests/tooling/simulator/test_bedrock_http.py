@@ -567,6 +567,8 @@ def test_tool_results_are_checked_as_converse_checks_them(
 def test_serve_restarts_the_script_for_each_new_bedrock_conversation(dialect: Dialect) -> None:
     script = Script(turns=(Turn(calls=(CALLS[0],)), Turn(text="done")), check_results=False)
     path, opening = bedrock_request(dialect)
+    use: dict[str, Any]
+    answer: dict[str, Any]
     if dialect == "bedrock_converse":
         use = {"toolUse": {"toolUseId": "tooluse_sim_0_0", "name": CALLS[0].name, "input": {}}}
         answer = {"toolResult": {"toolUseId": "tooluse_sim_0_0", "content": [{"text": "1"}]}}
