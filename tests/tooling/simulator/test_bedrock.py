@@ -5,6 +5,7 @@ to what was scripted, its routes, and each fault doing what it says."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import string
 from typing import Any
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from sse_toolcalls import Dialect
 from sse_toolcalls.errors import StreamError, UsageError
+from sse_toolcalls.framing.eventstream import ChecksumMismatchError
 from sse_toolcalls.parser import ToolCallParser
 from sse_toolcalls.tooling.simulator import (
     CorruptedCRC,
@@ -544,3 +546,27 @@ def test_the_simulators_messages_have_the_recordings_shapes(dialect: Dialect) ->
     for kind, paths in ours.items():
         assert kind in recorded, f"{kind} is in no recording"
         assert paths <= recorded[kind], (kind, paths - recorded[kind])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    dialect=st.sampled_from(BEDROCK),
+    turn=turns,
+    after_events=st.integers(0, 60),
+    offset=st.integers(-2000, 2000),
+)
+def test_every_corrupted_byte_is_a_checksum_error_to_the_library(
+    dialect: Dialect, turn: Turn, after_events: int, offset: int
+) -> None:
+    # A max_tokens stop ends the read before the corrupted message: not what is tested.
+    turn = dataclasses.replace(turn, stop_reason=None)
+    events = encode_turn(dialect, turn)
+    at = min(after_events, len(events) - 1)
+    offset = offset % len(events[at])  # a byte of that message, wherever it is
+    chunks = encode_corrupted(dialect, turn, CorruptedCRC(after_events=at, offset=offset))
+    parser = ToolCallParser(dialect)
+    released = parser.feed(b"".join(chunks[:at]))
+    with pytest.raises(ChecksumMismatchError):
+        parser.feed(chunks[at])
+    scripted = [(c.name, c.args) for c in turn.calls]
+    assert [(c.name, c.args) for c in released] == scripted[: len(released)]
