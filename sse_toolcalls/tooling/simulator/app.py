@@ -403,7 +403,7 @@ class SimulatorApp:
             await _send_json(send, 404, error_body("openai_chat", 404, f"no route for {path}"))
             return
         if scope["method"] != "POST":
-            await _send_error(send, dialect, 405, "use POST")
+            await _send_error(send, dialect, 405, "use POST", as_status=400)
             return
         raw = await _read_body(receive)
         if raw is None:
@@ -854,10 +854,14 @@ async def _send_error(
     status: int,
     message: str,
     extra: list[tuple[bytes, bytes]] | None = None,
+    *,
+    as_status: int | None = None,
 ) -> None:
-    """An HTTP error in ``dialect``'s shape: its body and its headers (Bedrock's type)."""
-    headers = [*error_headers(dialect, status), *(extra or [])]
-    await _send_json(send, status, error_body(dialect, status, message), headers)
+    """An HTTP error in ``dialect``'s shape: its body and its headers (Bedrock's type),
+    both as for ``as_status`` when given (a 405 is typed as a bad request)."""
+    typed = status if as_status is None else as_status
+    headers = [*error_headers(dialect, typed), *(extra or [])]
+    await _send_json(send, status, error_body(dialect, typed, message), headers)
 
 
 async def _stream(
