@@ -18,11 +18,13 @@ from sse_toolcalls.calls import DIALECTS, ToolCall
 from sse_toolcalls.conversation import AssistantMessage, ToolResultsMessage, UserMessage
 from sse_toolcalls.dialects import spec_for
 from sse_toolcalls.edge.responses import TIMEOUT_CODE
-from sse_toolcalls.errors import ProviderError, TruncatedStreamError
+from sse_toolcalls.errors import FramingError, ProviderError, StreamError, TruncatedStreamError
 from sse_toolcalls.runtime import Agent, Dispatcher
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.tooling.simulator import (
+    CorruptedCRC,
+    Cut,
     CutInArguments,
     ErrorEvent,
     ExpectedResult,
@@ -218,6 +220,23 @@ async def test_a_cut_in_the_arguments_is_truncated(dialect: Dialect, simulator: 
     simulator.play([Turn(calls=TWO_CALLS.calls, fragment_size=4, fault=CutInArguments())])
     error, response = await fetch_error(simulator, dialect, TruncatedStreamError)
     assert error.completed == ()
+    assert response.closed == 1
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_a_cut_anywhere_is_our_error(dialect: Dialect, simulator: Simulator) -> None:
+    simulator.play([Turn(calls=TWO_CALLS.calls, fault=Cut(after_events=2, extra_bytes=3))])
+    error, response = await fetch_error(simulator, dialect, StreamError)
+    # The end marker never came (SSE); or a message stopped inside its prelude (Bedrock).
+    assert isinstance(error, TruncatedStreamError | FramingError)
+    assert response.closed == 1
+
+
+@pytest.mark.parametrize("dialect", ["bedrock_converse", "bedrock_anthropic"])
+async def test_a_corrupted_crc_is_a_framing_error(dialect: Dialect, simulator: Simulator) -> None:
+    simulator.play([Turn(calls=TWO_CALLS.calls, fault=CorruptedCRC(after_events=2))])
+    error, response = await fetch_error(simulator, dialect, FramingError)
+    assert "CRC" in str(error) or "checksum" in str(error).lower()
     assert response.closed == 1
 
 
