@@ -101,6 +101,16 @@ def exception_message(exception_type: str, payload: bytes) -> bytes:
     )
 
 
+def error_message(code: str, message: str) -> bytes:
+    """A message of type ``error``: the service's own failure (not the model's), named by
+    its ``:error-code`` and ``:error-message`` headers, with no payload. Bedrock's
+    operations model none, so :class:`~.script.ErrorEvent` never sends one; a test that
+    wants it puts it in a :class:`~.script.RawBody`."""
+    return encode_message(
+        [(":error-code", code), (":error-message", message), (":message-type", "error")], b""
+    )
+
+
 def flip_byte(message: bytes, offset: int) -> bytes:
     """``message`` with the byte at ``offset`` (negative: from the end) inverted, so one of
     its checksums no longer matches: in the prelude or its CRC, the prelude's; anywhere
@@ -121,6 +131,7 @@ __all__ = [
     "PRELUDE_BYTES",
     "HeaderValue",
     "encode_message",
+    "error_message",
     "event_message",
     "exception_message",
     "flip_byte",

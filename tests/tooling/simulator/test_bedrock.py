@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls import Dialect
-from sse_toolcalls.errors import StreamError, UsageError
+from sse_toolcalls.errors import ProviderError, StreamError, UsageError
 from sse_toolcalls.framing.eventstream import ChecksumMismatchError
 from sse_toolcalls.parser import ToolCallParser
 from sse_toolcalls.tooling.simulator import (
@@ -39,6 +39,7 @@ from sse_toolcalls.tooling.simulator.aws_eventstream import (
     MAX_MESSAGE_BYTES,
     PRELUDE_BYTES,
     encode_message,
+    error_message,
     flip_byte,
 )
 from sse_toolcalls.tooling.simulator.reasoning import signature
@@ -570,3 +571,24 @@ def test_every_corrupted_byte_is_a_checksum_error_to_the_library(
         parser.feed(chunks[at])
     scripted = [(c.name, c.args) for c in turn.calls]
     assert [(c.name, c.args) for c in released] == scripted[: len(released)]
+
+
+@pytest.mark.parametrize("dialect", BEDROCK)
+def test_an_error_message_in_a_raw_body_is_a_provider_error(dialect: Dialect) -> None:
+    head = encode_turn(dialect, TWO_CALLS)[:3]
+    data = b"".join([*head, error_message("InternalFailure", "The service broke")])
+    *_, last = read(data)
+    assert dict(last.headers) == {
+        ":error-code": "InternalFailure",
+        ":error-message": "The service broke",
+        ":message-type": "error",
+    }
+    assert last.payload == b""
+    with pytest.raises(ProviderError) as caught:
+        parse_all_bytes(dialect, data)
+    assert "The service broke" in str(caught.value)
+
+
+def parse_all_bytes(dialect: Dialect, data: bytes) -> list[Any]:
+    parser = ToolCallParser(dialect)
+    return parser.feed(data) + parser.finish()
