@@ -102,10 +102,10 @@ def exception_message(exception_type: str, payload: bytes) -> bytes:
 
 
 def error_message(code: str, message: str) -> bytes:
-    """A message of type ``error``: the service's own failure (not the model's), named by
-    its ``:error-code`` and ``:error-message`` headers, with no payload. Bedrock's
-    operations model none, so :class:`~.script.ErrorEvent` never sends one; a test that
-    wants it puts it in a :class:`~.script.RawBody`."""
+    """A message of type ``error``: a failure of the stream itself, named by its
+    ``:error-code`` and ``:error-message`` headers, with no payload (the model's errors
+    are exception messages, which :class:`~.script.ErrorEvent` sends). A test that wants
+    one puts it in a :class:`~.script.RawBody`."""
     return encode_message(
         [(":error-code", code), (":error-message", message), (":message-type", "error")], b""
     )
