@@ -273,7 +273,9 @@ class Script:
 #    {"text": "Done."}]}
 #
 # A turn may also say "thinking" and "redacted_thinking", a call "thinking", and an
-# expectation "media" (the MIME types its result must carry).
+# expectation "media" (the MIME types its result must carry). Fault kinds: "cut_in_arguments",
+# "cut" (after_events, extra_bytes), "corrupted_crc" (after_events, offset), "error_event",
+# "http_error", "stall", "one_byte_at_a_time".
 
 _FAULT_KINDS: dict[str, type[Any]] = {
     "cut_in_arguments": CutInArguments,
