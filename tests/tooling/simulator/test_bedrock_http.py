@@ -18,6 +18,7 @@ from botocore.session import Session  # type: ignore[import-untyped]
 
 from sse_toolcalls import Dialect, aiter_tool_calls
 from sse_toolcalls.errors import FramingError, ProviderError, StreamError, TruncatedStreamError
+from sse_toolcalls.parser import ToolCallParser
 from sse_toolcalls.tooling.simulator import (
     CorruptedCRC,
     Cut,
@@ -594,3 +595,41 @@ def test_serve_restarts_the_script_for_each_new_bedrock_conversation(dialect: Di
             assert http.post(path, json=body).status_code == 200
         assert [r.turn_number for r in sim.requests] == [0, 1, 0, 1]
         sim.assert_no_problems()
+
+
+def wire_form(value: Any) -> Any:
+    """botocore's parsed event as the wire has it: its blobs (the redacted reasoning's
+    ``redactedContent``) decoded to bytes go back to base64 text, as the edge must do."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    if isinstance(value, dict):
+        return {k: wire_form(v) for k, v in value.items()}
+    return value
+
+
+def test_botocores_parsed_events_feed_the_library(simulator: Simulator, bedrock: Any) -> None:
+    # The parsed path of the contract: botocore's single-key dicts, each fed as its
+    # payload under its key; InvokeModel's decoded bytes back to the wire's base64.
+    simulator.play(Script(turns=(TOOL_TURN, TOOL_TURN), check_results=False))
+    question = [{"role": "user", "content": [{"text": "How tall?"}]}]
+    stream = bedrock.converse_stream(modelId=MODEL, messages=question)["stream"]
+    converse = ToolCallParser("bedrock_converse")
+    calls = [
+        c
+        for event in stream
+        for kind, body in event.items()
+        for c in converse.feed_event(wire_form(body), kind)
+    ]
+    calls += converse.finish()
+    body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": []}
+    chunks = bedrock.invoke_model_with_response_stream(modelId=MODEL, body=json.dumps(body))["body"]
+    invoke = ToolCallParser("bedrock_anthropic")
+    for event in chunks:
+        wire = {"bytes": base64.b64encode(event["chunk"]["bytes"]).decode()}
+        calls += invoke.feed_event(wire, "chunk")
+    calls += invoke.finish()
+    assert [(c.provider, c.name, c.args) for c in calls] == [
+        (provider, c.name, c.args)
+        for provider in ("bedrock_converse", "bedrock_anthropic")
+        for c in CALLS
+    ]
