@@ -490,6 +490,7 @@ class _Pad:
 
 def _converse(turn: Turn, *, model: str, turn_number: int, encrypted: bool = True) -> list[_Event]:
     pad = _Pad("bedrock_converse", turn_number)
+    nova = "amazon.nova" in model  # the script's model: "us.amazon.nova-lite-v1:0"...
     events: list[_Event] = []
     blocks = issued_blocks("bedrock_converse", turn, turn_number=turn_number)
     index = 0
@@ -530,8 +531,11 @@ def _converse(turn: Turn, *, model: str, turn_number: int, encrypted: bool = Tru
         )
         tool_use = {"toolUse": {"toolUseId": call_id, "name": call.name}}
         emit("contentBlockStart", {"contentBlockIndex": index, "start": tool_use})
-        # Claude on Bedrock opens every toolUse block with an empty input fragment.
-        for frag in ["", *_fragments(_arguments_text(call.args), turn.fragment_size)]:
+        # Claude opens every toolUse block with an empty input fragment, then streams the
+        # input in pieces; Amazon Nova sends it whole, in one (see the captured streams).
+        arguments = _arguments_text(call.args)
+        pieces = [arguments] if nova else ["", *_fragments(arguments, turn.fragment_size)]
+        for frag in pieces:
             delta({"toolUse": {"input": frag}}, args_of=i)
         stop()
     emit(

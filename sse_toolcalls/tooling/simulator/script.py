@@ -256,7 +256,9 @@ class Script:
     """The turns, in the order requests arrive."""
 
     model: str = "sim-model-1"
-    """The model name the streams report."""
+    """The model name the streams report. On Bedrock Converse, a model id naming Amazon
+    Nova (``us.amazon.nova-lite-v1:0``) streams each call's input whole, in one fragment,
+    as Nova does; any other streams it as Claude does (an empty fragment, then pieces)."""
 
     check_results: bool = True
     """Whether to check, on each request after the first, that every call of the

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls import Dialect
-from sse_toolcalls.errors import ProviderError, StreamError, UsageError
+from sse_toolcalls.errors import ProviderError, StreamError, TruncatedStreamError, UsageError
 from sse_toolcalls.framing.eventstream import ChecksumMismatchError
 from sse_toolcalls.parser import ToolCallParser
 from sse_toolcalls.tooling.simulator import (
@@ -592,3 +592,23 @@ def test_an_error_message_in_a_raw_body_is_a_provider_error(dialect: Dialect) ->
 def parse_all_bytes(dialect: Dialect, data: bytes) -> list[Any]:
     parser = ToolCallParser(dialect)
     return parser.feed(data) + parser.finish()
+
+
+def test_nova_sends_each_input_whole() -> None:
+    nova = "us.amazon.nova-lite-v1:0"
+    data = b"".join(encode_turn("bedrock_converse", TWO_CALLS, model=nova))
+    blocks = converse_reading(payloads("bedrock_converse", data))["blocks"]
+    tools = [b for b in blocks if b["kind"] == "tool"]
+    assert [b["parts"] for b in tools] == [
+        [json.dumps(c.args, separators=(",", ":"))] for c in TWO_CALLS.calls
+    ]
+    parser = ToolCallParser("bedrock_converse")
+    calls = parser.feed(data) + parser.finish()
+    assert [(c.name, c.args) for c in calls] == [(c.name, c.args) for c in TWO_CALLS.calls]
+    # Cut in the arguments: the whole input came, the block never closed.
+    cut = b"".join(encode_cut_in_arguments("bedrock_converse", TWO_CALLS, model=nova))
+    parser = ToolCallParser("bedrock_converse")
+    with pytest.raises(TruncatedStreamError) as caught:
+        parser.feed(cut)
+        parser.finish()
+    assert [p.raw_arguments for p in caught.value.partial] == ['{"key":"height"}']
