@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import itertools
 import json
 import string
 from typing import Any
@@ -16,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls import Dialect
+from sse_toolcalls.calls import ReasoningCompleted, StreamFinished, ToolCallCompleted
 from sse_toolcalls.errors import ProviderError, StreamError, TruncatedStreamError, UsageError
 from sse_toolcalls.framing.eventstream import ChecksumMismatchError
-from sse_toolcalls.parser import ToolCallParser
+from sse_toolcalls.parser import StreamParser, ToolCallParser
 from sse_toolcalls.tooling.simulator import (
     CorruptedCRC,
     Cut,
@@ -612,3 +614,48 @@ def test_nova_sends_each_input_whole() -> None:
         parser.feed(cut)
         parser.finish()
     assert [p.raw_arguments for p in caught.value.partial] == ['{"key":"height"}']
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    dialect=st.sampled_from(BEDROCK),
+    turn=turns,
+    model=st.sampled_from(["sim-model-1", "us.amazon.nova-micro-v1:0"]),
+    cuts=st.lists(st.integers(0, 10**5), max_size=6),
+)
+def test_the_library_reads_any_scripted_turn_at_any_split(
+    dialect: Dialect, turn: Turn, model: str, cuts: list[int]
+) -> None:
+    data = b"".join(encode_turn(dialect, turn, model=model, turn_number=4))
+    bounds = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
+    parser = StreamParser(dialect)
+    events: list[Any] = []
+    try:
+        for start, end in itertools.pairwise(bounds):
+            events += parser.feed(data[start:end])
+        events += parser.finish()
+    except TruncatedStreamError as error:
+        # A max_tokens stop is a truncation, even after whole blocks (as on Anthropic's
+        # API): the calls its read did not return are partial, with their whole text.
+        assert turn.stop_reason == "max_tokens"
+        calls = [e.call for e in events if isinstance(e, ToolCallCompleted)]
+        calls += error.completed
+        held = [*calls, *error.partial]
+        assert [(c.name, json.loads(c.raw_arguments)) for c in held] == [
+            (c.name, c.args) for c in turn.calls
+        ]
+        calls = calls[: len(turn.calls)]
+        turn = dataclasses.replace(turn, calls=turn.calls[: len(calls)])
+    else:
+        assert turn.stop_reason != "max_tokens"
+        (finished,) = [e for e in events if isinstance(e, StreamFinished)]
+        assert finished.text == turn.text
+        calls = list(finished.calls)
+        thinking = [e.block for e in events if isinstance(e, ReasoningCompleted)]
+        assert [(b.text, b.signature) for b in thinking] == [
+            (t, signature(t)) for t in [turn.thinking, *(c.thinking for c in turn.calls)] if t
+        ]
+    prefix = "tooluse_sim" if dialect == "bedrock_converse" else "toolu_bdrk_sim"
+    assert [(c.call_id, c.name, c.args, c.provider) for c in calls] == [
+        (f"{prefix}_4_{i}", c.name, c.args, dialect) for i, c in enumerate(turn.calls)
+    ]
