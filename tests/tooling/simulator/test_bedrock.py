@@ -640,11 +640,11 @@ def test_the_library_reads_any_scripted_turn_at_any_split(
         assert turn.stop_reason == "max_tokens"
         calls = [e.call for e in events if isinstance(e, ToolCallCompleted)]
         calls += error.completed
-        held = [*calls, *error.partial]
-        assert [(c.name, json.loads(c.raw_arguments)) for c in held] == [
+        held = [(c.name, c.raw_arguments) for c in calls]
+        held += [(p.name, p.raw_arguments) for p in error.partial]
+        assert [(name, json.loads(raw)) for name, raw in held] == [
             (c.name, c.args) for c in turn.calls
         ]
-        calls = calls[: len(turn.calls)]
         turn = dataclasses.replace(turn, calls=turn.calls[: len(calls)])
     else:
         assert turn.stop_reason != "max_tokens"
