@@ -782,21 +782,32 @@ def _converse_problems(body: dict[str, Any]) -> list[str]:
             "The toolConfig field must be defined when using toolUse and toolResult content blocks."
         )
     declared = tools.get("tools") if isinstance(tools, dict) else None
-    if isinstance(tools, dict) and not isinstance(declared, list):
-        problems.append("toolConfig.tools: expected a list of tools")
+    if isinstance(tools, dict) and not (isinstance(declared, list) and declared):
+        problems.append(
+            "Value at 'toolConfig.tools' failed to satisfy constraint: Member must have "
+            "length greater than or equal to 1"
+        )
     for n, tool in enumerate(declared if isinstance(declared, list) else ()):
         spec = tool.get("toolSpec") if isinstance(tool, dict) else None
         schema = spec.get("inputSchema") if isinstance(spec, dict) else None
-        if not (
-            isinstance(spec, dict)
-            and isinstance(spec.get("name"), str)
-            and isinstance(schema, dict)
-            and isinstance(schema.get("json"), dict)
-        ):
+        name = spec.get("name") if isinstance(spec, dict) else None
+        if not (isinstance(name, str) and isinstance(schema, dict)):
             problems.append(
-                f"toolConfig.tools.{n}: expected a toolSpec with a name and inputSchema.json"
+                f"toolConfig.tools.{n}: expected a toolSpec with a name and inputSchema"
             )
+        elif not _TOOL_NAME.fullmatch(name):
+            problems.append(
+                f"Value at 'toolConfig.tools.{n + 1}.member.toolSpec.name' failed to satisfy "
+                "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+ "
+                "and have length less than or equal to 64"
+            )
+        elif not isinstance(schema.get("json"), dict):
+            problems.append(f"toolConfig.tools.{n}.toolSpec.inputSchema: expected a json schema")
     return problems
+
+
+# ToolSpecification.name in the Bedrock Runtime API reference.
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 def _invoke_anthropic_problems(body: dict[str, Any]) -> list[str]:

@@ -633,3 +633,30 @@ def test_botocores_parsed_events_feed_the_library(simulator: Simulator, bedrock:
         for provider in ("bedrock_converse", "bedrock_anthropic")
         for c in CALLS
     ]
+
+
+@pytest.mark.parametrize(
+    ("tools", "problem"),
+    [
+        ({"tools": []}, "'toolConfig.tools' failed to satisfy constraint"),
+        (
+            {"tools": [{"toolSpec": {"name": "fs.read", "inputSchema": {"json": {}}}}]},
+            "toolSpec.name' failed to satisfy constraint",
+        ),
+        (
+            {"tools": [{"toolSpec": {"name": "x" * 65, "inputSchema": {"json": {}}}}]},
+            "toolSpec.name' failed to satisfy constraint",
+        ),
+        ({"tools": [{"toolSpec": {"name": "f"}}]}, "expected a toolSpec with a name"),
+        ({"tools": [{"toolSpec": {"name": "f", "inputSchema": {}}}]}, "expected a json schema"),
+    ],
+)
+def test_tool_declarations_are_checked_as_converse_checks_them(
+    simulator: Simulator, tools: dict[str, Any], problem: str
+) -> None:
+    simulator.play([Turn(text="hi")])
+    path, body = bedrock_request("bedrock_converse")
+    with httpx.Client(base_url=simulator.base_url) as http:
+        answer = http.post(path, json={**body, "toolConfig": tools})
+    assert answer.status_code == 400
+    assert problem in answer.json()["message"]
