@@ -803,10 +803,17 @@ def _converse_problems(body: dict[str, Any]) -> list[str]:
             )
         elif not isinstance(schema.get("json"), dict):
             problems.append(f"toolConfig.tools.{n}.toolSpec.inputSchema: expected a json schema")
+        elif isinstance(spec, dict) and spec.get("description") == "":
+            # An empty description is refused, not ignored: leave the key out instead.
+            problems.append(
+                f"Value at 'toolConfig.tools.{n + 1}.member.toolSpec.description' failed to "
+                "satisfy constraint: Member must have length greater than or equal to 1"
+            )
     return problems
 
 
-# ToolSpecification.name in the Bedrock Runtime API reference.
+# ToolSpecification.name in the Bedrock Runtime API reference ("Length Constraints: Minimum
+# length of 1. Maximum length of 64. Pattern: [a-zA-Z0-9_-]+").
 _TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 

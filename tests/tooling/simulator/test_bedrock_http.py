@@ -648,6 +648,14 @@ def test_botocores_parsed_events_feed_the_library(simulator: Simulator, bedrock:
             "toolSpec.name' failed to satisfy constraint",
         ),
         ({"tools": [{"toolSpec": {"name": "f"}}]}, "expected a toolSpec with a name"),
+        (
+            {
+                "tools": [
+                    {"toolSpec": {"name": "f", "description": "", "inputSchema": {"json": {}}}}
+                ]
+            },
+            "toolSpec.description' failed to satisfy constraint",
+        ),
         ({"tools": [{"toolSpec": {"name": "f", "inputSchema": {}}}]}, "expected a json schema"),
     ],
 )
