@@ -34,6 +34,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from .pairing import listed
 from .script import Turn
 
 _ANTHROPIC_THINKING = {"enabled", "adaptive"}
@@ -407,7 +408,7 @@ def _chat(body: dict[str, Any], blocks: list[IssuedBlock], call_ids: list[str | 
     for n, message in enumerate(messages if isinstance(messages, list) else ()):
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
-        ids = [c.get("id") for c in message.get("tool_calls") or () if isinstance(c, dict)]
+        ids = [c.get("id") for c in listed(message.get("tool_calls")) if isinstance(c, dict)]
         if ids == call_ids:
             if message.get("reasoning_content") != streamed:
                 return [
