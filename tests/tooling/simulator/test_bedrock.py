@@ -744,7 +744,7 @@ _ROUTES: dict[str, tuple[str, dict[str, Any]]] = {
 _SSE_ROUTES = ("anthropic", "openai_chat", "openai_responses", "gemini")
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     dialect=st.sampled_from(sorted(_ROUTES)),
     body=hostile | _NESTED,
