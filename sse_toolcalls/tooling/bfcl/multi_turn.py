@@ -622,6 +622,11 @@ def _reference_turn(
     return texts, precisions, reference
 
 
+_ERROR_FLAGGED = frozenset({"anthropic", "bedrock_anthropic", "bedrock_converse"})
+"""Dialects whose results say "error" by a flag of their own (``is_error``, Converse's
+``status: "error"``): there a result ``{"error": ...}`` is a value like any other."""
+
+
 def _received_value(dialect: str, result: ReceivedResult) -> tuple[Any, bool]:
     """The value a result carries and whether it is an error, whatever the dialect."""
     content: Any = result.content
@@ -636,7 +641,7 @@ def _received_value(dialect: str, result: ReceivedResult) -> tuple[Any, bool]:
             if isinstance(content, str):
                 with contextlib.suppress(ValueError):
                     content = json.loads(content)
-        elif dialect != "anthropic" and set(content) == {"error"}:
+        elif dialect not in _ERROR_FLAGGED and set(content) == {"error"}:
             is_error, content = True, content["error"]
         if isinstance(content, dict) and content.get("replayed") is True and "result" in content:
             # The ledger's replay wrapper: the recorded answer is inside.
@@ -769,11 +774,16 @@ def _declared(dialect: str, body: Any) -> set[str]:
     if not isinstance(body, dict):
         return set()
     tools = body.get("tools") or []
+    if dialect == "bedrock_converse":
+        config = body.get("toolConfig")
+        tools = config.get("tools") or [] if isinstance(config, dict) else []
     names: list[Any] = []
     for tool in tools:
         if not isinstance(tool, dict):
             continue
-        if dialect == "gemini":
+        if dialect == "bedrock_converse":
+            names.append((tool.get("toolSpec") or {}).get("name"))
+        elif dialect == "gemini":
             names.extend(d.get("name") for d in tool.get("functionDeclarations", ()))
         elif dialect == "openai_chat":
             names.append(tool.get("function", {}).get("name"))
