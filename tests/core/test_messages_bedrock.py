@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from sse_toolcalls._jsonsafe import dumps_safe
 from sse_toolcalls.calls import (
+    DIALECTS,
     Dialect,
     Document,
     Image,
@@ -33,6 +34,7 @@ from sse_toolcalls.conversation import (
     ToolResultsMessage,
     UserMessage,
 )
+from sse_toolcalls.crossing import carry_over
 from sse_toolcalls.dialects.anthropic import messages as anthropic
 from sse_toolcalls.dialects.bedrock_anthropic import messages as invoke
 from sse_toolcalls.dialects.bedrock_converse import messages as converse
@@ -840,3 +842,94 @@ def _readdress(message: AssistantMessage | ToolResultsMessage, dialect: Dialect)
             for r in message.results
         )
     )
+
+
+# --------------------------------------------------------------------------------------
+# Carried over: a conversation another provider started, continued on Bedrock, and back
+
+ORIGIN_IDS: dict[str, str | None] = {
+    "openai_chat": "call_Xy12",
+    "openai_responses": "call_abc",
+    "anthropic": "toolu_01A",
+    "gemini": None,  # Gemini may send no id
+    "bedrock_converse": "functions.glob_search:0",  # Kimi's, legal on Converse only
+    "bedrock_anthropic": "toolu_bdrk_01",
+}
+
+
+def started_in(dialect: Dialect) -> list[Message]:
+    """Two calls of one turn with the origin's ids and reasoning, their results, a
+    follow-up: calls under registry names, as the Agent keeps them."""
+    origin = ORIGIN_IDS.get(dialect, "id_0")
+    calls = tuple(
+        ToolCall(
+            name="weather.get",
+            args={"city": city},
+            provider=dialect,
+            call_id=None if origin is None else f"{origin}{i}",
+            index=i,
+            raw_arguments=orjson.dumps({"city": city}).decode(),
+            thought_signature="sig" if dialect == "gemini" else None,
+        )
+        for i, city in enumerate(["Paris", "Oslo"])
+    )
+    thinking = ReasoningBlock(provider=dialect, kind="thinking", text="t", signature="s")
+    return [
+        UserMessage(text="Weather?"),
+        AssistantMessage(text="Both.", calls=calls, reasoning=(thinking,)),
+        ToolResultsMessage(
+            results=tuple(ToolResult(call=c, content={"temp": c.index}) for c in calls)
+        ),
+        UserMessage(text="Thanks."),
+    ]
+
+
+def sent_pairs(dialect: Dialect, body: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """The call ids of the assistant turn and the ids the results are sent under."""
+    if dialect == CONVERSE:
+        assistant, results = body["messages"][1]["content"], body["messages"][2]["content"]
+        return (
+            [b["toolUse"]["toolUseId"] for b in assistant if "toolUse" in b],
+            [b["toolResult"]["toolUseId"] for b in results if "toolResult" in b],
+        )
+    assistant, results = body["messages"][1]["content"], body["messages"][2]["content"]
+    return (
+        [b["id"] for b in assistant if b["type"] == "tool_use"],
+        [b["tool_use_id"] for b in results if b["type"] == "tool_result"],
+    )
+
+
+@pytest.mark.parametrize("target", [CONVERSE, INVOKE])
+@pytest.mark.parametrize("origin", DIALECTS)
+def test_a_conversation_from_any_dialect_continues_on_bedrock(
+    origin: Dialect, target: Dialect
+) -> None:
+    carried = carry_over(started_in(origin), target)
+    body = build_request(target, carried, TOOLS, model="m")
+    uses, answers = sent_pairs(target, body)
+    assert len(uses) == 2 and uses == answers
+    if origin == target:
+        assert uses == [f"{ORIGIN_IDS[origin]}0", f"{ORIGIN_IDS[origin]}1"]
+    for call_id in uses:
+        # Both targets take this much (Anthropic's tool_use.id: ^[a-zA-Z0-9_-]+$).
+        pattern = r"[a-zA-Z0-9_.:-]{1,64}" if target == CONVERSE else r"[a-zA-Z0-9_-]+"
+        assert re.fullmatch(pattern, call_id)
+    if target == CONVERSE:
+        assert converse_problems(body) == []
+        reasoning = [b for b in body["messages"][1]["content"] if "reasoningContent" in b]
+    else:
+        reasoning = [b for b in body["messages"][1]["content"] if b["type"] == "thinking"]
+    # Reasoning goes back only to the dialect that made it.
+    assert len(reasoning) == (1 if origin == target else 0)
+
+
+@pytest.mark.parametrize("target", DIALECTS)
+@pytest.mark.parametrize("origin", [CONVERSE, INVOKE])
+def test_a_conversation_from_bedrock_continues_anywhere(origin: Dialect, target: Dialect) -> None:
+    carried = carry_over(started_in(origin), target)
+    body = build_request(target, carried, TOOLS, model="m")
+    assert orjson.loads(dumps_safe(body))
+    # And back home: the ids the target was given pair up on Bedrock again.
+    home = carry_over(carried, origin)
+    uses, answers = sent_pairs(origin, build_request(origin, home, TOOLS, model="m"))
+    assert len(uses) == 2 and uses == answers

@@ -100,6 +100,12 @@ _DOCUMENT_FORMATS = {
 }
 """``DocumentFormat``: pdf, csv, doc, docx, xls, xlsx, html, txt, md, by MIME type."""
 
+_S3_URI = re.compile(r"s3://[a-z0-9][.\-a-z0-9]{1,61}[a-z0-9](/.*)?")
+"""``S3Uri`` in the service model, at most 1,024 characters: a bucket name of 3 to 63
+of a-z, 0-9, '.' and '-', then the key. Converse reads media from S3 only."""
+
+_MAX_S3_URI = 1024
+
 _MAX_DOCUMENT_NAME = 200
 """``DocumentBlock.name``: "Maximum length of 200"."""
 
@@ -216,7 +222,7 @@ def _media_block(part: MediaPart, call_id: str, position: int) -> dict[str, Any]
     if wire_format is None:
         return None
     if part.url is not None:
-        if not part.url.startswith("s3://"):
+        if len(part.url) > _MAX_S3_URI or not _S3_URI.fullmatch(part.url):
             return None
         source: dict[str, Any] = {"s3Location": {"uri": part.url}}
     elif part.data:
