@@ -933,3 +933,50 @@ def test_a_conversation_from_bedrock_continues_anywhere(origin: Dialect, target:
     home = carry_over(carried, origin)
     uses, answers = sent_pairs(origin, build_request(origin, home, TOOLS, model="m"))
     assert len(uses) == 2 and uses == answers
+
+
+def _to_invoke(conversation: list[Message]) -> list[Message]:
+    """A Converse conversation re-addressed to bedrock_anthropic, reasoning included."""
+
+    def move(c: ToolCall) -> ToolCall:
+        return dataclasses.replace(
+            c, provider=INVOKE, call_id=re.sub(r"[.:]", "_", c.call_id or "")
+        )
+
+    out: list[Message] = []
+    for message in conversation:
+        if isinstance(message, AssistantMessage):
+            out.append(
+                AssistantMessage(
+                    text=message.text,
+                    calls=tuple(move(c) for c in message.calls),
+                    reasoning=tuple(
+                        dataclasses.replace(b, provider=INVOKE) if b.provider == CONVERSE else b
+                        for b in message.reasoning
+                    ),
+                )
+            )
+        elif isinstance(message, ToolResultsMessage):
+            out.append(
+                ToolResultsMessage(
+                    results=tuple(
+                        dataclasses.replace(r, call=move(r.call)) for r in message.results
+                    )
+                )
+            )
+        else:
+            out.append(message)
+    return out
+
+
+@given(conversation=conversations(), max_tokens=st.integers(1, 10_000))
+def test_every_invoke_body_is_the_anthropic_body(
+    conversation: list[Message], max_tokens: int
+) -> None:
+    moved = _to_invoke(conversation)
+    body = build_request(INVOKE, moved, _tools(), model="m", max_tokens=max_tokens, top_k=5)
+    twin = build_request(
+        "anthropic", anthropic_twin(moved), _tools(), model="m", max_tokens=max_tokens, top_k=5
+    )
+    del twin["model"], twin["stream"]
+    assert body == {"anthropic_version": "bedrock-2023-05-31", **twin}
