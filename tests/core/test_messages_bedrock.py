@@ -789,9 +789,11 @@ def test_invoke_refuses_what_it_cannot_send() -> None:
         build_request(INVOKE, [], model="m", messages=[])
     with pytest.raises(UsageError, match="model"):
         build_request(INVOKE, [], model="")
-    with pytest.raises(UsageError, match="no id"):
-        missing = dataclasses.replace(call(0, provider=INVOKE), call_id=None)
+    missing = dataclasses.replace(call(0, provider=INVOKE), call_id=None)
+    with pytest.raises(UsageError, match="no id; bedrock_anthropic"):
         format_results([ToolResult(call=missing, content="x")])
+    with pytest.raises(UsageError, match="no id; bedrock_anthropic"):
+        assistant_turn("", [missing])
 
 
 def test_invoke_thinking_refused_reads_this_dialects_blocks() -> None:

@@ -26,7 +26,7 @@ from ...conversation import (
     ToolResultsMessage,
 )
 from ...errors import UsageError
-from .._messages import ordered_results
+from .._messages import ordered_results, require_call_id
 from ..anthropic import messages as anthropic
 from ..naming import ToolNameMap
 
@@ -47,6 +47,8 @@ bedrock-2023-05-31" (Bedrock's Anthropic Claude Messages API parameters)."""
 
 
 def _call(call: ToolCall) -> ToolCall:
+    # Checked here too, so that the error names this dialect, not the one doing the work.
+    require_call_id(call, DIALECT)
     return dataclasses.replace(call, provider="anthropic") if call.provider == DIALECT else call
 
 
