@@ -296,6 +296,20 @@ def test_assistant_turn_reasoning_text_then_calls_with_later_reasoning_between()
     }
 
 
+def test_the_reasoning_union_holds_one_member() -> None:
+    # ReasoningContentBlock is a union: a block that streamed text, its signature and a
+    # redacted payload goes back as the signed text; one with the payload only, redacted.
+    both = ReasoningBlock(provider=CONVERSE, kind="thinking", text="t", signature="s", data="cmVk")
+    only = ReasoningBlock(provider=CONVERSE, kind="thinking", data="cmVk")
+    (message,) = converse.assistant_turn("", [call(0)], reasoning=(both, only))
+    assert message["content"][:2] == [
+        {"reasoningContent": {"reasoningText": {"text": "t", "signature": "s"}}},
+        {"reasoningContent": {"redactedContent": "cmVk"}},
+    ]
+    empty = ReasoningBlock(provider=CONVERSE, kind="redacted_thinking", data="")
+    assert converse.assistant_turn("", [], reasoning=(empty,)) == []
+
+
 def test_an_empty_turn_is_no_message_and_blank_text_no_block() -> None:
     assert converse.assistant_turn("", []) == []
     assert converse.assistant_turn(" \n", []) == []
@@ -308,7 +322,7 @@ def test_an_empty_turn_is_no_message_and_blank_text_no_block() -> None:
 @given(
     text=st.text(st.characters(exclude_categories=["Cs"]), max_size=40),
     signature=st.text(st.characters(exclude_categories=["Cs"]), max_size=300),
-    data=st.binary(max_size=64),
+    data=st.binary(min_size=1, max_size=64),
 )
 def test_reasoning_goes_back_byte_for_byte(text: str, signature: str, data: bytes) -> None:
     redacted = base64.b64encode(data).decode()

@@ -28,9 +28,11 @@ text"); ``toolConfig`` is present whenever the messages hold ``toolUse`` or
 contain duplicate document names") and uses only letters, digits, single spaces,
 hyphens, parentheses and square brackets.
 
-Reasoning blocks of this dialect are read as the stream gave them: a block with ``data``
-is ``redactedContent`` (``data`` is its base64 text, as on the wire); any other is
-``reasoningText`` with its ``text`` and, when it had one, its ``signature``.
+Reasoning blocks of this dialect go back as the stream gave them (``stream.py``): a
+``redacted_thinking`` block, or one with only ``data``, is ``redactedContent`` (``data``
+is its base64 text, as on the wire); any other is ``reasoningText`` with its ``text``
+and, when it had one, its ``signature`` (the union holds one of the two, so a block that
+streamed both goes back as the text its signature proves).
 
 Model and streaming are in the URL (``/model/{modelId}/converse-stream``), not the body.
 The body is the HTTP JSON body: blobs (image and document bytes, ``redactedContent``)
@@ -139,8 +141,14 @@ def _tool_use_id(call: ToolCall) -> str:
     return call_id
 
 
+def _redacted(block: ReasoningBlock) -> bool:
+    if block.data is None:
+        return False
+    return block.kind == "redacted_thinking" or not (block.text or block.signature is not None)
+
+
 def _reasoning_block(block: ReasoningBlock) -> dict[str, Any]:
-    if block.data is not None:
+    if _redacted(block):
         return {"reasoningContent": {"redactedContent": block.data}}
     text: dict[str, Any] = {"text": block.text}
     if block.signature is not None:
@@ -151,7 +159,9 @@ def _reasoning_block(block: ReasoningBlock) -> dict[str, Any]:
 def _kept(block: ReasoningBlock) -> bool:
     # A block with neither text nor signature nor payload says nothing the model needs
     # back, and an empty reasoningText would be a blank block.
-    return block.data is not None or bool(block.text) or block.signature is not None
+    if _redacted(block):
+        return bool(block.data)
+    return bool(block.text) or block.signature is not None
 
 
 def assistant_turn(
