@@ -19,6 +19,10 @@ DOCUMENTED = {
     "openai_responses": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "anthropic": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "gemini": re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}"),
+    # ToolSpecification.name: "Minimum length of 1. Maximum length of 64. Pattern:
+    # [a-zA-Z0-9_-]+" (Converse); InvokeModel's body is Anthropic's, with its rule.
+    "bedrock_converse": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
+    "bedrock_anthropic": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
 }
 
 # Names built to collide once sanitised: separators, case, long shared prefixes.
