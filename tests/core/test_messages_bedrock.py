@@ -8,6 +8,7 @@ import base64
 import dataclasses
 import itertools
 import re
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -23,6 +24,7 @@ from sse_toolcalls.calls import (
     Image,
     MediaPart,
     ReasoningBlock,
+    StreamFinished,
     ToolCall,
     ToolResult,
     ToolSpec,
@@ -41,7 +43,9 @@ from sse_toolcalls.dialects.bedrock_converse import messages as converse
 from sse_toolcalls.dialects.naming import ToolNameMap, name_rule
 from sse_toolcalls.errors import UsageError
 from sse_toolcalls.messages import assistant_turn, build_request, format_results
+from sse_toolcalls.parser import StreamParser
 from tests.bedrock_model import converse_problems, shape, wire
+from tests.outside import EXTERNAL_STREAMS, corpus_params, missing_reason
 
 CONVERSE: Dialect = "bedrock_converse"
 INVOKE: Dialect = "bedrock_anthropic"
@@ -996,3 +1000,60 @@ def test_every_invoke_body_is_the_anthropic_body(
     )
     del twin["model"], twin["stream"]
     assert body == {"anthropic_version": "bedrock-2023-05-31", **twin}
+
+
+# --------------------------------------------------------------------------------------
+# Real recordings: what the stream gave goes back as the service takes it
+
+BEDROCK_STREAMS = EXTERNAL_STREAMS / "bedrock"
+AS_DIALECT: dict[str, Dialect] = {
+    "bedrock_converse": CONVERSE,
+    "bedrock_invoke_anthropic": INVOKE,
+}
+
+
+def _finished_recordings() -> list[Any]:
+    """The bedrock folder's streams that end normally (its own manifest)."""
+    if missing_reason() is not None or not (BEDROCK_STREAMS / "MANIFEST.json").is_file():
+        return corpus_params([], [], label="bedrock")
+    entries = [
+        e
+        for e in orjson.loads((BEDROCK_STREAMS / "MANIFEST.json").read_bytes())
+        if e["expected"]["outcome"] in ("complete", "no_calls")
+    ]
+    return corpus_params(entries, [Path(e["file"]).stem for e in entries], label="bedrock")
+
+
+@pytest.mark.parametrize("entry", _finished_recordings())
+def test_recorded_turns_go_back_as_the_service_takes_them(entry: dict[str, Any] | None) -> None:
+    assert entry is not None
+    dialect = AS_DIALECT[entry["provider"]]
+    parser = StreamParser(dialect)
+    events = parser.feed((EXTERNAL_STREAMS / entry["file"]).read_bytes()) + parser.finish()
+    (finished,) = [e for e in events if isinstance(e, StreamFinished)]
+    assert [c.call_id for c in finished.calls] == [c["call_id"] for c in entry["expected"]["calls"]]
+    tools = [
+        ToolSpec(name=name, description="d", parameters={"type": "object"})
+        for name in dict.fromkeys(c.name for c in finished.calls)
+    ] or TOOLS
+    conversation: list[Message] = [
+        UserMessage(text="hi"),
+        AssistantMessage(text=finished.text, calls=finished.calls, reasoning=finished.reasoning),
+    ]
+    if finished.calls:
+        results = tuple(ToolResult(call=c, content={"ok": c.index}) for c in finished.calls)
+        conversation.append(ToolResultsMessage(results=results))
+    conversation.append(UserMessage(text="thanks"))
+    body = wire(build_request(dialect, conversation, tools, model="m"))
+    sent = dumps_safe(body).decode()
+    for block in finished.reasoning:
+        # Signatures and redacted payloads go back exactly as streamed.
+        for value in (block.signature, block.data):
+            if value:
+                assert orjson.dumps(value).decode() in sent
+    if dialect == CONVERSE:
+        assert converse_problems(body) == []
+        uses, answers = sent_pairs(CONVERSE, body) if finished.calls else ([], [])
+    else:
+        uses, answers = sent_pairs(INVOKE, body) if finished.calls else ([], [])
+    assert uses == answers == [c.call_id for c in finished.calls]
