@@ -230,10 +230,13 @@ def test_document_names_are_legal_and_unique_in_the_whole_request() -> None:
             for c, name in zip(calls, hostile, strict=True)
         )
         conversation += [AssistantMessage(calls=calls), ToolResultsMessage(results=results)]
-    body = build_request(CONVERSE, conversation, TOOLS, model="m")
+    # Each turn's blocks as format_results writes them (the request keeps five).
+    formatted = [
+        format_results(m.results)[0] for m in conversation if isinstance(m, ToolResultsMessage)
+    ]
     names = [
         block["document"]["name"]
-        for result in results_of(body)
+        for result in results_of({"messages": formatted})
         for block in result["content"]
         if "document" in block
     ]
@@ -243,8 +246,28 @@ def test_document_names_are_legal_and_unique_in_the_whole_request() -> None:
         assert re.fullmatch(r"[A-Za-z0-9()\[\]-]+( [A-Za-z0-9()\[\]-]+)*", name), name
         assert 1 <= len(name) <= 200
     # The same conversation gives the same names (a replay stays cacheable).
+    body = build_request(CONVERSE, conversation, TOOLS, model="m")
     assert build_request(CONVERSE, conversation, TOOLS, model="m") == body
     assert converse_problems(body) == []
+
+
+def test_past_five_documents_the_earliest_become_text() -> None:
+    # "You can't include more than 5 documents in a request": the latest five stay.
+    conversation: list[Message] = [UserMessage(text="read them")]
+    for turn in range(4):
+        calls = (call(0, f"t{turn}a"), call(1, f"t{turn}b"))
+        results = tuple(
+            ToolResult(call=c, content="doc", media=(Document(data=PDF, name=f"r{turn}{c.index}"),))
+            for c in calls
+        )
+        conversation += [AssistantMessage(calls=calls), ToolResultsMessage(results=results)]
+    body = build_request(CONVERSE, conversation, TOOLS, model="m")
+    kept = [[next(iter(item)) for item in result["content"]] for result in results_of(body)]
+    assert kept == [["text", "text"]] * 3 + [["text", "document"]] * 5
+    assert "'r00 [" in results_of(body)[0]["content"][1]["text"]
+    assert "at most 5 documents" in results_of(body)[0]["content"][1]["text"]
+    assert converse_problems(body) == []
+    assert len(format_results(conversation[-1].results)[0]["content"]) == 2  # type: ignore[union-attr]
 
 
 def test_results_of_another_dialect_or_without_a_usable_id_are_refused() -> None:
@@ -677,6 +700,10 @@ def test_every_conversation_is_a_valid_converse_stream_input(
                 c.get("text") for c in block.get("toolResult", {}).get("content", [])
             ]
             assert all(t is None or t.strip() for t in texts)
+    documents = [
+        c for r in results_of({"messages": messages}) for c in r["content"] if "document" in c
+    ]
+    assert len(documents) <= converse.MAX_DOCUMENTS
     # Each toolUse is answered in the next message, under its own id, in call order.
     for position, message in enumerate(messages):
         uses = [b["toolUse"]["toolUseId"] for b in message["content"] if "toolUse" in b]

@@ -65,7 +65,13 @@ from .._messages import (
 )
 from ..naming import ToolNameMap, is_legal_name
 
-__all__ = ["assistant_turn", "build_request", "format_results", "tool_declarations"]
+__all__ = [
+    "MAX_DOCUMENTS",
+    "assistant_turn",
+    "build_request",
+    "format_results",
+    "tool_declarations",
+]
 
 DIALECT = "bedrock_converse"
 
@@ -110,6 +116,12 @@ _MAX_S3_URI = 1024
 
 _MAX_DOCUMENT_NAME = 200
 """``DocumentBlock.name``: "Maximum length of 200"."""
+
+MAX_DOCUMENTS = 5
+"""Documents in one request: the service refuses more ("You can't include more than 5
+documents in a request"). A conversation whose tools returned more keeps the latest
+ones; each earlier one becomes a line of text saying it was left out, so an agent that
+read a sixth document is not stuck with a conversation the service refuses."""
 
 _NAME_UNSAFE = re.compile(r"[^a-zA-Z0-9\s()\[\]-]+")
 _SPACES = re.compile(r"\s+")
@@ -379,6 +391,27 @@ def _inference_config(max_tokens: int, options: dict[str, Any]) -> dict[str, Any
     return {**given, "maxTokens": max_tokens}
 
 
+def _within_document_limit(messages: list[dict[str, Any]]) -> None:
+    """All but the last :data:`MAX_DOCUMENTS` documents of the tool results replaced, in
+    place, by a line of text that names them."""
+    places = [
+        (content, position)
+        for message in messages
+        for block in message["content"]
+        if "toolResult" in block
+        for content in (block["toolResult"]["content"],)
+        for position, item in enumerate(content)
+        if "document" in item
+    ]
+    for content, position in places[: max(len(places) - MAX_DOCUMENTS, 0)]:
+        document = content[position]["document"]
+        content[position] = {
+            "text": f"[document {document['name']!r} ({document['format']}) returned by the "
+            f"tool; left out: Bedrock takes at most {MAX_DOCUMENTS} documents in a request, "
+            "and later ones were kept]"
+        }
+
+
 def _append(messages: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
     # Converse wants the roles to alternate: a message of the same role as the one
     # before joins it (a user's text after the tool results, as Anthropic's API wants).
@@ -405,12 +438,13 @@ def build_request(
     converse-stream``), which the HTTP client builds: ``model`` and ``stream`` are
     accepted for a uniform signature, ``model`` is checked, and neither is in the body.
     System prompts go to ``system``; blank user messages are left out; consecutive
-    messages of one role are joined. ``max_tokens`` sets ``inferenceConfig.maxTokens``
-    (beside the caller's other ``inferenceConfig`` fields); ``tool_choice`` is
-    ``"auto"``, ``"any"``, a declared tool's (registry or wire) name, or Converse's own
-    ``{"auto": {}}`` / ``{"any": {}}`` / ``{"tool": {"name": ...}}``. ``options``
-    (``inferenceConfig``, ``additionalModelRequestFields``, ``guardrailConfig``...) are
-    added as they are.
+    messages of one role are joined; past :data:`MAX_DOCUMENTS` documents in the tool
+    results, the earliest become a line of text each. ``max_tokens`` sets
+    ``inferenceConfig.maxTokens`` (beside the caller's other ``inferenceConfig``
+    fields); ``tool_choice`` is ``"auto"``, ``"any"``, a declared tool's (registry or
+    wire) name, or Converse's own ``{"auto": {}}`` / ``{"any": {}}`` / ``{"tool":
+    {"name": ...}}``. ``options`` (``inferenceConfig``, ``additionalModelRequestFields``,
+    ``guardrailConfig``...) are added as they are.
 
     Raises:
         UsageError: an empty ``model``; a conversation that holds tool calls or results
@@ -442,6 +476,7 @@ def build_request(
                 _append(messages, "user", turn["content"])
         elif not isinstance(message, SystemPrompt):
             raise UsageError(f"not a conversation message: {message!r}")
+    _within_document_limit(messages)
     body: dict[str, Any] = {"messages": messages}
     system = system_text(conversation)
     if system is not None and system.strip():
