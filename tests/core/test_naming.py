@@ -19,9 +19,9 @@ DOCUMENTED = {
     "openai_responses": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "anthropic": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "gemini": re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}"),
-    # ToolSpecification.name: "Minimum length of 1. Maximum length of 64. Pattern:
-    # [a-zA-Z0-9_-]+" (Converse); InvokeModel's body is Anthropic's, with its rule.
+    # ToolSpecification.name: "Pattern: ^[a-zA-Z0-9_-]{1,64}$" (Bedrock API reference).
     "bedrock_converse": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
+    # The body is Anthropic's: its rule.
     "bedrock_anthropic": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
 }
 
