@@ -1084,3 +1084,14 @@ def test_recorded_turns_go_back_as_the_service_takes_them(entry: dict[str, Any] 
     else:
         uses, answers = sent_pairs(INVOKE, body) if finished.calls else ([], [])
     assert uses == answers == [c.call_id for c in finished.calls]
+
+
+def test_converse_thinking_refused_reads_this_dialects_blocks() -> None:
+    own = ReasoningBlock(provider=CONVERSE, kind="thinking", text="t", signature="s")
+    turn = AssistantMessage(calls=(call(0),), reasoning=(own,))
+    assert converse.thinking_refused([UserMessage(text="hi"), turn]) is False
+    carried = carry_over(
+        [UserMessage(text="hi"), dataclasses.replace(turn, reasoning=())], CONVERSE
+    )
+    assert converse.thinking_refused(carried) is True
+    assert converse.thinking_refused([UserMessage(text="hi"), AssistantMessage(text="x")]) is False

@@ -70,6 +70,7 @@ __all__ = [
     "assistant_turn",
     "build_request",
     "format_results",
+    "thinking_refused",
     "tool_declarations",
 ]
 
@@ -216,6 +217,19 @@ def assistant_turn(
             }
         )
     return [{"role": "assistant", "content": blocks}] if blocks else []
+
+
+def thinking_refused(conversation: Conversation) -> bool:
+    """Whether Claude on Converse would refuse ``conversation`` with thinking on
+    (``additionalModelRequestFields.thinking``): its last assistant turn made calls but
+    holds no reasoning block of this dialect, as a turn carried over from another
+    provider does not (Anthropic's rule: "a final assistant message must start with a
+    thinking block")."""
+    for message in reversed(conversation):
+        if isinstance(message, AssistantMessage):
+            own = any(block.provider == DIALECT for block in message.reasoning)
+            return bool(message.calls) and not own
+    return False
 
 
 def _media_type(part: MediaPart) -> str:
