@@ -1095,3 +1095,64 @@ def test_converse_thinking_refused_reads_this_dialects_blocks() -> None:
     )
     assert converse.thinking_refused(carried) is True
     assert converse.thinking_refused([UserMessage(text="hi"), AssistantMessage(text="x")]) is False
+
+
+@st.composite
+def hostile_conversations(draw: st.DrawFn) -> list[Message]:
+    """Anything a caller can put in the neutral types: ids, names, media types, URLs,
+    document names and texts of any characters."""
+    out: list[Message] = [UserMessage(text=draw(st.text(max_size=5)))]
+    for turn in range(draw(st.integers(1, 2))):
+        # Mostly what a provider sends, now and then anything: a run that refused every
+        # conversation would prove nothing about the ones it sends.
+        legal_id = st.from_regex(r"[a-zA-Z0-9_.:-]{1,64}", fullmatch=True)
+        calls = tuple(
+            ToolCall(
+                name=draw(tool_names if draw(st.integers(0, 9)) else st.text(max_size=70)),
+                args=draw(st.dictionaries(st.text(max_size=3), json_values, max_size=2)),
+                provider=CONVERSE,
+                call_id=draw(legal_id if draw(st.integers(0, 9)) else st.none() | st.text()),
+                index=i,
+            )
+            for i in range(draw(st.integers(0, 2)))
+        )
+        if len({c.call_id for c in calls}) < len(calls):
+            calls = calls[:1]
+        out.append(AssistantMessage(text=draw(st.text(max_size=5)), calls=calls))
+        parts = st.builds(
+            Image,
+            data=st.none() | st.binary(max_size=4),
+            url=st.none() | st.text(max_size=20).map(lambda t: "s3://" + t),
+            media_type=st.text(max_size=12) | st.sampled_from(["image/png", "image/webp"]),
+        ) | st.builds(
+            Document,
+            data=st.binary(max_size=4),
+            name=st.none() | st.text(max_size=30),
+            media_type=st.text(max_size=12) | st.just("application/pdf"),
+        )
+        results = tuple(
+            ToolResult(
+                call=c,
+                content=draw(contents),
+                is_error=draw(st.booleans()),
+                media=tuple(draw(st.lists(parts, max_size=2))),
+            )
+            for c in calls
+        )
+        out.append(ToolResultsMessage(results=results))
+        del turn
+    return out
+
+
+@given(
+    conversation=hostile_conversations(),
+    choice=st.none() | st.text(max_size=8) | st.sampled_from(["auto", "any"]),
+)
+def test_a_hostile_conversation_is_refused_or_sent_valid(
+    conversation: list[Message], choice: str | None
+) -> None:
+    try:
+        body = build_request(CONVERSE, conversation, _tools(), model="m", tool_choice=choice)
+    except UsageError:
+        return
+    assert converse_problems(body) == []
