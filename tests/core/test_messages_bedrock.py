@@ -1156,3 +1156,49 @@ def test_a_hostile_conversation_is_refused_or_sent_valid(
     except UsageError:
         return
     assert converse_problems(body) == []
+
+
+def test_invoke_body_is_what_anthropics_own_bedrock_client_sends() -> None:
+    # The outside check of the InvokeModel body: the anthropic SDK's AnthropicBedrock
+    # client, given the anthropic dialect's body, sends the same fields to Bedrock
+    # (in process, through a mock transport: nothing leaves the machine). Only
+    # anthropic_version differs: AWS's guide says "bedrock-runtime: Set
+    # "anthropic_version": "bedrock-2023-05-31" in the request body"; the installed SDK
+    # sends its own API version there.
+    import anthropic as sdk
+    import httpx2
+
+    sent: list[tuple[str, dict[str, Any]]] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        sent.append((request.url.path, orjson.loads(request.content)))
+        message = {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [{"type": "text", "text": "ok"}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        return httpx2.Response(200, json=message)
+
+    conversation = invoke_conversation()
+    model = "anthropic.claude-sonnet-4-20250514-v1:0"
+    options: dict[str, Any] = {"tool_choice": {"type": "auto"}, "stop_sequences": ["END"]}
+    ours = build_request(INVOKE, conversation, TOOLS, model=model, stream=False, **options)
+    theirs = build_request(
+        "anthropic", anthropic_twin(conversation), TOOLS, model=model, stream=False, **options
+    )
+    del theirs["stream"]
+    with httpx2.Client(transport=httpx2.MockTransport(answer)) as http:
+        client = sdk.AnthropicBedrock(
+            api_key="k", aws_region="us-east-1", base_url="http://127.0.0.1:9", http_client=http
+        )
+        client.messages.create(**theirs)
+    ((path, body),) = sent
+    assert path == f"/model/{model}/invoke"
+    assert {k: v for k, v in body.items() if k != "anthropic_version"} == {
+        k: v for k, v in wire(ours).items() if k != "anthropic_version"
+    }
