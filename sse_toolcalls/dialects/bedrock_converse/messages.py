@@ -24,9 +24,10 @@ Rules of the service that the builders keep, each refused with a ``ValidationExc
 otherwise: roles alternate (consecutive messages of one role are joined); a text block is
 never blank ("text content blocks must be non-empty", "must contain non-whitespace
 text"); ``toolConfig`` is present whenever the messages hold ``toolUse`` or
-``toolResult`` blocks; a document's name is unique in the whole request ("Messages can't
-contain duplicate document names") and uses only letters, digits, single spaces,
-hyphens, parentheses and square brackets.
+``toolResult`` blocks (without tools to list, a ``UsageError``); a document's name is
+unique in the whole request ("Messages can't contain duplicate document names") and uses
+only letters, digits, single spaces, hyphens, parentheses and square brackets; a request
+holds at most :data:`MAX_DOCUMENTS` documents.
 
 Reasoning blocks of this dialect go back as the stream gave them (``stream.py``): a
 ``redacted_thinking`` block, or one with only ``data``, is ``redactedContent`` (``data``
