@@ -284,6 +284,15 @@ def test_results_of_another_dialect_or_without_a_usable_id_are_refused() -> None
         )
 
 
+def test_a_huge_bad_id_or_name_is_shown_short() -> None:
+    with pytest.raises(UsageError) as caught:
+        format_results([ToolResult(call=call(0, "/" * 1_000_000), content="x")])
+    assert len(str(caught.value)) < 400
+    with pytest.raises(UsageError) as caught:
+        converse.assistant_turn("", [call(0, name="." * 1_000_000)])
+    assert len(str(caught.value)) < 400
+
+
 def test_kimis_ids_with_dots_and_colons_are_kept() -> None:
     # A real ConverseStream id (kimi_k2_reasoning_then_tool_reframed.eventstream); the
     # service model's ToolUseId pattern is [a-zA-Z0-9_.:-]+.

@@ -131,10 +131,17 @@ _SPACES = re.compile(r"\s+")
 _CHOICE_HELP = "tool_choice is 'auto', 'any', a declared tool's name, or Converse's own object"
 
 
+def _shown(value: object) -> str:
+    # A name or id in an error message, cut short: either may be as long as a caller
+    # made it.
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _legal_name(name: str) -> str:
     if not isinstance(name, str) or not is_legal_name(DIALECT, name):
         raise UsageError(
-            f"tool name {name!r} breaks Bedrock's rule [a-zA-Z0-9_-]{{1,64}}: declare the "
+            f"tool name {_shown(name)} breaks Bedrock's rule [a-zA-Z0-9_-]{{1,64}}: declare the "
             "tools in build_request, or pass the ToolNameMap the calls were mapped with"
         )
     return name
@@ -148,9 +155,10 @@ def _tool_use_id(call: ToolCall) -> str:
     call_id = require_call_id(call, DIALECT)
     if not _TOOL_USE_ID.fullmatch(call_id):
         raise UsageError(
-            f"call {call.name!r} (index {call.index}) has the id {call_id!r}, which Bedrock "
-            "refuses (1 to 64 of a-z, A-Z, 0-9, '_', '.', ':', '-'); a conversation from "
-            "another provider is carried over with sse_toolcalls.crossing.carry_over"
+            f"call {_shown(call.name)} (index {call.index}) has the id {_shown(call_id)}, "
+            "which Bedrock refuses (1 to 64 of a-z, A-Z, 0-9, '_', '.', ':', '-'); a "
+            "conversation from another provider is carried over with "
+            "sse_toolcalls.crossing.carry_over"
         )
     return call_id
 
