@@ -1211,3 +1211,54 @@ def test_invoke_body_is_what_anthropics_own_bedrock_client_sends() -> None:
     assert {k: v for k, v in body.items() if k != "anthropic_version"} == {
         k: v for k, v in wire(ours).items() if k != "anthropic_version"
     }
+
+
+@given(
+    conversation=conversations(),
+    origin=st.sampled_from([d for d in DIALECTS if d != CONVERSE]),
+    ids=st.lists(st.none() | st.text(max_size=80), min_size=12, max_size=12, unique=True),
+)
+def test_any_conversation_from_another_dialect_is_sent_valid_on_converse(
+    conversation: list[Message], origin: Dialect, ids: list[str | None]
+) -> None:
+    # The same turns as another provider made them: its ids (any text, or none), its
+    # reasoning; carried over, Converse takes them all.
+    moved: dict[tuple[int, int], ToolCall] = {}
+    pool = iter(ids * 4)
+    foreign: list[Message] = []
+    for place, message in enumerate(conversation):
+        if isinstance(message, AssistantMessage):
+            calls = []
+            for c in message.calls:
+                new = dataclasses.replace(c, provider=origin, call_id=next(pool))
+                moved[(place, c.index)] = new
+                calls.append(new)
+            reasoning = tuple(dataclasses.replace(b, provider=origin) for b in message.reasoning)
+            foreign.append(
+                AssistantMessage(text=message.text, calls=tuple(calls), reasoning=reasoning)
+            )
+            turn = place
+        elif isinstance(message, ToolResultsMessage):
+            foreign.append(
+                ToolResultsMessage(
+                    results=tuple(
+                        dataclasses.replace(r, call=moved[(turn, r.call.index)])
+                        for r in message.results
+                    )
+                )
+            )
+        else:
+            foreign.append(message)
+    body = build_request(CONVERSE, carry_over(foreign, CONVERSE), _tools(), model="m")
+    assert converse_problems(body) == []
+    messages = wire(body)["messages"]
+    assert not any("reasoningContent" in b for m in messages for b in m["content"])
+    for position, message in enumerate(messages):
+        uses = [b["toolUse"]["toolUseId"] for b in message["content"] if "toolUse" in b]
+        if uses:
+            answered = [
+                b["toolResult"]["toolUseId"]
+                for b in messages[position + 1]["content"]
+                if "toolResult" in b
+            ]
+            assert answered == uses
