@@ -525,6 +525,15 @@ def test_tool_choice_that_names_nothing_declared_is_refused(choice: Any) -> None
         build_request(CONVERSE, [UserMessage(text="hi")], TOOLS, model="m", tool_choice=choice)
 
 
+def test_a_tool_named_like_a_mode_is_forced_by_the_object_form() -> None:
+    auto = ToolSpec(name="auto", description="d", parameters={"type": "object"})
+    forced = {"tool": {"name": "auto"}}
+    body = build_request(CONVERSE, [UserMessage(text="hi")], [auto], model="m", tool_choice=forced)
+    assert body["toolConfig"]["toolChoice"] == forced
+    mode = build_request(CONVERSE, [UserMessage(text="hi")], [auto], model="m", tool_choice="auto")
+    assert mode["toolConfig"]["toolChoice"] == {"auto": {}}
+
+
 def test_tool_choice_without_tools_is_refused() -> None:
     with pytest.raises(UsageError, match="tool_choice needs tools"):
         build_request(CONVERSE, [UserMessage(text="hi")], model="m", tool_choice="auto")

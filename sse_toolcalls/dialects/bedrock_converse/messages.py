@@ -466,7 +466,7 @@ def build_request(
     ``inferenceConfig.maxTokens`` (beside the caller's other ``inferenceConfig``
     fields); ``tool_choice`` is ``"auto"``, ``"any"``, a declared tool's (registry or
     wire) name, or Converse's own ``{"auto": {}}`` / ``{"any": {}}`` / ``{"tool":
-    {"name": ...}}``. ``options`` (``inferenceConfig``, ``additionalModelRequestFields``,
+    {"name": ...}}`` (the way to force a tool named ``auto`` or ``any``). ``options`` (``inferenceConfig``, ``additionalModelRequestFields``,
     ``guardrailConfig``...) are added as they are.
 
     Raises:
