@@ -466,8 +466,9 @@ def build_request(
     ``inferenceConfig.maxTokens`` (beside the caller's other ``inferenceConfig``
     fields); ``tool_choice`` is ``"auto"``, ``"any"``, a declared tool's (registry or
     wire) name, or Converse's own ``{"auto": {}}`` / ``{"any": {}}`` / ``{"tool":
-    {"name": ...}}`` (the way to force a tool named ``auto`` or ``any``). ``options`` (``inferenceConfig``, ``additionalModelRequestFields``,
-    ``guardrailConfig``...) are added as they are.
+    {"name": ...}}`` (the way to force a tool named ``auto`` or ``any``). ``options``
+    (``inferenceConfig``, ``additionalModelRequestFields``, ``guardrailConfig``...) are
+    added as they are.
 
     Raises:
         UsageError: an empty ``model``; a conversation that holds tool calls or results
