@@ -523,6 +523,10 @@ def _tool_call(parsed: ParsedCall, index: int) -> ToolCall:
 
 _ERROR_PREFIX = "Error during execution:"
 
+_ERROR_FLAGGED = frozenset({"anthropic", "bedrock_anthropic", "bedrock_converse"})
+"""Dialects whose results carry an error flag (``is_error``, Converse's ``status``): an ok
+object with an ``"error"`` key is a value there, not an error."""
+
 
 def _reference_value(text: str, precision: int | None = None) -> Any:
     # BFCL's executor sends a str as it is, a dict as json.dumps, anything else as str().
@@ -620,11 +624,6 @@ def _reference_turn(
         texts += results
         precisions += [left[0]] * len(results)
     return texts, precisions, reference
-
-
-_ERROR_FLAGGED = frozenset({"anthropic", "bedrock_anthropic", "bedrock_converse"})
-"""Dialects whose results say "error" by a flag of their own (``is_error``, Converse's
-``status: "error"``): there a result ``{"error": ...}`` is a value like any other."""
 
 
 def _received_value(dialect: str, result: ReceivedResult) -> tuple[Any, bool]:
@@ -775,15 +774,15 @@ def _declared(dialect: str, body: Any) -> set[str]:
         return set()
     tools = body.get("tools") or []
     if dialect == "bedrock_converse":
+        # Converse declares its tools in toolConfig.tools[].toolSpec.
         config = body.get("toolConfig")
-        tools = config.get("tools") or [] if isinstance(config, dict) else []
+        listed = config.get("tools") if isinstance(config, dict) else None
+        tools = [t.get("toolSpec") for t in listed or () if isinstance(t, dict)]
     names: list[Any] = []
     for tool in tools:
         if not isinstance(tool, dict):
             continue
-        if dialect == "bedrock_converse":
-            names.append((tool.get("toolSpec") or {}).get("name"))
-        elif dialect == "gemini":
+        if dialect == "gemini":
             names.extend(d.get("name") for d in tool.get("functionDeclarations", ()))
         elif dialect == "openai_chat":
             names.append(tool.get("function", {}).get("name"))
