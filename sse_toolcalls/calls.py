@@ -14,10 +14,24 @@ from typing import Any, Literal
 
 from ._faces import publish
 
-Dialect = Literal["openai_chat", "openai_responses", "anthropic", "gemini"]
+Dialect = Literal[
+    "openai_chat",
+    "openai_responses",
+    "anthropic",
+    "gemini",
+    "bedrock_converse",
+    "bedrock_anthropic",
+]
 """The four wire formats the library speaks."""
 
-DIALECTS: tuple[Dialect, ...] = ("openai_chat", "openai_responses", "anthropic", "gemini")
+DIALECTS: tuple[Dialect, ...] = (
+    "openai_chat",
+    "openai_responses",
+    "anthropic",
+    "gemini",
+    "bedrock_converse",
+    "bedrock_anthropic",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

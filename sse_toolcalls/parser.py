@@ -7,7 +7,7 @@ calls, the finish); :class:`ToolCallParser` yields only the complete calls.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._faces import publish
@@ -16,15 +16,13 @@ from .dialects import accepts_unterminated, detect_dialect, reassembler_for, spe
 from .dialects._common import Reassembler
 from .dialects._parsed import parsed_event
 from .errors import (
-    EventTooLargeError,
-    LimitExceededError,
     MalformedStreamError,
     SSEToolCallsError,
     StreamError,
     TruncatedStreamError,
     UsageError,
 )
-from .framing import SSE, Framer, framing_for
+from .framing import SSE, Framer, framing_for, sniff_framing
 from .framing.sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent, SSEFramer
 
 __all__ = ["MAX_EVENTS_BEFORE_DETECTION", "StreamParser", "ToolCallParser"]
@@ -50,6 +48,34 @@ def new_framer(framing: str, max_event_bytes: int) -> Framer:
     return framing_for(framing).framer(max_event_bytes=max_event_bytes)
 
 
+class _Sniffer:
+    """The framer of a stream whose dialect is not named, until its first byte: then the
+    framer of the framing that byte tells (``framing.sniff_framing``) takes its place in
+    the parser, so that every later read goes straight to it."""
+
+    __slots__ = ("_parser", "_sse")
+
+    def __init__(self, parser: StreamParser, max_event_bytes: int) -> None:
+        self._parser = parser
+        # Built now: it checks max_event_bytes, and it is the framer of nearly every stream.
+        self._sse = new_framer(SSE, max_event_bytes)
+
+    @property
+    def max_event_bytes(self) -> int:
+        return self._sse.max_event_bytes
+
+    def feed(self, data: bytes) -> list[ServerSentEvent]:
+        if not data:
+            return []
+        framing = sniff_framing(data[:1]) if isinstance(data, bytes | bytearray) else SSE
+        framer = self._sse if framing == SSE else new_framer(framing, self._sse.max_event_bytes)
+        self._parser._framer = framer
+        return framer.feed(data)
+
+    def finish(self, *, unterminated: Callable[[str], bool] | None = None) -> list[ServerSentEvent]:
+        return self._sse.finish(unterminated=unterminated)
+
+
 class StreamParser:
     """The rich stream of one streamed response.
 
@@ -66,9 +92,13 @@ class StreamParser:
     ) -> None:
         self._rich = _rich
         # Framing + reassembler + end check, each from the dialect's spec; a stream whose
-        # dialect is to be recognised is framed as SSE, every such dialect's framing.
+        # dialect is to be recognised is framed as its first byte says (_Sniffer).
         spec = None if dialect is None else spec_for(dialect)
-        self._framer = new_framer(SSE if spec is None else spec.framing, max_event_bytes)
+        self._framer: Framer = (
+            _Sniffer(self, max_event_bytes)
+            if spec is None
+            else new_framer(spec.framing, max_event_bytes)
+        )
         self._reassembler: Reassembler | None = (
             None if spec is None else spec.reassembler(rich=_rich)
         )
@@ -111,9 +141,11 @@ class StreamParser:
                 for event in events:
                     out.extend(self._route(event))
         except SSEToolCallsError as exc:
-            # Only a framer's limit has events; a reassembler's limit has none.
-            if isinstance(exc, EventTooLargeError | LimitExceededError) and exc.events:
-                self._before(exc.events)
+            # Only a framer's error has events (a limit, or a fault of a framing that
+            # reads whole messages); a reassembler's limit has none.
+            earlier: list[ServerSentEvent] | None = getattr(exc, "events", None)
+            if earlier:
+                self._before(earlier)
             self._failed(exc)
             raise
         except Exception as exc:

@@ -17,6 +17,10 @@ The shapes, as each provider documents them:
   over HTTP sometimes wrapped in a list.
 - OpenAI-compatible servers: the OpenAI shape, the same fields at the top level
   (Mistral), ``{"error": "text"}`` or ``{"detail": "text"}`` (vLLM, FastAPI).
+- Amazon Bedrock: the kind in a name, not in the body (``{"message"}``): over HTTP the
+  ``x-amzn-ErrorType`` header (``ThrottlingException:http://internal.amazon.com/...``),
+  in a stream an ``exception`` message's ``:exception-type`` (``throttlingException``);
+  :func:`aws_error_code` reads either as the one code (``ThrottlingException``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from .errors import ProviderError
 
 __all__ = [
     "ErrorObject",
+    "aws_error",
+    "aws_error_code",
     "error_from_payload",
     "finish_reason_error",
     "is_retryable",
@@ -63,6 +69,14 @@ _RETRYABLE_CODES = frozenset(
         "INTERNAL",
         "DEADLINE_EXCEEDED",
         "ABORTED",
+        # Bedrock (ConverseStream's and InvokeModelWithResponseStream's documented errors:
+        # "retry your request" for each of these).
+        "ThrottlingException",
+        "ServiceUnavailableException",
+        "InternalServerException",
+        "ModelStreamErrorException",
+        "ModelNotReadyException",
+        "ModelTimeoutException",
     }
 )
 # Codes that mean "retrying the same request will fail again", even under a 429 status:
@@ -90,6 +104,13 @@ _PERMANENT_CODES = frozenset(
         "PERMISSION_DENIED",
         "UNAUTHENTICATED",
         "NOT_FOUND",
+        # Bedrock: the request, the account or the model is at fault.
+        "ValidationException",
+        "AccessDeniedException",
+        "ResourceNotFoundException",
+        "ServiceQuotaExceededException",
+        "ModelErrorException",
+        "UnrecognizedClientException",
         "FAILED_PRECONDITION",
     }
 )
@@ -256,4 +277,42 @@ def finish_reason_error(
         code=reason,
         retryable=reason in _RETRYABLE_FINISH_REASONS,
         body=body,
+    )
+
+
+def aws_error_code(name: str) -> str:
+    """The one code of an AWS error name, however it came: ``x-amzn-ErrorType``'s
+    ``ThrottlingException:http://internal.amazon.com/coral/...`` (the part before the
+    colon) or an event stream's ``throttlingException`` (the first letter raised), both
+    ``ThrottlingException``."""
+    code = name.split(":", 1)[0].strip()
+    return code[:1].upper() + code[1:]
+
+
+def aws_error(
+    dialect: str | None,
+    name: str,
+    body: Any,
+    raw: str,
+    *,
+    status: int | None = None,
+    retry_after: float | None = None,
+) -> ProviderError:
+    """The :class:`ProviderError` of an AWS error: its code from ``name`` (see
+    :func:`aws_error_code`), its message from the body's ``message`` (``Message`` in some
+    services), else the raw text; retryable by the one table (:func:`is_retryable`)."""
+    code = aws_error_code(name) or None
+    message = None
+    if type(body) is dict:
+        found = body.get("message", body.get("Message"))
+        message = found if isinstance(found, str) and found else None
+    text = message or raw.strip()[:_SNIPPET_CHARS] or code or _DEFAULT_MESSAGE
+    return ProviderError(
+        text,
+        provider=dialect,
+        code=code,
+        status=status,
+        retryable=is_retryable(code, status),
+        retry_after=retry_after,
+        body=body if body is not None else raw,
     )

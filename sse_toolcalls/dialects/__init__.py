@@ -9,7 +9,7 @@ from .. import _json
 from ..calls import DIALECTS, Dialect
 from ..errors import UnknownDialectError
 from ..framing.sse import ServerSentEvent
-from . import anthropic, gemini, openai_chat, openai_responses
+from . import anthropic, bedrock_anthropic, bedrock_converse, gemini, openai_chat, openai_responses
 from ._common import Reassembler
 from ._parsed import PARSED_DATA, ParsedEvent
 from ._spec import DialectSpec
@@ -18,7 +18,14 @@ __all__ = ["DIALECTS", "DialectSpec", "detect_dialect", "reassembler_for", "spec
 
 SPECS: dict[str, DialectSpec] = {
     spec.name: spec
-    for spec in (openai_chat.SPEC, openai_responses.SPEC, anthropic.SPEC, gemini.SPEC)
+    for spec in (
+        openai_chat.SPEC,
+        openai_responses.SPEC,
+        anthropic.SPEC,
+        gemini.SPEC,
+        bedrock_converse.SPEC,
+        bedrock_anthropic.SPEC,
+    )
 }
 """The one table of dialects, in the order of ``DIALECTS``."""
 
@@ -31,6 +38,18 @@ _ANTHROPIC_TYPES = frozenset(
         "content_block_delta",
         "content_block_stop",
         "ping",
+    }
+)
+
+
+_CONVERSE_TYPES = frozenset(
+    {
+        "messageStart",
+        "contentBlockStart",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
     }
 )
 
@@ -74,6 +93,14 @@ def detect_dialect(event: ServerSentEvent) -> Dialect | None:
     object is attributed by its shape (Google's carries an RPC ``status``).
     """
     name = event.event
+    # Bedrock's event types name themselves (event-stream messages, never SSE events);
+    # an AWS exception before any event is Converse's, the dialect that says less.
+    if name in _CONVERSE_TYPES:
+        return "bedrock_converse"
+    if name == "chunk":
+        return "bedrock_anthropic"
+    if name.endswith("Exception"):
+        return "bedrock_converse"
     if name.startswith("response."):
         return "openai_responses"
     if name in _ANTHROPIC_TYPES:

@@ -1,8 +1,8 @@
 """Framings: how the bytes of a streamed response are cut into events, one module each.
 
-Server-sent events (``sse_toolcalls.framing.sse``) are one framing among others. AWS's
-binary event stream has its framer in ``sse_toolcalls.framing.eventstream``; it joins
-:data:`FRAMINGS` with the Bedrock dialects (issue 31), which read its messages as events.
+Server-sent events (``sse_toolcalls.framing.sse``) are one framing among others; AWS's
+binary event stream (``sse_toolcalls.framing.eventstream``, Amazon Bedrock) is the other,
+its messages read as events.
 A dialect names the framing its bytes come in (``DialectSpec.framing``) and the parser
 and the edge build that framing's framer, so a new framing is one module with a framer
 and one entry in :data:`FRAMINGS`.
@@ -27,7 +27,7 @@ from .._event import ServerSentEvent
 from ..errors import UsageError
 from .sse import SSEFramer
 
-__all__ = ["FRAMINGS", "SSE", "Framer", "Framing", "framing_for"]
+__all__ = ["EVENTSTREAM", "FRAMINGS", "SSE", "Framer", "Framing", "framing_for", "sniff_framing"]
 
 
 class Framer(Protocol):
@@ -86,14 +86,42 @@ def _not_sse(head: bytes) -> bool:
     return head[:1] in (b"{", b"[", b"<")
 
 
+def _event_stream_framer(*, max_event_bytes: int) -> Framer:
+    # Imported on first use: a stream of SSE never loads the event-stream module (and
+    # its dataclasses; tests/core/test_import_cost.py holds the SSE framer free of them).
+    from .eventstream import EventStreamEventFramer
+
+    return EventStreamEventFramer(max_event_bytes=max_event_bytes)
+
+
 SSE = "sse"
-"""Server-sent events: the framing of every dialect the library recognises from its
-stream (a parser without a dialect frames with it)."""
+"""Server-sent events: the framing of the OpenAI, Anthropic and Gemini dialects."""
+
+EVENTSTREAM = "eventstream"
+"""AWS's binary event stream: the framing of the Bedrock dialects."""
 
 FRAMINGS: dict[str, Framing] = {
     SSE: Framing(name=SSE, framer=SSEFramer, media_type="text/event-stream", foreign=_not_sse),
+    # A JSON error or a markup page is no event stream either: a message opens with its
+    # total length, whose first byte is 0 below 16 MiB, and never "{", "[" or "<" below
+    # 2 GiB.
+    EVENTSTREAM: Framing(
+        name=EVENTSTREAM,
+        framer=_event_stream_framer,
+        media_type="application/vnd.amazon.eventstream",
+        foreign=_not_sse,
+    ),
 }
 """The one table of framings."""
+
+
+def sniff_framing(head: bytes) -> str:
+    """The framing a body opening with ``head`` (its first bytes, at least one) is in, for
+    a stream whose dialect is not named: AWS's event stream opens with the first byte
+    of a message's 4-byte big-endian length, 0 for every message under 16 MiB (Bedrock's
+    are under 2 KB) and never a byte SSE opens with (a field name, a colon, a line end
+    or a BOM); anything else is SSE."""
+    return EVENTSTREAM if head[:1] == b"\x00" else SSE
 
 
 def framing_for(name: str) -> Framing:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, NoReturn, TypeAlias
 
 from .._checks import check_count
+from .._event import ServerSentEvent
 from ..errors import FramingError, LimitExceededError, SSEToolCallsError, UsageError
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ __all__ = [
     "MESSAGE_OVERHEAD_BYTES",
     "ChecksumMismatchError",
     "EventStreamError",
+    "EventStreamEventFramer",
     "EventStreamFramer",
     "EventStreamLimitError",
     "EventStreamMessage",
@@ -260,6 +262,9 @@ class EventStreamError(FramingError):
         """The whole messages the failing read completed before the fault, in stream
         order, which the framer does not return (as :attr:`EventTooLargeError.events`):
         the outcome is then the same however the reads split."""
+        self.events: list[ServerSentEvent] = []
+        """The same messages as events, when the framing seam's framer
+        (:class:`EventStreamEventFramer`) raised: what the parser reads before failing."""
 
 
 class ChecksumMismatchError(EventStreamError):
@@ -691,3 +696,66 @@ class EventStreamFramer:
         if self._state is _BUSY:
             return _reentered()
         return UsageError(f"the framer has {self._state}; it takes no more input")
+
+
+# ----------------------------------------------------------------------------------------
+# The framing seam: messages as the events every dialect reads.
+
+ERROR_EVENT: Final = "error"
+"""The event name of an ``error`` message (an unmodeled error: ``:error-code`` and
+``:error-message`` in its headers, its data the JSON ``{"errorCode", "message"}``)."""
+
+
+def message_event(message: EventStreamMessage) -> ServerSentEvent:
+    """One message as the event a dialect reads: an ``event`` message by its
+    ``:event-type`` (``contentBlockDelta``, ``chunk``), an ``exception`` message by its
+    ``:exception-type`` (``throttlingException``: AWS's exception names end in
+    "Exception", no event type does), both with the payload as text; any other
+    message type as :data:`ERROR_EVENT`. What an event or an exception means is the
+    dialect's to say."""
+    kind = message.message_type
+    if kind == "event":
+        name = message.event_type or "message"
+    elif kind == "exception":
+        name = message.exception_type or "exception"
+    else:
+        from .. import _json
+
+        body = {"errorCode": message.error_code or kind, "message": message.error_message or ""}
+        return ServerSentEvent(ERROR_EVENT, _json.dumps(body).decode(), "", None)
+    # "replace", as the SSE framer decodes: a payload that is not UTF-8 is then JSON that
+    # does not parse, which the dialect reports as a malformed event.
+    return ServerSentEvent(name, message.payload.decode("utf-8", "replace"), "", None)
+
+
+class EventStreamEventFramer:
+    """The event stream on the framing seam (``sse_toolcalls.framing.Framer``): the
+    messages of :class:`EventStreamFramer`, each as the event :func:`message_event`
+    makes of it. Its errors are the framer's; a failing read's earlier messages are in
+    their ``events`` as events (``EventStreamError.messages`` as messages)."""
+
+    __slots__ = ("_framer",)
+
+    def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        self._framer = EventStreamFramer(max_message_bytes=max_event_bytes)
+
+    @property
+    def max_event_bytes(self) -> int:
+        """Bound on one message, prelude and CRCs included, in bytes."""
+        return self._framer.max_message_bytes
+
+    def feed(self, data: bytes) -> list[ServerSentEvent]:
+        """The events the next bytes complete (see :meth:`EventStreamFramer.feed`)."""
+        try:
+            messages = self._framer.feed(data)
+        except EventStreamError as exc:
+            exc.events = [message_event(message) for message in exc.messages]
+            raise
+        return [message_event(message) for message in messages] if messages else []
+
+    def finish(self, *, unterminated: object = None) -> list[ServerSentEvent]:
+        """The end of the stream (``unterminated`` is SSE's: every message here is whole
+        or refused). Raises as :meth:`EventStreamFramer.finish`."""
+        del unterminated
+        self._framer.finish()
+        return []
