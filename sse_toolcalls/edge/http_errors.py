@@ -145,8 +145,8 @@ def provider_error_from_http(
         return aws_error(
             provider,
             aws_code,
-            None if type(parsed) is dict else text.strip()[:500] or None,
-            payload=parsed if parsed is not None else text,
+            parsed,
+            text,
             status=status,
             retry_after=parse_retry_after(headers, now=now),
         )

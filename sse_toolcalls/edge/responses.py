@@ -22,6 +22,7 @@ complete or truncated (:class:`TruncatedStreamError` with what arrived).
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast, runtime_checkable
@@ -29,6 +30,7 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 from .. import _json
 from ..calls import Dialect, StreamEvent, ToolCall
 from ..dialects import detect_dialect, spec_for
+from ..dialects._aws import is_exception as is_aws_exception
 from ..dialects._parsed import PARSED_DATA, ParsedEvent, parsed_event, text_of
 from ..errors import (
     MalformedStreamError,
@@ -37,7 +39,7 @@ from ..errors import (
     StreamTimeoutError,
     UsageError,
 )
-from ..framing import SSE, Framer, framing_for
+from ..framing import EVENTSTREAM, FRAMINGS, SSE, Framer, framing_for
 from ..framing.sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent
 from ..parser import StreamParser, ToolCallParser, new_framer
 from .http_errors import MAX_ERROR_BODY_BYTES, header, provider_error_from_http
@@ -114,17 +116,24 @@ def _status_and_headers(response: object) -> tuple[int | None, Mapping[str, str]
     return status, headers
 
 
-def _media_type(provider: Dialect | None) -> str:
-    """The media type of the provider's framing (SSE's while the dialect is unknown)."""
-    return framing_for(SSE if provider is None else spec_for(provider).framing).media_type
+def _media_types(provider: Dialect | None) -> tuple[str, ...]:
+    """The media types a body of the provider may come in: its framing's, or every
+    framing's while the dialect is unknown (the parser tells the framing from the
+    first byte: an event stream is no error page)."""
+    if provider is None:
+        return tuple(framing.media_type for framing in FRAMINGS.values())
+    return (framing_for(spec_for(provider).framing).media_type,)
 
 
-def _bad_content_type(headers: Mapping[str, str] | None, media_type: str) -> str | None:
-    """The content type when one is given and it is not ``media_type``, else ``None``."""
+def _bad_content_type(
+    headers: Mapping[str, str] | None, media_types: tuple[str, ...]
+) -> str | None:
+    """The content type when one is given and it is none of ``media_types``, else
+    ``None``."""
     content_type = header(headers, "content-type")
     if content_type is None:
         return None
-    if content_type.split(";", 1)[0].strip().lower() == media_type:
+    if content_type.split(";", 1)[0].strip().lower() in media_types:
         return None
     return content_type
 
@@ -136,7 +145,7 @@ def _status_error(
     provider: Dialect | None,
     content_type: str | None,
     *,
-    media_type: str,
+    media_types: tuple[str, ...],
 ) -> ProviderError:
     if status is not None and not 200 <= status <= 299:
         return provider_error_from_http(status, body, headers, provider=provider)
@@ -157,7 +166,8 @@ def _status_error(
             body=snippet,
         )
     return ProviderError(
-        f"expected {media_type}, got {content_type!r} ({_looks_like(body)}): {snippet}",
+        f"expected {' or '.join(media_types)}, got {content_type!r} ({_looks_like(body)}): "
+        f"{snippet}",
         provider=provider,
         code="unexpected_content_type",
         status=status,
@@ -189,8 +199,10 @@ in bytes); past this the parser alone decides."""
 
 def _is_error_event(event: ServerSentEvent) -> bool:
     # Error objects are attributed by shape only: a proxy's error in another vendor's
-    # shape is still an error of this stream, reported as such by its dialect.
-    if event.event == "error":
+    # shape is still an error of this stream, reported as such by its dialect. An AWS
+    # exception message names itself (throttlingException): detection gives it to
+    # Converse, but InvokeModel's stream sends the same ones.
+    if event.event == "error" or is_aws_exception(event.event):
         return True
     payload: Any
     if event.data is PARSED_DATA:
@@ -285,11 +297,11 @@ class _Head:
 
 
 def _needs_error(
-    status: int | None, headers: Mapping[str, str] | None, media_type: str
+    status: int | None, headers: Mapping[str, str] | None, media_types: tuple[str, ...]
 ) -> str | bool:
     if status is not None and not 200 <= status <= 299:
         return True
-    return _bad_content_type(headers, media_type) or False
+    return _bad_content_type(headers, media_types) or False
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -349,17 +361,17 @@ class _BodyStep:
         self.idle_timeout = idle_timeout
         self.status, self.headers = _status_and_headers(response)
         self.head = _Head(provider)
-        self.media_type = _media_type(provider)
+        self.media_types = _media_types(provider)
 
     def needs_error_body(self) -> bool:
         """The status or the content type is an error: read the body (bounded) and raise
         :meth:`status_error` instead of parsing."""
-        return bool(_needs_error(self.status, self.headers, self.media_type))
+        return bool(_needs_error(self.status, self.headers, self.media_types))
 
     def status_error(self, body: bytes) -> ProviderError:
-        bad = _bad_content_type(self.headers, self.media_type)
+        bad = _bad_content_type(self.headers, self.media_types)
         return _status_error(
-            self.status, self.headers, body, self.provider, bad, media_type=self.media_type
+            self.status, self.headers, body, self.provider, bad, media_types=self.media_types
         )
 
     def chunk(self, chunk: bytes) -> list[Any] | None:
@@ -379,7 +391,7 @@ class _BodyStep:
 
     def not_sse_error(self, body: bytes) -> ProviderError:
         return _status_error(
-            self.status, self.headers, body, self.provider, None, media_type=self.media_type
+            self.status, self.headers, body, self.provider, None, media_types=self.media_types
         )
 
     def end(self) -> list[Any]:
@@ -754,6 +766,11 @@ class _EventStep:
         self.parser = parser
         self.provider = provider
         self.told = provider is None
+        # Whether items come as botocore yields an event stream's ({event type: its
+        # members}); None: not known until the first item (no dialect named).
+        self.wrapped: bool | None = (
+            None if provider is None else spec_for(provider).framing == EVENTSTREAM
+        )
 
     def framed(self, event: SSELike) -> list[Any]:
         """The items a framed event completes."""
@@ -769,12 +786,19 @@ class _EventStep:
             MalformedStreamError: the event could not give its JSON (its
                 ``model_dump()`` raised, a mapping failed when read), chained.
         """
+        name: str | None = None
         try:
             payload = _payload(event)
+            if self.wrapped is not False:
+                item = _event_stream_item(payload)
+                if self.wrapped is None:
+                    self.wrapped = item is not None and _names_event_stream_dialect(item[0])
+                if self.wrapped and item is not None:
+                    name, payload = item
             if not self.told:
                 # The first events once more through the check the parser's feed_event
                 # makes (a walk of one event): the dialect check reads a checked event only.
-                probe = parsed_event(payload, max_event_bytes=DEFAULT_MAX_EVENT_BYTES)
+                probe = parsed_event(payload, name, max_event_bytes=DEFAULT_MAX_EVENT_BYTES)
                 self.told = _check_dialect(probe, self.provider)
         except SSEToolCallsError:
             raise
@@ -789,7 +813,7 @@ class _EventStep:
                 f"a parsed event could not be read ({type(exc).__name__}: {safe_str(exc)})",
                 provider=self.provider,
             ) from exc
-        return self.parser.feed_event(payload)
+        return self.parser.feed_event(payload, name)
 
     def end(self) -> list[Any]:
         return self.parser.finish()
@@ -851,6 +875,50 @@ def _payload(event: SDKEvent) -> Any:
     )
 
 
+MAX_BLOB_DEPTH = 8
+"""How deep in an event-stream item bytes are looked for, in nested objects: botocore's
+blobs in Bedrock's events sit at depth 4 at most (``delta.image.source.bytes``); bytes
+deeper stay bytes, which the parsed-event check refuses as no JSON value."""
+
+
+def _blobs_as_text(value: Any, depth: int = 0) -> Any:
+    """``value`` with every bytes value written as base64 text, as the wire carries a
+    blob (botocore decodes ``chunk.bytes``, ``reasoningContent.redactedContent``...);
+    copied only where it holds some."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return binascii.b2a_base64(value, newline=False).decode("ascii")
+    if depth >= MAX_BLOB_DEPTH:
+        return value
+    if isinstance(value, Mapping):
+        out = {k: _blobs_as_text(v, depth + 1) for k, v in value.items()}
+        changed = any(out[k] is not v for k, v in value.items())
+        return out if changed else value
+    if isinstance(value, list):
+        items = [_blobs_as_text(v, depth + 1) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    return value
+
+
+def _event_stream_item(payload: Any) -> tuple[str, Any] | None:
+    """An item of botocore's event stream (``{"contentBlockDelta": {...}}``, ``{"chunk":
+    {"bytes": b"..."}}``) as its event's name and payload, blobs in their wire form;
+    ``None`` for anything else (an object of more keys, or whose one value is no
+    object)."""
+    if not isinstance(payload, Mapping) or len(payload) != 1:
+        return None
+    ((name, inner),) = payload.items()
+    if type(name) is not str or not isinstance(inner, Mapping):
+        return None
+    return name, _blobs_as_text(inner)
+
+
+def _names_event_stream_dialect(name: str) -> bool:
+    """Whether an event of this name tells a dialect whose stream is an AWS event stream
+    (the one recogniser, by the name alone)."""
+    found = detect_dialect(ServerSentEvent(name, "", "", None))
+    return found is not None and spec_for(found).framing == EVENTSTREAM
+
+
 def _pump_parsed(
     events: Iterable[SDKEvent], parser: _Parser, provider: Dialect | None
 ) -> Iterator[Any]:
@@ -876,7 +944,15 @@ def parse_events(
 ) -> Iterator[StreamEvent]:
     """Rich stream events from events an SDK already parsed: iterate the SDK's own
     stream (``client.chat.completions.create(stream=True)``, ``client.messages.create(
-    stream=True)``) and hand its events, or plain dicts, here.
+    stream=True)``, boto3's ``client.converse_stream(...)["stream"]``) and hand its
+    events, or plain dicts, here.
+
+    boto3's items (``{"contentBlockDelta": {...}}``, InvokeModelWithResponseStream's
+    ``{"chunk": {"bytes": b"..."}}``) are read as the event the key names, their bytes
+    as the base64 the wire carries: for the Bedrock dialects, or with no dialect named
+    when the first item's key names one. boto3 raises an exception message of the
+    stream as ``EventStreamError`` while it is iterated: ``translate_sdk_errors``
+    around the loop makes it our ``ProviderError``.
 
     The caller owns the SDK's stream. Errors as in :func:`aiter_tool_calls` without the
     HTTP checks; ``UsageError`` for an item that is not a parsed event.
@@ -906,6 +982,7 @@ def aparse_tool_calls(
 
 
 __all__ = [
+    "MAX_BLOB_DEPTH",
     "MAX_HEAD_BYTES",
     "NOT_AN_EVENT_STREAM_CODE",
     "TIMEOUT_CODE",

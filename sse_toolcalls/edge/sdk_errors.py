@@ -123,14 +123,16 @@ def _from_aws(response: Mapping[str, Any], dialect: str | None) -> ProviderError
     headers = headers if isinstance(headers, Mapping) else None
     message = error.get("Message")
     # The members besides Error and ResponseMetadata are the exception's own fields
-    # (ModelStreamErrorException's originalStatusCode...): the body as the service sent it.
+    # (message; ModelStreamErrorException's originalStatusCode...): the body as sent.
     body = {k: v for k, v in response.items() if k not in ("Error", "ResponseMetadata")}
+    if isinstance(message, str) and message and "message" not in body:
+        body["message"] = message
     return aws_error(
         dialect,
         error["Code"],
-        message if isinstance(message, str) and message else None,
-        payload=body or dict(error),
-        status=status if type(status) is int else None,
+        body,
+        message if isinstance(message, str) else "",
+        status=status if type(status) is int and not isinstance(status, bool) else None,
         retry_after=parse_retry_after(headers),
     )
 

@@ -1,0 +1,524 @@
+"""The Bedrock clients (issue 31, item 5) against a loopback server that answers as
+Bedrock's runtime does (tests/aws_loopback.py): the endpoint and its path, a Bedrock API
+key as a bearer token, AWS Signature V4 through botocore (checked by signing the request
+the server received again, with botocore, at the same date), errors by
+``x-amzn-ErrorType``, and no secret in an error or a repr. asyncio and trio.
+
+The request bodies are the messages module's (issue 31, item 4); here a fixed body
+stands in where a test is about the wire around it (``FixedBody``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
+from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
+from botocore.credentials import Credentials  # type: ignore[import-untyped]
+
+from sse_toolcalls import ProviderError, ToolCall, UsageError
+from sse_toolcalls.conversation import Conversation, UserMessage
+from sse_toolcalls.runtime.clients import (
+    SIGNING_CODE,
+    BedrockAnthropicClient,
+    BedrockClient,
+    ProviderClient,
+    client_for,
+)
+from tests.aws_loopback import Answer, Loopback, Seen, loopback
+from tests.core.test_eventstream_wire import STRING, bedrock_event, encode
+
+pytestmark = [
+    pytest.mark.anyio,
+    # As in test_chaos.py: on trio, httpx leaves the body iterators of a stream that
+    # raised part way to the collector, which warns.
+    pytest.mark.filterwarnings("ignore:Async generator 'httpx2?\\.:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Async generator 'httpcore2?\\.:ResourceWarning"),
+]
+
+KEY = "ABSKQmVkcm9ja0FQSUtleS1leGFtcGxlLTEyMzQ1Njc4OTA="
+ACCESS = "AKIAIOSFODNN7EXAMPLE"
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+TOKEN = "IQoJb3JpZ2luX2VjEXAMPLESESSIONTOKEN0123456789"
+MODEL = "us.anthropic.claude-3-5-sonnet-20240620-v1:0"
+ARN = (
+    "arn:aws:bedrock:us-east-1:123456789012:inference-profile/"
+    "us.anthropic.claude-3-5-sonnet-20240620-v1:0"
+)
+BODY = {"messages": [{"role": "user", "content": [{"text": "Weather in Paris?"}]}]}
+
+
+def converse_stream(*, exception: str | None = None) -> bytes:
+    """A ConverseStream answer with one call (``get_weather {"city": "Paris"}``), or
+    cut by an exception message after the call's first fragment."""
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("messageStart", {"role": "assistant"}),
+        (
+            "contentBlockStart",
+            {
+                "contentBlockIndex": 0,
+                "start": {"toolUse": {"toolUseId": "tooluse_1", "name": "get_weather"}},
+            },
+        ),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": ""}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"ci'}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": 'ty": "Paris"}'}}}),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("messageStop", {"stopReason": "tool_use"}),
+        ("metadata", {"usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}}),
+    ]
+    out = b""
+    for name, payload in events[:4] if exception else events:
+        out += bedrock_event(name, json.dumps({**payload, "p": "abcdef"}).encode())
+    if exception:
+        out += encode(
+            [
+                (":exception-type", STRING, exception),
+                (":content-type", STRING, "application/json"),
+                (":message-type", STRING, "exception"),
+            ],
+            json.dumps({"message": "Too many tokens, please wait before trying again."}).encode(),
+        )
+    return out
+
+
+def invoke_stream() -> bytes:
+    """An InvokeModelWithResponseStream answer: Anthropic's events, base64 in chunks."""
+    import base64
+
+    events = [
+        {"type": "message_start", "message": {"id": "msg_1", "role": "assistant",
+                                              "usage": {"input_tokens": 3, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0,
+         "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_json_delta", "partial_json": '{"city": "Paris"}'}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+         "usage": {"output_tokens": 9}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    return b"".join(
+        bedrock_event(
+            "chunk",
+            json.dumps({"bytes": base64.b64encode(json.dumps(e).encode()).decode()}).encode(),
+        )
+        for e in events
+    )
+
+
+PARIS = ("get_weather", {"city": "Paris"})
+
+
+class FixedBody(BedrockClient):
+    """The Converse client with a fixed request body: the wire around it is under test."""
+
+    def body(self, conversation: Conversation, tools: Any = (), **options: Any) -> dict[str, Any]:
+        return BODY
+
+
+class FixedInvokeBody(BedrockAnthropicClient):
+    def body(self, conversation: Conversation, tools: Any = (), **options: Any) -> dict[str, Any]:
+        return {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 100, **BODY}
+
+
+CONVERSATION: Conversation = [UserMessage(text="Weather in Paris?")]
+
+
+async def calls_of(client: ProviderClient) -> list[ToolCall]:
+    try:
+        return [call async for call in client.stream_tool_calls(CONVERSATION)]
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture
+def server() -> Iterator[Loopback]:
+    with loopback() as state:
+        yield state
+
+
+@pytest.fixture
+def no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No credential, region or endpoint from the machine: botocore's chain finds only
+    what a test sets, and never asks an instance's metadata service (no traffic)."""
+    for name in (
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ENDPOINT_URL",
+        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_ROLE_ARN",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+
+
+def names(calls: list[ToolCall]) -> list[tuple[str, Any]]:
+    return [(call.name, call.args) for call in calls]
+
+
+# --------------------------------------------------------------------------------------
+# The endpoint and a Bedrock API key.
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_a_bearer_key_streams_the_calls_from_the_converse_endpoint(
+    server: Loopback,
+) -> None:
+    server.answer(Answer(body=converse_stream(), chunk=7))
+    client = FixedBody(model=MODEL, region="us-east-1", api_key=KEY, base_url=server.base_url)
+    assert names(await calls_of(client)) == [PARIS]
+    [seen] = server.seen
+    assert seen.path == "/model/us.anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream"
+    assert seen.headers["authorization"] == f"Bearer {KEY}"
+    assert seen.headers["accept"] == "application/vnd.amazon.eventstream"
+    assert seen.headers["content-type"] == "application/json"
+    assert json.loads(seen.body) == BODY
+    assert not any(name.startswith("x-amz-") for name in seen.headers)
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_the_key_comes_from_aws_bearer_token_bedrock(
+    server: Loopback, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", KEY)
+    monkeypatch.setenv("AWS_REGION", "eu-west-3")
+    server.answer(Answer(body=converse_stream()))
+    client = FixedBody(model=MODEL, base_url=server.base_url)
+    assert client.region == "eu-west-3"
+    assert names(await calls_of(client)) == [PARIS]
+    assert server.seen[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_an_arn_is_one_path_segment(server: Loopback) -> None:
+    # An ARN holds ":" and "/": unencoded, its "/" would split the path and Bedrock
+    # would read another model id (or none).
+    server.answer(Answer(body=converse_stream()))
+    client = FixedBody(model=ARN, api_key=KEY, base_url=server.base_url)
+    assert names(await calls_of(client)) == [PARIS]
+    path = server.seen[0].path
+    segments = path.split("/")
+    assert segments[:2] == ["", "model"] and segments[3:] == ["converse-stream"]
+    assert unquote(segments[2]) == ARN
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_the_anthropic_client_invokes_with_response_stream(server: Loopback) -> None:
+    server.answer(Answer(body=invoke_stream(), chunk=5))
+    client = FixedInvokeBody(model=MODEL, api_key=KEY, base_url=server.base_url)
+    calls = await calls_of(client)
+    assert names(calls) == [PARIS]
+    assert calls[0].provider == "bedrock_anthropic"
+    assert server.seen[0].path.endswith("-v1%3A0/invoke-with-response-stream")
+
+
+def test_the_default_endpoint_is_the_regions_runtime(no_aws_environment: None) -> None:
+    client = BedrockClient(model=MODEL, region="ap-southeast-2", api_key=KEY)
+    assert client.url() == (
+        "https://bedrock-runtime.ap-southeast-2.amazonaws.com/model/"
+        "us.anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream"
+    )
+    assert isinstance(client_for("bedrock_converse", model="m", region="us-east-1", api_key=KEY),
+                      BedrockClient)  # fmt: skip
+    assert isinstance(
+        client_for("bedrock_anthropic", model="m", region="us-east-1", api_key=KEY),
+        BedrockAnthropicClient,
+    )
+
+
+def test_the_endpoint_variable_boto3_honours_moves_it(
+    no_aws_environment: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "http://127.0.0.1:9/")
+    client = BedrockClient(model="m", api_key=KEY)
+    assert client.url() == "http://127.0.0.1:9/model/m/converse-stream"
+
+
+# --------------------------------------------------------------------------------------
+# Signature V4.
+
+
+def resign(seen: Seen, url: str, credentials: Credentials, region: str) -> str:
+    """The Authorization header botocore computes for the request the server received,
+    at the date the request says (X-Amz-Date), over the headers it says it signed."""
+    authorization = seen.headers["authorization"]
+    signed = authorization.split("SignedHeaders=", 1)[1].split(",", 1)[0].split(";")
+    request = AWSRequest(
+        method=seen.method,
+        url=url,
+        data=seen.body,
+        headers={name: seen.headers[name] for name in signed},
+    )
+    request.context["timestamp"] = seen.headers["x-amz-date"]
+    signer = SigV4Auth(credentials.get_frozen_credentials(), "bedrock", region)
+    canonical = signer.canonical_request(request)
+    signature = signer.signature(signer.string_to_sign(request, canonical), request)
+    scope = signer.scope(request)
+    return f"AWS4-HMAC-SHA256 Credential={scope}, SignedHeaders={';'.join(signed)}, Signature={signature}"
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+@pytest.mark.parametrize("model", [MODEL, ARN])
+async def test_a_signed_request_verifies_as_aws_verifies_it(server: Loopback, model: str) -> None:
+    server.answer(Answer(body=converse_stream()))
+    client = FixedBody(
+        model=model,
+        region="us-west-2",
+        aws_access_key_id=ACCESS,
+        aws_secret_access_key=SECRET,
+        aws_session_token=TOKEN,
+        base_url=server.base_url,
+        headers={"x-custom": "kept"},
+    )
+    assert names(await calls_of(client)) == [PARIS]
+    [seen] = server.seen
+    url = server.base_url + seen.path
+    assert seen.headers["authorization"] == resign(
+        seen, url, Credentials(ACCESS, SECRET, TOKEN), "us-west-2"
+    )
+    signed = seen.headers["authorization"].split("SignedHeaders=", 1)[1].split(",", 1)[0]
+    # What must be signed is: the host, the date, the token, the body's type.
+    assert {"host", "x-amz-date", "x-amz-security-token", "content-type", "x-custom"} <= set(
+        signed.split(";")
+    )
+    assert f"Credential={ACCESS}/" in seen.headers["authorization"]
+    assert "/us-west-2/bedrock/aws4_request" in seen.headers["authorization"]
+    assert seen.headers["x-amz-security-token"] == TOKEN
+    # A wrong secret gives another signature: the check above can fail.
+    assert seen.headers["authorization"] != resign(
+        seen, url, Credentials(ACCESS, SECRET[:-1] + "X", TOKEN), "us-west-2"
+    )
+
+
+async def test_botocores_credential_chain_signs_when_no_key_is_given(
+    server: Loopback, no_aws_environment: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
+    server.answer(Answer(body=converse_stream()))
+    client = FixedBody(model=MODEL, base_url=server.base_url)
+    assert "SigV4" in repr(client)
+    assert names(await calls_of(client)) == [PARIS]
+    [seen] = server.seen
+    assert seen.headers["authorization"] == resign(
+        seen, server.base_url + seen.path, Credentials(ACCESS, SECRET), "eu-central-1"
+    )
+    assert "x-amz-security-token" not in seen.headers
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_each_request_is_signed_anew(server: Loopback) -> None:
+    # A signature covers the body: a second request with another body signed with the
+    # first one's headers would be refused.
+    server.answer(Answer(body=converse_stream()))
+    client = FixedBody(
+        model=MODEL,
+        region="us-east-1",
+        aws_access_key_id=ACCESS,
+        aws_secret_access_key=SECRET,
+        base_url=server.base_url,
+    )
+    bodies = iter([{"messages": [{"role": "user", "content": [{"text": t}]}]} for t in "ab"])
+    client.body = lambda *args, **kwargs: next(bodies)  # type: ignore[method-assign]
+    for _ in range(2):
+        assert [c.name async for c in client.stream_tool_calls(CONVERSATION)] == ["get_weather"]
+    await client.aclose()
+    first, second = server.seen
+    assert first.body != second.body
+    for seen in (first, second):
+        assert seen.headers["authorization"] == resign(
+            seen, server.base_url + seen.path, Credentials(ACCESS, SECRET), "us-east-1"
+        )
+
+
+class Rotating:
+    """Refreshable credentials (an assumed role): botocore's interface, a new key pair
+    at each read; the second read fails like a refresh that could not reach STS."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def get_frozen_credentials(self) -> Any:
+        self.reads += 1
+        if self.reads > 1:
+            raise RuntimeError(f"refresh failed; secret was {SECRET}")
+        return Credentials(ACCESS, SECRET, TOKEN).get_frozen_credentials()
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_a_failed_signing_is_our_error_without_the_secret(server: Loopback) -> None:
+    client = FixedBody(
+        model=MODEL, region="us-east-1", credentials=Rotating(), base_url=server.base_url
+    )
+    with pytest.raises(ProviderError) as caught:
+        await calls_of(client)
+    assert caught.value.code == SIGNING_CODE and not caught.value.retryable
+    assert SECRET not in str(caught.value) and SECRET not in repr(caught.value.args)
+    assert server.seen == []
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+def test_signing_without_botocore_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "botocore.auth", None)
+    with pytest.raises(UsageError, match=r"sse_toolcalls\[bedrock\]"):
+        BedrockClient(
+            model=MODEL, region="us-east-1", aws_access_key_id=ACCESS, aws_secret_access_key=SECRET
+        )
+
+
+def test_a_bearer_key_never_imports_botocore(no_aws_environment: None) -> None:
+    import subprocess
+
+    code = (
+        "import sys; from sse_toolcalls.runtime.clients import BedrockClient; "
+        "BedrockClient(model='m', region='us-east-1', api_key='k' * 20); "
+        "print('botocore' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "False"
+
+
+# --------------------------------------------------------------------------------------
+# Arguments refused.
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"region": "evil.example/x", "api_key": KEY}, "region"),
+        ({"region": "us-east-1.evil.example", "api_key": KEY}, "region"),
+        ({"region": "US-EAST-1", "api_key": KEY}, "region"),
+        ({"region": "a" * 33, "api_key": KEY}, "region"),
+        ({"region": "", "api_key": KEY}, "region"),
+        ({"api_key": KEY}, "region"),  # no region, no base_url: no endpoint
+        ({"region": "us-east-1", "model": ".."}, "model"),
+        ({"region": "us-east-1", "model": ""}, "model"),
+        ({"region": "us-east-1", "aws_access_key_id": ACCESS}, "both"),
+        ({"region": "us-east-1", "aws_secret_access_key": SECRET}, "both"),
+        ({"region": "us-east-1", "aws_session_token": TOKEN}, "aws_session_token"),
+        (
+            {"region": "us-east-1", "api_key": KEY, "aws_access_key_id": ACCESS,
+             "aws_secret_access_key": SECRET},
+            "not both",
+        ),
+        (
+            {"region": "us-east-1", "credentials": object()},
+            "get_frozen_credentials",
+        ),
+        ({"region": "us-east-1"}, "no AWS credentials"),  # the chain finds nothing
+        ({"base_url": "http://127.0.0.1:9"}, "region"),  # signing needs one
+    ],
+)  # fmt: skip
+def test_what_cannot_make_a_request_is_refused_at_once(
+    no_aws_environment: None, kwargs: dict[str, Any], match: str
+) -> None:
+    kwargs.setdefault("model", MODEL)
+    with pytest.raises(UsageError, match=match):
+        BedrockClient(**kwargs)
+
+
+def test_an_empty_key_sends_no_auth(no_aws_environment: None) -> None:
+    client = BedrockClient(model=MODEL, api_key="", base_url="http://127.0.0.1:9")
+    assert "authorization" not in client.request_headers(client.url(), b"{}")
+    assert "no key" in repr(client)
+
+
+# --------------------------------------------------------------------------------------
+# Errors.
+
+
+def aws_error_answer(status: int, error_type: str, message: str) -> Answer:
+    return Answer(
+        status=status,
+        body=json.dumps({"message": message}).encode(),
+        headers={"content-type": "application/json", "x-amzn-ErrorType": error_type},
+    )
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+@pytest.mark.parametrize(
+    ("status", "error_type", "code", "retryable"),
+    [
+        (429, "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+         "ThrottlingException", True),
+        (503, "ServiceUnavailableException", "ServiceUnavailableException", True),
+        (424, "ModelErrorException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+         "ModelErrorException", False),
+        (400, "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+         "ValidationException", False),
+        (403, "AccessDeniedException", "AccessDeniedException", False),
+        (404, "ResourceNotFoundException", "ResourceNotFoundException", False),
+        (429, "ModelNotReadyException", "ModelNotReadyException", True),
+        (408, "ModelTimeoutException", "ModelTimeoutException", True),
+    ],
+)  # fmt: skip
+async def test_an_http_error_is_read_by_its_error_type(
+    server: Loopback, status: int, error_type: str, code: str, retryable: bool
+) -> None:
+    server.answer(aws_error_answer(status, error_type, "Too many requests, please wait."))
+    client = FixedBody(model=MODEL, api_key=KEY, base_url=server.base_url)
+    with pytest.raises(ProviderError) as caught:
+        await calls_of(client)
+    error = caught.value
+    assert (error.code, error.retryable, error.status) == (code, retryable, status)
+    assert error.message == "Too many requests, please wait."
+    assert error.provider == "bedrock_converse"
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_an_exception_message_mid_stream_is_a_retryable_provider_error(
+    server: Loopback,
+) -> None:
+    server.answer(Answer(body=converse_stream(exception="throttlingException"), chunk=3))
+    client = FixedBody(model=MODEL, api_key=KEY, base_url=server.base_url)
+    with pytest.raises(ProviderError) as caught:
+        await calls_of(client)
+    assert (caught.value.code, caught.value.retryable) == ("ThrottlingException", True)
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+@pytest.mark.parametrize("auth", ["bearer", "sigv4"])
+async def test_an_error_echoing_a_credential_is_redacted(server: Loopback, auth: str) -> None:
+    # A proxy or a misconfigured gateway may echo what it was sent.
+    echoed = f"bad key {KEY}" if auth == "bearer" else f"secret {SECRET} token {TOKEN}"
+    server.answer(aws_error_answer(403, "UnrecognizedClientException", echoed))
+    given: dict[str, Any] = (
+        {"api_key": KEY}
+        if auth == "bearer"
+        else {
+            "region": "us-east-1",
+            "aws_access_key_id": ACCESS,
+            "aws_secret_access_key": SECRET,
+            "aws_session_token": TOKEN,
+        }
+    )
+    client = FixedBody(model=MODEL, base_url=server.base_url, **given)
+    text = repr(client)
+    with pytest.raises(ProviderError) as caught:
+        await calls_of(client)
+    error = caught.value
+    shown = f"{error} {error.args!r} {error.body!r} {text}"
+    for secret in (KEY, SECRET, TOKEN):
+        assert secret not in shown
+    assert error.code == "UnrecognizedClientException" and not error.retryable
