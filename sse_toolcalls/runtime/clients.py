@@ -410,10 +410,10 @@ class _SigV4:
         UsageError: botocore is not installed, half a key pair, or no credentials.
         """
         try:
-            from botocore.auth import SigV4Auth
-            from botocore.awsrequest import AWSRequest
-            from botocore.credentials import Credentials
-            from botocore.session import Session
+            from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
+            from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
+            from botocore.credentials import Credentials  # type: ignore[import-untyped]
+            from botocore.session import Session  # type: ignore[import-untyped]
         except ImportError:
             raise UsageError(
                 "AWS Signature V4 needs botocore: pip install 'sse_toolcalls[bedrock]' "
@@ -531,9 +531,7 @@ class BedrockClient(ProviderClient):
             raise UsageError(f"model must be a Bedrock model id, got {model!r}")
         if region is None:
             region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
-        if region is not None and (
-            len(region) > MAX_REGION_CHARS or not _REGION.fullmatch(region)
-        ):
+        if region is not None and (len(region) > MAX_REGION_CHARS or not _REGION.fullmatch(region)):
             raise UsageError(f"region must be an AWS region's name (us-east-1), got {region!r}")
         self.region = region
         """The AWS region (``None`` when neither the endpoint nor signing needs one)."""

@@ -68,7 +68,10 @@ def converse_stream(*, exception: str | None = None) -> bytes:
         ),
         ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": ""}}}),
         ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"ci'}}}),
-        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": 'ty": "Paris"}'}}}),
+        (
+            "contentBlockDelta",
+            {"contentBlockIndex": 0, "delta": {"toolUse": {"input": 'ty": "Paris"}'}}},
+        ),
         ("contentBlockStop", {"contentBlockIndex": 0}),
         ("messageStop", {"stopReason": "tool_use"}),
         ("metadata", {"usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}}),
