@@ -10,13 +10,78 @@ Nothing leaves 127.0.0.1.
 
 from __future__ import annotations
 
+import base64
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.core.test_eventstream_wire import STRING, bedrock_event, encode
 
 EVENT_STREAM = "application/vnd.amazon.eventstream"
+
+
+def converse_stream(*, exception: str | None = None) -> bytes:
+    """A ConverseStream answer with one call (``get_weather {"city": "Paris"}``), or
+    cut by an exception message after the call's first fragment."""
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("messageStart", {"role": "assistant"}),
+        (
+            "contentBlockStart",
+            {
+                "contentBlockIndex": 0,
+                "start": {"toolUse": {"toolUseId": "tooluse_1", "name": "get_weather"}},
+            },
+        ),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": ""}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"ci'}}}),
+        (
+            "contentBlockDelta",
+            {"contentBlockIndex": 0, "delta": {"toolUse": {"input": 'ty": "Paris"}'}}},
+        ),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("messageStop", {"stopReason": "tool_use"}),
+        ("metadata", {"usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}}),
+    ]
+    out = b""
+    for name, payload in events[:4] if exception else events:
+        out += bedrock_event(name, json.dumps({**payload, "p": "abcdef"}).encode())
+    if exception:
+        out += encode(
+            [
+                (":exception-type", STRING, exception),
+                (":content-type", STRING, "application/json"),
+                (":message-type", STRING, "exception"),
+            ],
+            json.dumps({"message": "Too many tokens, please wait before trying again."}).encode(),
+        )
+    return out
+
+
+def invoke_stream() -> bytes:
+    """An InvokeModelWithResponseStream answer: Anthropic's events, base64 in chunks."""
+    events = [
+        {"type": "message_start", "message": {"id": "msg_1", "role": "assistant",
+                                              "usage": {"input_tokens": 3, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0,
+         "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_json_delta", "partial_json": '{"city": "Paris"}'}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+         "usage": {"output_tokens": 9}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    return b"".join(
+        bedrock_event(
+            "chunk",
+            json.dumps({"bytes": base64.b64encode(json.dumps(e).encode()).decode()}).encode(),
+        )
+        for e in events
+    )
 
 
 @dataclass(frozen=True)
