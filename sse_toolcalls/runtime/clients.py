@@ -9,12 +9,13 @@ simulator, can stand in). Request bodies come from ``sse_toolcalls.messages``.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import re
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import anyio
 
@@ -470,6 +471,20 @@ class _SigV4:
         return dict(request.headers.items()), secrets
 
 
+def _private_transport(base_url: str) -> bool:
+    """Whether requests to ``base_url`` go over HTTPS, or stay on this machine."""
+    parts = urlsplit(base_url)
+    if parts.scheme.lower() == "https":
+        return True
+    host = parts.hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class BedrockClient(ProviderClient):
     """Amazon Bedrock ConverseStream
     (``POST https://bedrock-runtime.{region}.amazonaws.com/model/{modelId}/converse-stream``).
@@ -518,13 +533,15 @@ class BedrockClient(ProviderClient):
             credentials: botocore credentials to sign with (``session.get_credentials()``:
                 refreshable ones are refreshed as botocore does).
             base_url: the API root; ``None`` reads ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``,
-                else ``https://bedrock-runtime.{region}.amazonaws.com``.
+                else ``https://bedrock-runtime.{region}.amazonaws.com``. With an API key,
+                HTTPS or this machine only (``http://127.0.0.1``...), as botocore.
             http_client, timeout, idle_timeout, headers: as in :class:`ProviderClient`.
 
         Raises:
             UsageError: no region where one is needed, a region that is not a region's
                 name, an empty model id or ``.``/``..``, no credentials of any kind,
-                botocore missing for signing, keys given beside an API key.
+                botocore missing for signing, keys given beside an API key, an API key
+                for plain HTTP to another machine.
         """
         if not isinstance(model, str) or model.strip(".") == "":
             # "." and ".." would be read as path segments and dropped or climbed.
@@ -561,6 +578,13 @@ class BedrockClient(ProviderClient):
                     "or base_url="
                 )
             base_url = f"https://bedrock-runtime.{region}.amazonaws.com"
+        if api_key and not _private_transport(base_url):
+            # As botocore refuses: a bearer key is the whole credential, readable by
+            # anyone on the path of a plain HTTP request.
+            raise UsageError(
+                f"a Bedrock API key is sent over HTTPS only (or to this machine), not to "
+                f"{base_url!r}"
+            )
         super().__init__(
             model=model,
             api_key=api_key or "",

@@ -184,6 +184,35 @@ def test_the_default_endpoint_is_the_regions_runtime(no_aws_environment: None) -
     )
 
 
+@pytest.mark.parametrize(
+    ("base_url", "sent"),
+    [
+        ("https://bedrock.example.com", True),
+        ("HTTPS://bedrock.example.com", True),
+        ("http://127.0.0.1:8000", True),
+        ("http://127.9.9.9", True),
+        ("http://localhost:8000", True),
+        ("http://[::1]:8000", True),
+        ("http://bedrock.example.com", False),
+        ("http://10.0.0.7:8000", False),
+        ("http://127.0.0.1.evil.example", False),
+        ("http://localhost.evil.example", False),
+    ],
+)
+def test_a_bearer_key_goes_over_https_or_stays_on_this_machine(
+    no_aws_environment: None, base_url: str, sent: bool
+) -> None:
+    # botocore refuses a bearer token for an HTTP endpoint; a key for a local server
+    # (the simulator) stays on this machine.
+    if sent:
+        BedrockClient(model=MODEL, api_key=KEY, base_url=base_url)
+    else:
+        with pytest.raises(UsageError, match="HTTPS"):
+            BedrockClient(model=MODEL, api_key=KEY, base_url=base_url)
+    # An empty key sends nothing, wherever it goes.
+    BedrockClient(model=MODEL, api_key="", base_url=base_url)
+
+
 def test_the_endpoint_variable_boto3_honours_moves_it(
     no_aws_environment: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -462,3 +491,44 @@ async def test_an_error_echoing_a_credential_is_redacted(server: Loopback, auth:
     for secret in (KEY, SECRET, TOKEN):
         assert secret not in shown
     assert error.code == "UnrecognizedClientException" and not error.retryable
+
+
+# --------------------------------------------------------------------------------------
+# boto3 as the oracle of the request line: the same model id gives the same path.
+
+
+@pytest.mark.parametrize("model", [MODEL, ARN, "amazon.nova-micro-v1:0", "a b+c%d"])
+@pytest.mark.parametrize("operation", ["converse", "invoke"])
+async def test_the_request_is_the_one_boto3_sends(
+    server: Loopback, no_aws_environment: None, model: str, operation: str
+) -> None:
+    import anyio
+    import boto3  # type: ignore[import-untyped]
+    from botocore.config import Config  # type: ignore[import-untyped]
+
+    body = converse_stream() if operation == "converse" else invoke_stream()
+    server.answer(Answer(body=body))
+    runtime = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        endpoint_url=server.base_url,
+        # Signed: botocore sends a bearer token over HTTPS only.
+        aws_access_key_id=ACCESS,
+        aws_secret_access_key=SECRET,
+        config=Config(retries={"total_max_attempts": 1}),
+    )
+
+    def boto3_request() -> None:
+        if operation == "converse":
+            list(runtime.converse_stream(modelId=model, messages=BODY["messages"])["stream"])
+        else:
+            answer = runtime.invoke_model_with_response_stream(modelId=model, body=json.dumps(BODY))
+            list(answer["body"])
+
+    await anyio.to_thread.run_sync(boto3_request)
+    ours = (FixedBody if operation == "converse" else FixedInvokeBody)(
+        model=model, base_url=server.base_url, api_key=KEY
+    )
+    assert names(await calls_of(ours)) == [PARIS]
+    theirs, mine = server.seen
+    assert mine.path == theirs.path
