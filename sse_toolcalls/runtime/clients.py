@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import logging
 import os
 import re
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
@@ -27,7 +28,7 @@ import httpx2
 from .._checks import check_quantity
 from .._faces import publish
 from .._jsonsafe import dumps_safe
-from .._secrets import SecretSet, credentials, remember
+from .._secrets import SecretSet, credentials, known, remember
 from ..calls import (
     Dialect,
     StreamEvent,
@@ -394,6 +395,30 @@ _MODEL_SAFE = "-._~"
 an ARN's ``:`` and ``/`` are encoded, so the id is one path segment, as AWS reads it."""
 
 
+class _RedactSecrets(logging.Filter):
+    """Redacts the secrets the library knows (:func:`~sse_toolcalls._secrets.remember`)
+    from a record of another library's logger."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = known()
+        if secrets:
+            message = record.getMessage()
+            redacted = secrets.redact(message)
+            if redacted != message:
+                record.msg, record.args = redacted, ()
+        return True
+
+
+def _redact_botocore_signing_logs() -> None:
+    """botocore's signer logs the canonical request at DEBUG, the session token's header
+    in it: an application that turns DEBUG on for every logger would log the token our
+    client made it sign with. Installed once; a filter runs only for records that pass
+    the level, so it costs nothing with DEBUG off."""
+    logger = logging.getLogger("botocore.auth")
+    if not any(isinstance(f, _RedactSecrets) for f in logger.filters):
+        logger.addFilter(_RedactSecrets())
+
+
 class _SigV4:
     """Signs each request with AWS Signature Version 4, through botocore (the optional
     extra ``sse_toolcalls[bedrock]``), imported here only: a client with a bearer key
@@ -423,6 +448,7 @@ class _SigV4:
         self._auth = SigV4Auth
         self._request = AWSRequest
         self.region = region
+        _redact_botocore_signing_logs()
         if (access_key_id is None) != (secret_access_key is None):
             raise UsageError("pass both aws_access_key_id= and aws_secret_access_key=")
         if session_token is not None and access_key_id is None:

@@ -11,6 +11,7 @@ stands in where a test is about the wire around it (``FixedBody``).
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -532,3 +533,26 @@ async def test_the_request_is_the_one_boto3_sends(
     assert names(await calls_of(ours)) == [PARIS]
     theirs, mine = server.seen
     assert mine.path == theirs.path
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_botocores_signing_logs_never_carry_the_token(
+    server: Loopback, caplog: pytest.LogCaptureFixture
+) -> None:
+    # botocore logs the canonical request at DEBUG, X-Amz-Security-Token and all.
+    caplog.set_level(logging.DEBUG)
+    server.answer(Answer(body=converse_stream()))
+    client = FixedBody(
+        model=MODEL,
+        region="us-east-1",
+        aws_access_key_id=ACCESS,
+        aws_secret_access_key=SECRET,
+        aws_session_token=TOKEN,
+        base_url=server.base_url,
+    )
+    assert names(await calls_of(client)) == [PARIS]
+    signing = [r for r in caplog.records if r.name == "botocore.auth"]
+    assert any("CanonicalRequest" in r.getMessage() for r in signing)
+    for record in caplog.records:
+        for secret in (TOKEN, SECRET):
+            assert secret not in record.getMessage()
