@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 __all__ = ["EXHAUSTED_CODE", "FallbackClient"]
 
+_THINKING_DIALECTS = frozenset({"anthropic", "bedrock_anthropic"})
+"""The dialects whose request takes Anthropic's ``thinking`` option (Bedrock's InvokeModel
+body is Anthropic's own)."""
+
 EXHAUSTED_CODE = "all_providers_failed"
 """The ``ProviderError.code`` raised when every provider failed the same turn."""
 
@@ -113,7 +117,11 @@ class FallbackClient:
         ):
             carried = carry_over(conversation, dialect)
             request = {**options, **self.options[position]}
-            if dialect == "anthropic" and "thinking" in request and thinking_refused(carried):
+            if (
+                dialect in _THINKING_DIALECTS
+                and "thinking" in request
+                and thinking_refused(carried)
+            ):
                 # The API refuses a tool turn without its thinking blocks while thinking
                 # is on, and names the way out: "To avoid this requirement, disable
                 # thinking" (a turn carried over from another provider has none).

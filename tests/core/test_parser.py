@@ -31,8 +31,9 @@ from sse_toolcalls import (
     UsageError,
     as_dialect,
 )
+from sse_toolcalls.dialects import spec_for
 
-from ..wire import Call, encode
+from ..wire import Call, aws_message, encode
 
 
 def parse(raw: bytes, dialect: Dialect | None, chunk: int | None = None) -> list[ToolCall]:
@@ -648,10 +649,17 @@ def test_empty_stream_is_truncated_and_unknown_stream_is_malformed() -> None:
 
 def test_non_json_data_is_malformed_not_a_crash() -> None:
     for dialect in DIALECTS:
+        if spec_for(dialect).framing == "sse":
+            not_json, not_object = b"data: {not json\n\n", b"data: [1, 2]\n\n"
+        else:
+            # Bedrock: the same payloads in well-framed event-stream messages.
+            event = "chunk" if dialect == "bedrock_anthropic" else "contentBlockDelta"
+            not_json = aws_message(event, b"{not json")
+            not_object = aws_message(event, [1, 2])
         with pytest.raises(MalformedStreamError):
-            parse(b"data: {not json\n\n", dialect)
+            parse(not_json, dialect)
         with pytest.raises(MalformedStreamError):
-            parse(b"data: [1, 2]\n\n", dialect)
+            parse(not_object, dialect)
 
 
 def test_unknown_dialect_and_use_after_finish_are_usage_errors() -> None:

@@ -92,12 +92,38 @@ def _on_every_chunk(reason: str) -> Callable[[dict[str, Any]], None]:
     return change
 
 
+def _messages(raw: bytes) -> list[bytes]:
+    """An AWS event stream cut into its messages by their announced lengths (the first 4
+    bytes of each); what cannot be a message (a length under 16 or past the end) stays
+    whole in the last piece, for the parser to refuse."""
+    out: list[bytes] = []
+    at = 0
+    while at + 4 <= len(raw):
+        total = int.from_bytes(raw[at : at + 4], "big")
+        if total < 16 or at + total > len(raw):
+            break
+        out.append(raw[at : at + total])
+        at += total
+    if at < len(raw):
+        out.append(raw[at:])
+    return out
+
+
 def transforms(raw: bytes, dialect: str | None) -> dict[str, list[bytes]]:
     """Every variant of ``raw`` that applies to ``dialect``, by name, as chunks.
 
     The Chat variants (``finish_reason`` on every chunk, no ``[DONE]``) apply only to
     Chat streams that end with ``[DONE]``; Anthropic's pings are its own ``ping`` events.
+    An AWS event stream (Bedrock: binary, its first byte 0) varies only in how its bytes
+    arrive: a message per read, or a byte per read; it has no line endings, comments or
+    keep-alives to vary.
     """
+    if raw[:1] == b"\x00":
+        return {
+            "as recorded": [raw],
+            "event per chunk": _messages(raw),
+            "one byte at a time": [bytes([b]) for b in raw],
+        }
     parts, tail = split(raw)
     chat = dialect == "openai_chat" and b"data: [DONE]" in raw
     ping = b'event: ping\ndata: {"type": "ping"}\n\n' if dialect == "anthropic" else b"\n"
