@@ -39,7 +39,7 @@ from ..errors import (
     StreamTimeoutError,
     UsageError,
 )
-from ..framing import EVENTSTREAM, FRAMINGS, SSE, Framer, framing_for
+from ..framing import EVENTSTREAM, FRAMINGS, SSE, Framer, framing_for, sniff_framing
 from ..framing.sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent
 from ..parser import StreamParser, ToolCallParser, new_framer
 from .http_errors import MAX_ERROR_BODY_BYTES, header, provider_error_from_http
@@ -116,13 +116,12 @@ def _status_and_headers(response: object) -> tuple[int | None, Mapping[str, str]
     return status, headers
 
 
-def _media_types(provider: Dialect | None) -> tuple[str, ...]:
-    """The media types a body of the provider may come in: its framing's, or every
-    framing's while the dialect is unknown (the parser tells the framing from the
-    first byte: an event stream is no error page)."""
-    if provider is None:
-        return tuple(framing.media_type for framing in FRAMINGS.values())
-    return (framing_for(spec_for(provider).framing).media_type,)
+_MEDIA_TYPES = tuple(framing.media_type for framing in FRAMINGS.values())
+"""The media types a streamed body is read under, whatever the dialect: any framing's.
+An event stream is no error page; its framing is told by its first byte (the parser's
+when no dialect is named, the head's otherwise), and a stream in another framing than
+the dialect's is named by its first event (``_Head``), where its content type alone
+would only say "unexpected"."""
 
 
 def _bad_content_type(
@@ -246,17 +245,22 @@ class _Head:
 
     def __init__(self, dialect: Dialect | None) -> None:
         self._dialect = dialect
-        # The dialect's own framing (DialectSpec.framing), built as the parser builds it.
+        # The dialect's own framing (DialectSpec.framing).
         framing = SSE if dialect is None else spec_for(dialect).framing
+        self._framing = framing
         self._foreign = framing_for(framing).foreign
-        self._framer: Framer | None = (
-            new_framer(framing, DEFAULT_MAX_EVENT_BYTES) if dialect is not None else None
-        )
+        # Built at the first byte, in the framing that byte tells (framing.sniff_framing):
+        # an event stream handed to an SSE dialect (or the reverse) is framed as what it
+        # is, so that its first event can name its dialect.
+        self._framer: Framer | None = None
         self._seen = 0
         self._started = False
         self.not_sse = False
         """The first non-blank bytes cannot open a body of the framing (a JSON document,
         a markup page, for SSE)."""
+        self.other_framing = False
+        """The body opens in another framing than the dialect's: the parser, which frames
+        as its dialect does, can only fail on it, so it waits for the head's verdict."""
         self.done = False
         """Nothing more to look at."""
 
@@ -266,6 +270,10 @@ class _Head:
         Raises:
             MalformedStreamError: the stream is another dialect's.
         """
+        if self._framer is None and self._dialect is not None and chunk:
+            found = sniff_framing(bytes(chunk[:1]))
+            self.other_framing = found != self._framing
+            self._framer = new_framer(found, DEFAULT_MAX_EVENT_BYTES)
         if not self._started:
             stripped = chunk.lstrip(_LEADING)
             if stripped:
@@ -361,7 +369,10 @@ class _BodyStep:
         self.idle_timeout = idle_timeout
         self.status, self.headers = _status_and_headers(response)
         self.head = _Head(provider)
-        self.media_types = _media_types(provider)
+        self.media_types = _MEDIA_TYPES
+        # The chunks of a body in another framing than the dialect's, held from the
+        # parser while the head reads them (at most MAX_HEAD_BYTES and a chunk).
+        self._held: list[bytes] = []
 
     def needs_error_body(self) -> bool:
         """The status or the content type is an error: read the body (bounded) and raise
@@ -387,7 +398,16 @@ class _BodyStep:
             head.look(chunk)
             if head.not_sse:
                 return None
+            if head.other_framing:
+                self._held.append(chunk)
+                # Until the head names the stream's dialect (it raises) or gives up; then
+                # the parser reads it all, and fails on it as it must.
+                return self._release() if head.done else []
         return self.parser.feed(chunk)
+
+    def _release(self) -> list[Any]:
+        held, self._held = self._held, []
+        return self.parser.feed(b"".join(held)) if held else []
 
     def not_sse_error(self, body: bytes) -> ProviderError:
         return _status_error(
@@ -396,7 +416,8 @@ class _BodyStep:
 
     def end(self) -> list[Any]:
         """The body ended: the remaining items (or the parser's truncation error)."""
-        return self.parser.finish()
+        items = self._release()
+        return items + self.parser.finish()
 
     def failed(self, exc: Exception) -> list[Any]:
         """Reading the next chunk raised ``exc``: our own errors go on as they are, a
@@ -408,7 +429,8 @@ class _BodyStep:
             # Its ``completed`` stays empty: every call completed so far was given out
             # as its chunk came, and an error carries only those never given (issue 29).
             raise _timeout_error(self.provider, exc, self.idle_timeout) from exc
-        return _dropped(self.parser, self.provider, exc)
+        items = self._release()
+        return items + _dropped(self.parser, self.provider, exc)
 
 
 # --------------------------------------------------------------------------------------
@@ -789,16 +811,22 @@ class _EventStep:
         name: str | None = None
         try:
             payload = _payload(event)
-            if self.wrapped is not False:
-                item = _event_stream_item(payload)
-                if self.wrapped is None:
-                    self.wrapped = item is not None and _names_event_stream_dialect(item[0])
-                if self.wrapped and item is not None:
-                    name, payload = item
+            item = (
+                _event_stream_item(payload) if self.wrapped is not False or not self.told else None
+            )
+            if self.wrapped is None:
+                self.wrapped = item is not None and _names_event_stream_dialect(item[0])
+            if self.wrapped and item is not None:
+                name, payload = item
             if not self.told:
                 # The first events once more through the check the parser's feed_event
                 # makes (a walk of one event): the dialect check reads a checked event only.
-                probe = parsed_event(payload, name, max_event_bytes=DEFAULT_MAX_EVENT_BYTES)
+                # boto3's item handed with an SSE dialect is looked at as the event it is,
+                # so that it is named (bedrock_converse), not read as that dialect's junk.
+                seen_name, seen = name, payload
+                if not self.wrapped and item is not None and _names_event_stream_dialect(item[0]):
+                    seen_name, seen = item
+                probe = parsed_event(seen, seen_name, max_event_bytes=DEFAULT_MAX_EVENT_BYTES)
                 self.told = _check_dialect(probe, self.provider)
         except SSEToolCallsError:
             raise
