@@ -105,6 +105,9 @@ class Answer:
     headers: dict[str, str] = field(default_factory=lambda: {"content-type": EVENT_STREAM})
     chunk: int = 0
     """Write the body in pieces of this many bytes (0: at once)."""
+    cut: int | None = None
+    """Close the connection after this many bytes of the body, its whole length declared
+    (a connection dropped mid-stream)."""
 
 
 class Loopback:
@@ -150,10 +153,13 @@ def _handler(state: Loopback) -> type[BaseHTTPRequestHandler]:
                 self.send_header(name, value)
             self.send_header("content-length", str(len(answer.body)))
             self.end_headers()
-            step = answer.chunk or len(answer.body) or 1
-            for start in range(0, len(answer.body), step):
-                self.wfile.write(answer.body[start : start + step])
+            sent = answer.body if answer.cut is None else answer.body[: answer.cut]
+            step = answer.chunk or len(sent) or 1
+            for start in range(0, len(sent), step):
+                self.wfile.write(sent[start : start + step])
                 self.wfile.flush()
+            if answer.cut is not None:
+                self.close_connection = True
 
         def log_message(self, format: str, *args: object) -> None:
             pass  # the test reads state.seen; stderr stays quiet

@@ -16,12 +16,16 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
+import httpx2
 import pytest
 from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
 from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 from botocore.credentials import Credentials  # type: ignore[import-untyped]
+from botocore.utils import percent_encode  # type: ignore[import-untyped]
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sse_toolcalls import ProviderError, ToolCall, UsageError
 from sse_toolcalls.conversation import Conversation, UserMessage
@@ -556,3 +560,38 @@ async def test_botocores_signing_logs_never_carry_the_token(
     for record in caplog.records:
         for secret in (TOKEN, SECRET):
             assert secret not in record.getMessage()
+
+
+# --------------------------------------------------------------------------------------
+# Properties: any model id is one path segment, spelled as botocore spells it; any
+# region is refused or names a host under amazonaws.com.
+
+# One HTTP client for every example: making one loads the CA bundle (tens of ms).
+_HTTP = httpx2.AsyncClient()
+
+
+@settings(max_examples=300)
+@given(model=st.text(max_size=40) | st.sampled_from([".", "..", "...", "./x", "a/../b"]))
+def test_any_model_id_is_one_segment_spelled_as_botocore_spells_it(model: str) -> None:
+    try:
+        client = BedrockClient(model=model, region="us-east-1", api_key=KEY, http_client=_HTTP)
+    except UsageError:
+        assert model.strip(".") == ""
+        return
+    path = urlsplit(client.url()).path
+    segments = path.split("/")
+    assert segments[:2] == ["", "model"] and segments[3:] == ["converse-stream"]
+    assert segments[2] == percent_encode(model) and unquote(segments[2]) == model
+
+
+@settings(max_examples=300)
+@given(region=st.text(max_size=40) | st.from_regex(r"[a-z]{2}-[a-z]+-[0-9]", fullmatch=True))
+def test_any_region_is_refused_or_names_a_bedrock_host(region: str) -> None:
+    try:
+        client = BedrockClient(model="m", region=region, api_key=KEY, http_client=_HTTP)
+    except UsageError:
+        return
+    parts = urlsplit(client.url())
+    assert parts.scheme == "https" and parts.port is None
+    assert parts.hostname == f"bedrock-runtime.{region}.amazonaws.com"
+    assert "." not in region and "/" not in region

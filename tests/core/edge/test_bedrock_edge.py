@@ -21,12 +21,16 @@ import httpx2
 import pytest
 from botocore.config import Config  # type: ignore[import-untyped]
 from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untyped]
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sse_toolcalls import (
     MalformedStreamError,
     ProviderError,
     StreamTimeoutError,
     ToolCall,
+    ToolCallParser,
+    TruncatedStreamError,
     UsageError,
     aiter_tool_calls,
     aparse_tool_calls,
@@ -40,6 +44,7 @@ from sse_toolcalls.calls import ReasoningBlock, StreamFinished
 from sse_toolcalls.edge.http_errors import provider_error_from_http
 from sse_toolcalls.edge.responses import MAX_BLOB_DEPTH
 from sse_toolcalls.provider_errors import aws_error_code
+from tests import wire
 from tests.aws_loopback import (
     EVENT_STREAM,
     Answer,
@@ -459,8 +464,6 @@ def test_an_exception_mid_stream_through_boto3_is_the_same_error_as_ours(
 
 def our_calls(body: bytes) -> Iterator[ToolCall]:
     """The calls of ``body`` read by our framer and dialect, without boto3."""
-    from sse_toolcalls import ToolCallParser
-
     parser = ToolCallParser("bedrock_converse")
     yield from parser.feed(body)
     yield from parser.finish()
@@ -483,6 +486,18 @@ def test_a_refused_connection_through_boto3_is_a_retryable_connection_error(
     assert (error.code, error.retryable) == ("connection_error", True)
 
 
+def test_a_connection_dropped_mid_stream_through_boto3_is_never_a_half_call(
+    server: Loopback, runtime: Any
+) -> None:
+    # boto3 ends its iteration quietly when the body is cut short of its length: the
+    # stream's own end marker is what says it was cut.
+    body = converse_stream()
+    server.answer(Answer(body=body, cut=len(body) // 2))
+    with pytest.raises(TruncatedStreamError) as cut, translate_sdk_errors("bedrock_converse"):
+        list(parse_tool_calls(converse(runtime), "bedrock_converse"))
+    assert [p.name for p in cut.value.partial] == ["get_weather"]
+
+
 def test_botocores_timeouts_are_our_timeout() -> None:
     for exc in (
         botocore.exceptions.ReadTimeoutError(endpoint_url="http://127.0.0.1:9"),
@@ -502,3 +517,94 @@ def test_botocores_other_errors_are_not_a_providers() -> None:
         translate_sdk_errors("bedrock_converse"),
     ):
         raise botocore.exceptions.ParamValidationError(report="bad")
+
+
+# --------------------------------------------------------------------------------------
+# Properties: every input, never a foreign exception; boto3's items read as the bytes.
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
+
+
+@settings(max_examples=60)
+@given(
+    dialect=st.sampled_from(["bedrock_converse", "bedrock_anthropic"]),
+    calls=st.lists(
+        st.tuples(_NAMES, st.dictionaries(st.text(max_size=6), _JSON, max_size=3)),
+        max_size=3,
+    ),
+    text=st.text(max_size=20),
+    fragment=st.integers(1, 9),
+)
+def test_boto3s_items_read_as_the_bytes_they_came_as(
+    dialect: Any, calls: list[tuple[str, dict[str, Any]]], text: str, fragment: int
+) -> None:
+    neutral = [wire.Call(name, args, f"id{i}") for i, (name, args) in enumerate(calls)]
+    body = wire.encode(dialect, neutral, text, fragment)
+    parser = ToolCallParser(dialect)
+    from_bytes = [*parser.feed(body), *parser.finish()]
+    for given_dialect in (dialect, None):
+        from_items = list(parse_tool_calls(items_of(body), given_dialect))
+        assert from_items == from_bytes
+    assert names(from_bytes) == [(name, args) for name, args in calls]
+
+
+@settings(max_examples=200)
+@given(
+    value=st.text(max_size=80),
+    status=st.integers(100, 599),
+    body=st.binary(max_size=64) | _JSON.map(lambda v: json.dumps({"message": v}).encode()),
+)
+def test_any_error_type_header_is_one_provider_error(value: str, status: int, body: bytes) -> None:
+    error = provider_error_from_http(
+        status, body, {"x-amzn-ErrorType": value}, provider="bedrock_converse"
+    )
+    assert isinstance(error, ProviderError) and error.status == status
+    if value.strip():
+        assert error.code == (aws_error_code(value) or None)
+    assert isinstance(error.message, str) and error.message
+
+
+class _FakeClientError(Exception):
+    """botocore's ClientError shape, with anything in its response."""
+
+    def __init__(self, response: Any) -> None:
+        super().__init__("client error")
+        self.response = response
+
+
+@settings(max_examples=200)
+@given(
+    response=st.dictionaries(
+        st.sampled_from(["Error", "ResponseMetadata", "message", "x"]),
+        _JSON
+        | st.fixed_dictionaries({"Code": st.text(max_size=30)}, optional={"Message": _JSON})
+        | st.fixed_dictionaries(
+            {},
+            optional={
+                "HTTPStatusCode": st.integers(0, 999) | _JSON,
+                "HTTPHeaders": st.dictionaries(
+                    st.sampled_from(["retry-after", "x-amzn-errortype"]), st.text(max_size=9)
+                )
+                | _JSON,
+            },
+        ),
+        max_size=4,
+    )
+)
+def test_any_client_error_shape_is_ours_or_a_usage_error(response: dict[str, Any]) -> None:
+    try:
+        error = provider_error_from_sdk(_FakeClientError(response), "bedrock_converse")
+    except UsageError:
+        # Not a status, connection or AWS error: a bug of the caller's, said as ours.
+        error_shape = response.get("Error")
+        assert not (isinstance(error_shape, dict) and isinstance(error_shape.get("Code"), str))
+        return
+    assert isinstance(error, ProviderError)
+    assert error.code == (aws_error_code(response["Error"]["Code"]) or None)
