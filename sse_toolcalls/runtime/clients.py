@@ -559,7 +559,8 @@ class BedrockClient(ProviderClient):
             credentials: botocore credentials to sign with (``session.get_credentials()``:
                 refreshable ones are refreshed as botocore does).
             base_url: the API root; ``None`` reads ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``,
-                else ``https://bedrock-runtime.{region}.amazonaws.com``. With an API key,
+                then ``AWS_ENDPOINT_URL``, else
+                ``https://bedrock-runtime.{region}.amazonaws.com``. With an API key,
                 HTTPS or this machine only (``http://127.0.0.1``...), as botocore.
             http_client, timeout, idle_timeout, headers: as in :class:`ProviderClient`.
 
@@ -596,7 +597,12 @@ class BedrockClient(ProviderClient):
                 region, credentials, aws_access_key_id, aws_secret_access_key, aws_session_token
             )
         if base_url is None:
-            base_url = os.environ.get(self.base_url_variable or "") or None
+            # boto3's order: the service's own variable, then the one for every service.
+            base_url = (
+                os.environ.get(self.base_url_variable or "")
+                or os.environ.get("AWS_ENDPOINT_URL")
+                or None
+            )
         if base_url is None:
             if region is None:
                 raise UsageError(

@@ -221,6 +221,10 @@ def test_a_bearer_key_goes_over_https_or_stays_on_this_machine(
 def test_the_endpoint_variable_boto3_honours_moves_it(
     no_aws_environment: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:8/")
+    assert (
+        BedrockClient(model="m", api_key=KEY).url() == "http://127.0.0.1:8/model/m/converse-stream"
+    )
     monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "http://127.0.0.1:9/")
     client = BedrockClient(model="m", api_key=KEY)
     assert client.url() == "http://127.0.0.1:9/model/m/converse-stream"

@@ -275,6 +275,21 @@ async def test_the_async_reader_takes_the_items_too() -> None:
     assert names([call async for call in aparse_tool_calls(items(), None)]) == PARIS
 
 
+@pytest.mark.parametrize("dialect", ["bedrock_converse", None])
+def test_an_exception_item_is_the_providers_error(dialect: Any) -> None:
+    # Not what boto3 yields (it raises EventStreamError), but what a log of its items, or
+    # another SDK's union, holds: the exception member read as the stream's exception.
+    items = [
+        {"messageStart": {"role": "assistant"}},
+        {"throttlingException": {"message": "Too many tokens."}},
+    ]
+    for start in (0, 1):
+        with pytest.raises(ProviderError) as caught:
+            list(parse_tool_calls(items[start:], dialect))
+        assert (caught.value.code, caught.value.retryable) == ("ThrottlingException", True)
+        assert caught.value.message == "Too many tokens."
+
+
 def test_a_redacted_reasoning_blob_is_carried_as_the_wire_carries_it() -> None:
     # botocore decodes reasoningContent.redactedContent (a blob) to bytes; the next
     # request must carry the same value back, so it is read as the base64 sent.
