@@ -607,9 +607,18 @@ def _response_for(response: object, side: _Side, other: _Side, other_name: str) 
             f"or open it with {side.kind} client ({side.clients})"
         )
     if not (_has(response, side.iterate) and _has(response, side.close)):
+        # An SDK's own stream of parsed events (boto3's converse_stream()["stream"], an
+        # openai Stream iterated) is iterable, and read by the parse_* functions.
+        parsed = (
+            "; a stream of parsed events (boto3's converse_stream()['stream']...) goes to "
+            "parse_tool_calls() or parse_events()"
+            if hasattr(response, "__iter__") or hasattr(response, "__aiter__")
+            else ""
+        )
         raise UsageError(
             f"expected a streamed HTTP response with {side.iterate}() and {side.close}() "
             f"(httpx, httpx2, or an SDK's {side.example}), got {type(response).__name__}"
+            f"{parsed}"
         )
     return response
 

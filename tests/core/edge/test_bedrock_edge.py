@@ -401,6 +401,18 @@ def test_boto3s_converse_stream_gives_the_calls(
     assert names(parse_tool_calls(converse(runtime), dialect)) == PARIS
 
 
+def test_boto3s_stream_given_to_the_bytes_reader_says_where_it_goes(
+    server: Loopback, runtime: Any
+) -> None:
+    server.answer(Answer(body=converse_stream()))
+    stream = converse(runtime)
+    try:
+        with pytest.raises(UsageError, match=r"parse_tool_calls\(\)"):
+            list(iter_tool_calls(stream, "bedrock_converse"))
+    finally:
+        stream.close()
+
+
 def test_boto3s_invoke_stream_gives_the_calls(server: Loopback, runtime: Any) -> None:
     server.answer(Answer(body=invoke_stream()))
     body = json.dumps({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64,
