@@ -61,6 +61,18 @@ def converse_stream(*, exception: str | None = None) -> bytes:
     return out
 
 
+def converse_text_stream(text: str) -> bytes:
+    """A ConverseStream answer of text alone (no contentBlockStart, as Bedrock sends it)."""
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("messageStart", {"role": "assistant"}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": text}}),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("messageStop", {"stopReason": "end_turn"}),
+        ("metadata", {"usage": {"inputTokens": 20, "outputTokens": 4, "totalTokens": 24}}),
+    ]
+    return b"".join(bedrock_event(name, json.dumps(payload).encode()) for name, payload in events)
+
+
 def invoke_stream() -> bytes:
     """An InvokeModelWithResponseStream answer: Anthropic's events, base64 in chunks."""
     events = [

@@ -36,7 +36,15 @@ from sse_toolcalls.runtime.clients import (
     ProviderClient,
     client_for,
 )
-from tests.aws_loopback import Answer, Loopback, Seen, converse_stream, invoke_stream, loopback
+from tests.aws_loopback import (
+    Answer,
+    Loopback,
+    Seen,
+    converse_stream,
+    converse_text_stream,
+    invoke_stream,
+    loopback,
+)
 
 pytestmark = [
     pytest.mark.anyio,
@@ -599,3 +607,44 @@ def test_any_region_is_refused_or_names_a_bedrock_host(region: str) -> None:
     assert parts.scheme == "https" and parts.port is None
     assert parts.hostname == f"bedrock-runtime.{region}.amazonaws.com"
     assert "." not in region and "/" not in region
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_the_agent_runs_a_turn_over_a_signed_bedrock_stream(server: Loopback) -> None:
+    # The whole loop: the call streamed, the tool run, a second signed request, the
+    # answer's text and usage.
+    from sse_toolcalls.runtime import Agent, ToolRegistry
+
+    tools = ToolRegistry()
+    cities: list[str] = []
+
+    @tools.register
+    def get_weather(city: str) -> str:
+        """The weather in a city.
+
+        Args:
+            city: its name.
+        """
+        cities.append(city)
+        return "sunny"
+
+    server.answer(Answer(body=converse_stream()), Answer(body=converse_text_stream("Sunny.")))
+    client = FixedBody(
+        model=MODEL,
+        region="us-east-1",
+        aws_access_key_id=ACCESS,
+        aws_secret_access_key=SECRET,
+        base_url=server.base_url,
+    )
+    try:
+        reply = await Agent(client, tools, tracing=False).run("Weather in Paris?")
+    finally:
+        await client.aclose()
+    assert cities == ["Paris"]
+    assert reply.text == "Sunny." and not reply.is_fallback
+    assert [r.outcome for r in reply.reports] == ["ok"]
+    assert reply.usage.output_tokens == 9 and reply.requests == 2
+    for seen in server.seen:
+        assert seen.headers["authorization"] == resign(
+            seen, server.base_url + seen.path, Credentials(ACCESS, SECRET), "us-east-1"
+        )
