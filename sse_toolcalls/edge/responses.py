@@ -804,10 +804,29 @@ class _EventStep:
         )
 
     def framed(self, event: SSELike) -> list[Any]:
-        """The items a framed event completes."""
+        """The items a framed event completes.
+
+        Raises:
+            MalformedStreamError: an event of an event-stream dialect whose data is not
+                a JSON object.
+        """
         if not self.told:
             self.told = _check_dialect(_as_sse(event), self.provider)
-        return self.parser.feed(_reframe(event))
+        if not self.wrapped:
+            return self.parser.feed(_reframe(event))
+        # The dialect's parser frames AWS's event stream, not SSE text: an event already
+        # framed (by another event-stream decoder) goes in as the object its data holds.
+        try:
+            payload = _json.loads(event.data)
+        except ValueError:
+            payload = None
+        if type(payload) is not dict:
+            raise MalformedStreamError(
+                f"{self.provider}: a framed {event.event!r} event's data is not a JSON object",
+                provider=self.provider,
+                data=event.data[:200],
+            )
+        return self.parser.feed_event(payload, event.event or None)
 
     def parsed(self, event: SDKEvent) -> list[Any]:
         """The items a parsed event (an SDK's model, a dict) completes.

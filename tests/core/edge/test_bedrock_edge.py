@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from sse_toolcalls import (
     TruncatedStreamError,
     UsageError,
     aiter_tool_calls,
+    aiter_tool_calls_from_sse,
     aparse_tool_calls,
     iter_tool_calls,
     parse_events,
@@ -43,6 +45,8 @@ from sse_toolcalls import (
 from sse_toolcalls.calls import ReasoningBlock, StreamFinished
 from sse_toolcalls.edge.http_errors import provider_error_from_http
 from sse_toolcalls.edge.responses import MAX_BLOB_DEPTH
+from sse_toolcalls.framing.eventstream import EventStreamEventFramer
+from sse_toolcalls.framing.sse import ServerSentEvent
 from sse_toolcalls.provider_errors import aws_error_code
 from tests import wire
 from tests.aws_loopback import (
@@ -288,6 +292,30 @@ def test_an_exception_item_is_the_providers_error(dialect: Any) -> None:
             list(parse_tool_calls(items[start:], dialect))
         assert (caught.value.code, caught.value.retryable) == ("ThrottlingException", True)
         assert caught.value.message == "Too many tokens."
+
+
+@pytest.mark.parametrize("dialect", ["bedrock_converse", "bedrock_anthropic", None])
+async def test_events_another_decoder_framed_are_read(dialect: Any) -> None:
+    # Before: with a Bedrock dialect named, the events were written back as SSE text for
+    # a parser that frames AWS's event stream: a checksum error.
+    body = invoke_stream() if dialect == "bedrock_anthropic" else converse_stream()
+    events = EventStreamEventFramer(max_event_bytes=1 << 20).feed(body)
+
+    async def framed() -> AsyncIterator[ServerSentEvent]:
+        for event in events:
+            yield event
+
+    async with aclosing(framed()) as source:
+        assert names([c async for c in aiter_tool_calls_from_sse(source, dialect)]) == PARIS
+
+
+async def test_a_framed_event_whose_data_is_no_object_is_malformed() -> None:
+    async def framed() -> AsyncIterator[ServerSentEvent]:
+        yield ServerSentEvent("messageStart", "[1, 2]", "", None)
+
+    async with aclosing(framed()) as source:
+        with pytest.raises(MalformedStreamError, match="not a JSON object"):
+            [c async for c in aiter_tool_calls_from_sse(source, "bedrock_converse")]
 
 
 def test_a_redacted_reasoning_blob_is_carried_as_the_wire_carries_it() -> None:
