@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
@@ -301,7 +301,7 @@ async def test_events_another_decoder_framed_are_read(dialect: Any) -> None:
     body = invoke_stream() if dialect == "bedrock_anthropic" else converse_stream()
     events = EventStreamEventFramer(max_event_bytes=1 << 20).feed(body)
 
-    async def framed() -> AsyncIterator[ServerSentEvent]:
+    async def framed() -> AsyncGenerator[ServerSentEvent, None]:
         for event in events:
             yield event
 
@@ -310,7 +310,7 @@ async def test_events_another_decoder_framed_are_read(dialect: Any) -> None:
 
 
 async def test_a_framed_event_whose_data_is_no_object_is_malformed() -> None:
-    async def framed() -> AsyncIterator[ServerSentEvent]:
+    async def framed() -> AsyncGenerator[ServerSentEvent, None]:
         yield ServerSentEvent("messageStart", "[1, 2]", "", None)
 
     async with aclosing(framed()) as source:
