@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import struct
-import zlib
 from collections.abc import Callable
 from typing import Any, Final
 
 from ...framing import EVENTSTREAM, sniff_framing
+from .mutators import event_stream_message, string_headers
 
 __all__ = ["KEEPS_END", "transforms"]
 
@@ -114,27 +114,16 @@ def messages(raw: bytes) -> tuple[list[bytes], bytes]:
     return out, raw[at:]
 
 
-def _event_message(event_type: str, payload: bytes) -> bytes:
-    """One event message with Bedrock's three string headers (AWS "Event stream
-    encoding": prelude of two lengths and their CRC32, headers, payload, message CRC32)."""
-    headers = b"".join(
-        bytes([len(name)])
-        + name.encode()
-        + b"\x07"
-        + struct.pack(">H", len(value))
-        + value.encode()
-        for name, value in (
-            (":event-type", event_type),
+_UNKNOWN_EVENT: Final = event_stream_message(
+    string_headers(
+        [
+            (":event-type", "futureEventTypeNotYetModeled"),
             (":content-type", "application/json"),
             (":message-type", "event"),
-        )
-    )
-    lengths = struct.pack(">II", 16 + len(headers) + len(payload), len(headers))
-    body = lengths + struct.pack(">I", zlib.crc32(lengths)) + headers + payload
-    return body + struct.pack(">I", zlib.crc32(body))
-
-
-_UNKNOWN_EVENT: Final = _event_message("futureEventTypeNotYetModeled", b'{"p":"abcdef"}')
+        ]
+    ),
+    b'{"p":"abcdef"}',
+)
 """An event of a type AWS may add to a stream's union: every reader must skip it."""
 
 
