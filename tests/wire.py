@@ -6,10 +6,13 @@ independently of the simulator's encoders, so that the two check each other.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from tests.core.test_eventstream_wire import bedrock_event
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,48 @@ def encode(dialect: str, calls: Sequence[Call], text: str = "", fragment: int = 
             out.append(_sse({"candidates": [{"content": content}]}, crlf=True))
         last = {"candidates": [{"content": {"parts": [{"text": ""}]}, "finishReason": "STOP"}]}
         out.append(_sse(last, crlf=True))
+    elif dialect == "bedrock_converse":
+        return _converse(calls, text, fragment)
+    elif dialect == "bedrock_anthropic":
+        # Bedrock's InvokeModelWithResponseStream: each of Anthropic's events as JSON,
+        # base64-encoded in a chunk event's "bytes".
+        sse = encode("anthropic", calls, text, fragment).decode()
+        chunks = []
+        for block in sse.split("\n\n")[:-1]:
+            data = block.split("data: ", 1)[1]
+            encoded = base64.b64encode(data.encode()).decode()
+            chunks.append(bedrock_event("chunk", json.dumps({"bytes": encoded}).encode()))
+        return b"".join(chunks)
     else:
         raise ValueError(dialect)
     return "".join(out).encode()
+
+
+def _converse(calls: Sequence[Call], text: str, fragment: int) -> bytes:
+    """A ConverseStream body: AWS event-stream messages, one per event."""
+
+    def event(name: str, payload: dict[str, Any]) -> bytes:
+        return bedrock_event(name, json.dumps(payload, ensure_ascii=False).encode())
+
+    out = [event("messageStart", {"role": "assistant"})]
+    block = 0
+    if text:
+        # A text block opens with its first delta (no contentBlockStart).
+        for piece in _pieces(text, fragment):
+            out.append(
+                event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": piece}})
+            )
+        out.append(event("contentBlockStop", {"contentBlockIndex": 0}))
+        block = 1
+    for call in calls:
+        start = {"toolUse": {"toolUseId": call.call_id, "name": call.name}}
+        out.append(event("contentBlockStart", {"contentBlockIndex": block, "start": start}))
+        # Claude's empty first fragment, then the input in pieces.
+        for piece in ["", *_pieces(json.dumps(call.args, ensure_ascii=False), fragment)]:
+            delta = {"toolUse": {"input": piece}}
+            out.append(event("contentBlockDelta", {"contentBlockIndex": block, "delta": delta}))
+        out.append(event("contentBlockStop", {"contentBlockIndex": block}))
+        block += 1
+    out.append(event("messageStop", {"stopReason": "tool_use" if calls else "end_turn"}))
+    out.append(event("metadata", {"usage": {"inputTokens": 1, "outputTokens": 1}}))
+    return b"".join(out)
