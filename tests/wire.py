@@ -132,8 +132,8 @@ def encode(dialect: str, calls: Sequence[Call], text: str = "", fragment: int = 
         # base64-encoded in a chunk event's "bytes".
         sse = encode("anthropic", calls, text, fragment).decode()
         chunks = []
-        for block in sse.split("\n\n")[:-1]:
-            data = block.split("data: ", 1)[1]
+        for event_block in sse.split("\n\n")[:-1]:
+            data = event_block.split("data: ", 1)[1]
             encoded = base64.b64encode(data.encode()).decode()
             chunks.append(bedrock_event("chunk", json.dumps({"bytes": encoded}).encode()))
         return b"".join(chunks)
