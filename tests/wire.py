@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
+
 @dataclass(frozen=True)
 class Call:
     name: str
