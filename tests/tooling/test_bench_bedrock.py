@@ -38,6 +38,7 @@ def test_the_synthetic_turns_are_what_botocore_reads(make: Callable[[int], bench
         streams = [(group.dialect, bench.chunked(group.bodies[0], read))]
         assert bench.ours(streams) == group.expected
         assert bench.floor(streams) == group.expected
+        assert bench.floor_crc(streams) == group.expected
 
 
 def test_the_floor_walk_holds_at_every_cut() -> None:
@@ -55,6 +56,17 @@ def test_the_floor_walk_holds_at_every_cut() -> None:
     for size in range(1, 40):
         got = bench.floor_payloads(bench.chunked(part, size))
         assert [bytes(p) for p in got] == whole, size
+
+
+def test_the_checked_floor_checks_both_crcs() -> None:
+    # floor+crc is shown as the least cost of the integrity check: it must make it.
+    body = bench.synthetic_converse(8).bodies[0]
+    first = int.from_bytes(body[:4], "big")
+    for at in (9, first - 5, first - 1):  # the prelude's CRC, the payload, the message CRC
+        broken = body[:at] + bytes([body[at] ^ 1]) + body[at + 1 :]
+        assert len(bench.floor_payloads([broken])) == bench._message_count(body)
+        with pytest.raises(bench.ChecksumError):
+            bench.floor_payloads([broken], crc=True)
 
 
 def test_the_check_names_a_contender_that_gives_other_calls() -> None:
@@ -91,7 +103,7 @@ def test_fast_mode_checks_every_contender_on_every_recording(
     assert "synthetic, bedrock_converse (200 deltas)" in out
     assert "synthetic, bedrock_anthropic (200 deltas)" in out
     assert "outputs checked" in out and "WRONG" not in out
-    for name in ("ours", "floor", *QUICK_PEERS.split(",")):
+    for name in ("ours", "floor", "floor+crc", *QUICK_PEERS.split(",")):
         assert name in out
 
 
