@@ -552,6 +552,7 @@ def boto3_peer() -> Contender:
     def run(streams: Streams) -> list[list[Call]]:
         out = []
         for dialect, chunks in streams:
+            # A parser and an EventStream per response, as botocore's endpoint makes them.
             if dialect == "bedrock_converse":
                 stream = EventStream(
                     _Body(chunks), converse, EventStreamJSONParser(), "ConverseStream"
@@ -767,7 +768,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     repeats, min_time, deltas = (
         (1, 0.0, 200) if args.fast else (args.repeats, args.min_time, args.deltas)
     )
-    found, missing = contenders(None if args.peers is None else frozenset(args.peers.split(",")))
+    only = None if args.peers is None else frozenset(args.peers.split(","))
+    unknown = sorted((only or frozenset()) - {peer_name(make) for make in PEERS})
+    if unknown:
+        parser.error(f"unknown peers: {', '.join(unknown)}")
+    found, missing = contenders(only)
     # The peers' import-time objects (litellm's are many) out of every collection.
     gc.collect()
     gc.freeze()

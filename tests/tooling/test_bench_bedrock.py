@@ -12,12 +12,18 @@ from pathlib import Path
 
 import pytest
 from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untyped]
+from hypothesis import given
+from hypothesis import strategies as st
 
 from benchmarks import bench_bedrock as bench
 from benchmarks.model import Call
 from tests.outside import outside_corpus
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+_SMALL = bench.synthetic_converse(8)
+_SMALL_TURN = _SMALL.bodies[0]
+_SMALL_TURN_PAYLOADS = [bytes(p) for p in bench.floor_payloads([_SMALL_TURN])]
+_SMALL_TURN_CALLS = _SMALL.expected
 # The peers that load in a second; litellm's import alone takes about 10 s (the slow test).
 QUICK_PEERS = "boto3,botocore-buffer,anthropic-sdk"
 
@@ -56,6 +62,21 @@ def test_the_floor_walk_holds_at_every_cut() -> None:
     for size in range(1, 40):
         got = bench.floor_payloads(bench.chunked(part, size))
         assert [bytes(p) for p in got] == whole, size
+
+
+@given(cuts=st.lists(st.integers(min_value=0), max_size=12))
+def test_the_floor_walk_holds_however_the_body_is_cut(cuts: list[int]) -> None:
+    body = _SMALL_TURN
+    points = sorted({cut % (len(body) + 1) for cut in cuts})
+    reads = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    assert [bytes(p) for p in bench.floor_payloads(reads)] == _SMALL_TURN_PAYLOADS
+    assert bench.floor([("bedrock_converse", reads)]) == _SMALL_TURN_CALLS
+
+
+def test_unknown_peers_are_refused() -> None:
+    with pytest.raises(SystemExit) as raised:
+        bench.main(["--fast", "--peers", "boto4"])
+    assert raised.value.code == 2
 
 
 def test_the_checked_floor_checks_both_crcs() -> None:
