@@ -88,12 +88,27 @@ from sse_toolcalls import ToolCallParser
 from sse_toolcalls.calls import Dialect
 from sse_toolcalls.errors import TruncatedStreamError
 
-__all__ = ["READS", "Group", "main"]
+__all__ = [
+    "PEERS",
+    "READS",
+    "ChecksumError",
+    "Contender",
+    "Group",
+    "check",
+    "chunked",
+    "floor",
+    "floor_crc",
+    "floor_payloads",
+    "main",
+    "message_count",
+    "ours",
+    "synthetic_anthropic",
+    "synthetic_converse",
+]
 
 READS = (None, 1024, 64)
 """Read sizes: ``None`` is each body whole."""
 
-Body = tuple[Dialect, bytes]
 Streams = Sequence[tuple[Dialect, Sequence[bytes]]]
 """One group's bodies, each cut into reads, with its dialect."""
 Run = Callable[[Streams], list[list[Call]]]
@@ -120,6 +135,8 @@ class Group:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Contender:
+    """One way from bytes to calls."""
+
     name: str
     role: str
     """``ours``, ``floor``, ``floor+crc`` (shown, in no ratio but its own) or ``peer``."""
@@ -137,7 +154,8 @@ def shared_folder() -> Path:
     return shared / "external_streams"
 
 
-def _message_count(body: bytes) -> int:
+def message_count(body: bytes) -> int:
+    """The messages in a whole body, by their total lengths."""
     count = pos = 0
     while pos < len(body):
         pos += int.from_bytes(body[pos : pos + 4], "big")
@@ -163,7 +181,7 @@ def recordings() -> list[Group]:
             dialect=dialect,
             bodies=[body for body, _ in items],
             expected=[calls for _, calls in items],
-            events=sum(_message_count(body) for body, _ in items),
+            events=sum(message_count(body) for body, _ in items),
         )
         for dialect, items in sorted(by_dialect.items())
     ]

@@ -49,7 +49,7 @@ def test_the_synthetic_turns_are_what_botocore_reads(make: Callable[[int], bench
 
 def test_the_floor_walk_holds_at_every_cut() -> None:
     body = bench.synthetic_converse(8).bodies[0]
-    assert len(bench.floor_payloads([body])) == bench._message_count(body)
+    assert len(bench.floor_payloads([body])) == bench.message_count(body)
     # The first five messages, cut once at every byte and read in every small size.
     end = 0
     for _ in range(5):
@@ -85,7 +85,7 @@ def test_the_checked_floor_checks_both_crcs() -> None:
     first = int.from_bytes(body[:4], "big")
     for at in (9, first - 5, first - 1):  # the prelude's CRC, the payload, the message CRC
         broken = body[:at] + bytes([body[at] ^ 1]) + body[at + 1 :]
-        assert len(bench.floor_payloads([broken])) == bench._message_count(body)
+        assert len(bench.floor_payloads([broken])) == bench.message_count(body)
         with pytest.raises(bench.ChecksumError):
             bench.floor_payloads([broken], crc=True)
 
