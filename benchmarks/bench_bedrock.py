@@ -40,7 +40,7 @@ Inputs: the real recordings of ``../shared/external_streams/bedrock/``
 expected calls), in two groups by dialect, and one synthetic turn per dialect made here
 with a small encoder (CRC32 from ``zlib``): some text, then 4 calls whose arguments come in
 2,000 fragments of 3 to 8 characters (``--deltas``), so the cost per event shows. Read
-sizes: each body whole, 1,024-byte reads, 64-byte reads.
+sizes: each body whole, 1,024-byte reads, 64-byte reads, and one message per read.
 
 Correct before fast: every contender runs once on every group and read size, and its
 calls (id, name, arguments, per body) must equal the expected ones (the manifest's, or the
@@ -106,8 +106,9 @@ __all__ = [
     "synthetic_converse",
 ]
 
-READS = (None, 1024, 64)
-"""Read sizes: ``None`` is each body whole."""
+READS: tuple[int | None, ...] = (None, 1024, 64, 0)
+"""Read sizes: ``None`` is each body whole, ``0`` one message per read (AWS writes each
+event as it comes, so a client that keeps up with a model reads about one at a time)."""
 
 Streams = Sequence[tuple[Dialect, Sequence[bytes]]]
 """One group's bodies, each cut into reads, with its dialect."""
@@ -339,8 +340,16 @@ def synthetic_anthropic(deltas: int, *, seed: int = 0xB5E) -> Group:
 
 
 def chunked(data: bytes, size: int | None) -> list[bytes]:
+    """``data`` in reads of ``size`` bytes (see :data:`READS`)."""
     if size is None:
         return [data]
+    if size == 0:
+        reads, pos = [], 0
+        while pos < len(data):
+            end = pos + int.from_bytes(data[pos : pos + 4], "big")
+            reads.append(data[pos:end])
+            pos = end
+        return reads
     return [data[i : i + size] for i in range(0, len(data), size)]
 
 
@@ -819,7 +828,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{'reads':>8}{head}{ratios}")
         for read in READS:
             streams = [(group.dialect, chunked(body, read)) for body in group.bodies]
-            label = "whole" if read is None else f"{read} B"
+            label = "whole" if read is None else "1 msg" if read == 0 else f"{read} B"
             # Correct before fast: every contender's calls equal the expected ones.
             timed = []
             for contender in eligible:

@@ -38,6 +38,10 @@ def test_the_synthetic_turns_are_what_botocore_reads(make: Callable[[int], bench
     assert len(messages) == group.events
     assert {m.headers[":message-type"] for m in messages} == {"event"}
     assert [len(calls) for calls in group.expected] == [4]
+    # Read size 0: one whole message a read.
+    reads = bench.chunked(group.bodies[0], 0)
+    assert b"".join(reads) == group.bodies[0] and len(reads) == group.events
+    assert all(bench.message_count(read) == 1 for read in reads)
     # Every contender that needs nothing installed gives the generator's calls, whole
     # and in reads that cut every message.
     for read in bench.READS:
