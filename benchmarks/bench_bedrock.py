@@ -51,7 +51,8 @@ samples per contender, interleaved round-robin with the order rotated each round
 garbage collected between samples. Printed: the median CPU seconds of one pass over the
 group, ``ours/floor`` (how many times the floor's time ours takes) and ``peer/ours`` (above
 1: ours is faster). ``--fast``: 200 deltas, one sample of one pass (the CI smoke, in
-``tests/tooling/test_bench_bedrock.py``).
+``tests/tooling/test_bench_bedrock.py``). ``--layers``: instead of the contenders, the
+share of ours' time in framing messages, in making them events, and in the rest.
 """
 
 from __future__ import annotations
@@ -140,7 +141,8 @@ class Contender:
 
     name: str
     role: str
-    """``ours``, ``floor``, ``floor+crc`` (shown, in no ratio but its own) or ``peer``."""
+    """``ours``, ``floor``, ``floor+crc`` (shown, in no ratio but its own), ``peer``, or
+    ``part`` (a piece of ours, for ``--layers``)."""
     dialects: tuple[Dialect, ...]
     run: Run
 
@@ -781,6 +783,41 @@ def measure(
     return {name: statistics.median(times) for name, times in samples.items()}
 
 
+def layers(group: Group, read: int | None, *, repeats: int, min_time: float) -> dict[str, float]:
+    """Where ours spends its time: each part's share of a pass of ``ours``, timed as the
+    contenders are. ``messages``: ``EventStreamFramer`` alone (bytes to checked messages);
+    ``events``: the framing the parser runs (``EventStreamEventFramer``: the messages made
+    events, each payload decoded to ``str``) less ``messages``; ``calls``: the rest, the
+    dialect's reassembler and the parser around it."""
+    from sse_toolcalls.framing.eventstream import EventStreamEventFramer, EventStreamFramer
+
+    def framing(make: Callable[[], EventStreamFramer | EventStreamEventFramer]) -> Run:
+        def run(streams: Streams) -> list[list[Call]]:
+            for _, chunks in streams:
+                framer = make()
+                for chunk in chunks:
+                    framer.feed(chunk)
+                framer.finish()
+            return []
+
+        return run
+
+    both: tuple[Dialect, ...] = ("bedrock_converse", "bedrock_anthropic")
+    parts = [
+        Contender(name="ours", role="ours", dialects=both, run=ours),
+        Contender(name="messages", role="part", dialects=both, run=framing(EventStreamFramer)),
+        Contender(name="events", role="part", dialects=both, run=framing(EventStreamEventFramer)),
+    ]
+    streams = [(group.dialect, chunked(body, read)) for body in group.bodies]
+    seconds = measure(parts, streams, repeats=repeats, min_time=min_time)
+    total = seconds["ours"]
+    return {
+        "messages": seconds["messages"] / total,
+        "events": (seconds["events"] - seconds["messages"]) / total,
+        "calls": (total - seconds["events"]) / total,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeats", type=int, default=7, help="samples per contender")
@@ -791,7 +828,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--peers",
         help="comma-separated: " + ",".join(peer_name(make) for make in PEERS) + " (default: all)",
     )
+    parser.add_argument(
+        "--layers",
+        action="store_true",
+        help="ours' time by part (synthetic turns, 1,024 B reads) instead of the contenders",
+    )
     args = parser.parse_args(argv)
+    if args.layers:
+        for group in (synthetic_converse(args.deltas), synthetic_anthropic(args.deltas)):
+            shares = layers(
+                group,
+                1024,
+                repeats=1 if args.fast else args.repeats,
+                min_time=0.0 if args.fast else args.min_time,
+            )
+            row = ", ".join(f"{name} {share:.0%}" for name, share in shares.items())
+            print(f"{group.name}, 1,024 B reads: {row}")
+        return 0
     repeats, min_time, deltas = (
         (1, 0.0, 200) if args.fast else (args.repeats, args.min_time, args.deltas)
     )

@@ -77,6 +77,17 @@ def test_the_floor_walk_holds_however_the_body_is_cut(cuts: list[int]) -> None:
     assert bench.floor([("bedrock_converse", reads)]) == _SMALL_TURN_CALLS
 
 
+def test_the_layers_split_ours_time(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["--layers", "--fast", "--deltas", "40"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(",")[1].strip() for line in out] == [
+        "bedrock_converse (40 deltas)",
+        "bedrock_anthropic (40 deltas)",
+    ]
+    for line in out:
+        assert "messages" in line and "events" in line and "calls" in line
+
+
 def test_unknown_peers_are_refused() -> None:
     with pytest.raises(SystemExit) as raised:
         bench.main(["--fast", "--peers", "boto4"])
