@@ -101,8 +101,10 @@ __all__ = [
     "floor_crc",
     "floor_payloads",
     "main",
+    "manifest",
     "message_count",
     "ours",
+    "recordings",
     "synthetic_anthropic",
     "synthetic_converse",
 ]
@@ -166,15 +168,21 @@ def message_count(body: bytes) -> int:
     return count
 
 
+def manifest() -> list[dict[str, Any]]:
+    """The recordings' entries in ``bedrock/MANIFEST.json`` (file, provider, expected)."""
+    folder = shared_folder() / "bedrock"
+    try:
+        entries: list[dict[str, Any]] = json.loads((folder / "MANIFEST.json").read_bytes())
+    except OSError:
+        sys.exit(f"no recordings in {folder} (set SSE_TOOLCALLS_SHARED)")
+    return entries
+
+
 def recordings() -> list[Group]:
     """The recorded bodies, one group per dialect, with the manifest's expected calls."""
     folder = shared_folder()
-    try:
-        manifest = json.loads((folder / "bedrock" / "MANIFEST.json").read_bytes())
-    except OSError:
-        sys.exit(f"no recordings in {folder / 'bedrock'} (set SSE_TOOLCALLS_SHARED)")
     by_dialect: dict[Dialect, list[tuple[bytes, list[Call]]]] = {}
-    for entry in manifest:
+    for entry in manifest():
         calls = [(c["call_id"], c["name"], c["args"]) for c in entry["expected"].get("calls", [])]
         body = (folder / entry["file"]).read_bytes()
         by_dialect.setdefault(PROVIDERS[entry["provider"]], []).append((body, calls))
