@@ -17,8 +17,8 @@ stream) into complete tool calls with every contender, in one run:
   ``json.loads`` per payload (the base64 of a chunk decoded), then the same loop.
 - ``anthropic-sdk`` (InvokeModel only): the SDK's Bedrock decoder
   (``anthropic.lib.bedrock._stream_decoder.AWSEventStreamDecoder``, botocore underneath),
-  ``construct_type`` per event and ``accumulate_event`` (what ``AnthropicBedrock``'s
-  ``messages.stream`` runs).
+  ``construct_type``, ``accumulate_event`` and ``build_events`` per event (what
+  ``AnthropicBedrock``'s ``messages.stream`` runs, as W2's anthropic-sdk row does).
 - ``litellm``: LiteLLM's own Bedrock decoders on the raw bytes
   (``AWSEventStreamDecoder.iter_bytes`` for ConverseStream,
   ``AmazonAnthropicClaudeStreamDecoder`` for InvokeModel), its ``ModelResponseStream``
@@ -653,7 +653,7 @@ def anthropic_sdk_peer() -> Contender:
     require("botocore", "botocore")
     from anthropic._models import construct_type
     from anthropic.lib.bedrock._stream_decoder import AWSEventStreamDecoder
-    from anthropic.lib.streaming._messages import accumulate_event
+    from anthropic.lib.streaming._messages import accumulate_event, build_events
     from anthropic.types import RawMessageStreamEvent
 
     def run(streams: Streams) -> list[list[Call]]:
@@ -666,6 +666,8 @@ def anthropic_sdk_peer() -> Contender:
                 snapshot = accumulate_event(
                     event=event, current_snapshot=snapshot, json_bufs=json_bufs
                 )
+                for _ in build_events(event=event, message_snapshot=snapshot):
+                    pass
             blocks = [b for b in snapshot.content if b.type == "tool_use"]
             out.append([(b.id, b.name, b.input) for b in blocks])
         return out
