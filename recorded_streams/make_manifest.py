@@ -1,9 +1,11 @@
-"""Rebuild ``recorded_streams/MANIFEST.json`` from the ``.sse`` and ``.expected.json`` files.
+"""Rebuild ``recorded_streams/MANIFEST.json`` from the bodies and ``.expected.json`` files.
 
 The manifest uses the entry format of the external corpus (``../shared/external_streams``),
 so ``check_streams.py --streams recorded_streams`` can replay it. Byte counts, hashes, line
-endings and the trailing blank line are computed from the ``.sse`` bytes, never typed in,
-so the manifest cannot drift from the files.
+endings and the trailing blank line are computed from the bodies (``.sse``, or
+``.eventstream`` for Amazon Bedrock, whose binary bodies have neither line endings nor
+blank lines: ``null``, as in the external Bedrock corpus), never typed in, so the manifest
+cannot drift from the files.
 
 Usage, from the repository root::
 
@@ -22,7 +24,16 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "MANIFEST.json"
-DIALECTS = ("openai_chat", "openai_responses", "anthropic", "gemini")
+DIALECTS = (
+    "openai_chat",
+    "openai_responses",
+    "anthropic",
+    "gemini",
+    "bedrock_converse",
+    "bedrock_anthropic",
+)
+SUFFIXES = (".sse", ".eventstream")
+"""The body files: server-sent events, and AWS's binary event stream."""
 
 
 def line_endings(raw: bytes) -> str:
@@ -40,9 +51,10 @@ def ends_with_blank_line(raw: bytes) -> bool:
 
 
 def entry(sse: Path) -> dict[str, Any]:
-    """Build the manifest entry of one ``.sse`` file from it and its expected file."""
+    """Build the manifest entry of one body file from it and its expected file."""
     raw = sse.read_bytes()
-    exp_path = sse.with_name(sse.name.removesuffix(".sse") + ".expected.json")
+    binary = sse.suffix == ".eventstream"
+    exp_path = sse.with_name(sse.stem + ".expected.json")
     exp = json.loads(exp_path.read_text(encoding="utf-8"))
     meta = exp["meta"]
     expected: dict[str, Any] = {"outcome": exp["outcome"], "calls": exp["calls"]}
@@ -60,8 +72,8 @@ def entry(sse: Path) -> dict[str, Any]:
         "source_url_or_issue": meta["source_url_or_issue"],
         "made_by": meta["made_by"],
         "reframed": False,
-        "line_endings": line_endings(raw),
-        "ends_with_blank_line": ends_with_blank_line(raw),
+        "line_endings": None if binary else line_endings(raw),
+        "ends_with_blank_line": None if binary else ends_with_blank_line(raw),
         "bytes": len(raw),
         "sha256": hashlib.sha256(raw).hexdigest(),
         "notes": exp["notes"],
@@ -70,8 +82,12 @@ def entry(sse: Path) -> dict[str, Any]:
 
 
 def build() -> list[dict[str, Any]]:
-    """Return the manifest for every ``.sse`` file, by dialect then file name."""
-    return [entry(sse) for d in DIALECTS for sse in sorted((HERE / d).glob("*.sse"))]
+    """Return the manifest for every body file, by dialect then file name."""
+    return [
+        entry(body)
+        for d in DIALECTS
+        for body in sorted(p for p in (HERE / d).iterdir() if p.suffix in SUFFIXES)
+    ]
 
 
 def render() -> str:

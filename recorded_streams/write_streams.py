@@ -1,10 +1,13 @@
-"""Write the hand-made stream corpus: one ``.sse`` body and one ``.expected.json`` per stream.
+"""Write the hand-made stream corpus: one body (``.sse``, or ``.eventstream`` for Amazon
+Bedrock) and one ``.expected.json`` per stream.
 
 Every event payload below was written by hand from the provider's documented wire format
 (``DOCS``) and, for the regressions, from the trigger described in the bug report named in
 ``issue``. This script only frames the payloads (``event:``/``data:`` lines, line endings,
-blank lines) and writes the files, so that the bytes can be regenerated and reviewed in one
-place. The expected results are written by hand too; nothing here runs the parser.
+blank lines; for Bedrock, AWS event-stream messages by its own small encoder) and writes
+the files, so that the bytes can be regenerated and reviewed in one place. The expected
+results are written by hand too; nothing here runs the parser, and nothing here imports
+the library (its encoder is not the library's framer, so each checks the other).
 
 Usage, from the repository root::
 
@@ -14,9 +17,14 @@ Usage, from the repository root::
 
 from __future__ import annotations
 
+import base64
 import json
+import random
+import string
+import struct
 import sys
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,18 +46,33 @@ DOCS = {
     "and function calling guide (https://ai.google.dev/gemini-api/docs/function-calling)",
     "vertex": "the Vertex AI FunctionCall / PartialArg reference "
     "(https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1/Content)",
+    "bedrock_converse": "the Amazon Bedrock ConverseStream reference "
+    "(https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html, "
+    "ConverseStreamOutput and its event and exception members) and AWS's event stream "
+    "encoding (https://docs.aws.amazon.com/transcribe/latest/dg/event-stream.html)",
+    "bedrock_anthropic": "the Amazon Bedrock InvokeModelWithResponseStream reference "
+    "(https://docs.aws.amazon.com/bedrock/latest/APIReference/"
+    "API_runtime_InvokeModelWithResponseStream.html, PayloadPart.bytes), the Anthropic "
+    "Messages streaming guide (https://docs.anthropic.com/en/docs/build-with-claude/streaming) "
+    "for the events inside, and AWS's event stream encoding "
+    "(https://docs.aws.amazon.com/transcribe/latest/dg/event-stream.html)",
 }
 
 CHAT_MODEL = "gpt-4.1-mini-2025-04-14"
 RESP_MODEL = "gpt-4.1-2025-04-14"
 ANT_MODEL = "claude-sonnet-4-5-20250929"
 GEM_MODEL = "gemini-2.5-flash"
+CONVERSE_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+NOVA_MODEL = "us.amazon.nova-pro-v1:0"
+BEDROCK_ANT_MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
 
 DEFAULTS: dict[str, tuple[str, str, str]] = {
     "openai_chat": ("openai", CHAT_MODEL, "openai_chat"),
     "openai_responses": ("openai", RESP_MODEL, "openai_responses"),
     "anthropic": ("anthropic", ANT_MODEL, "anthropic"),
     "gemini": ("google", GEM_MODEL, "gemini"),
+    "bedrock_converse": ("aws-bedrock", CONVERSE_MODEL, "bedrock_converse"),
+    "bedrock_anthropic": ("aws-bedrock", BEDROCK_ANT_MODEL, "bedrock_anthropic"),
 }
 """Each directory's vendor, model and documented format: ``(vendor, model, DOCS key)``.
 A stream states only where it differs (an OpenAI-compatible server, another model)."""
@@ -126,21 +149,29 @@ class Stream:
 
     def expected(self) -> dict[str, Any]:
         """Return the ``.expected.json`` object."""
-        exp: dict[str, Any] = {"outcome": self.outcome, "calls": self.calls}
-        if self.partial_calls is not None:
-            exp["partial_calls"] = self.partial_calls
-        if self.text is not None:
-            exp["text"] = self.text
-        exp["invalid_arguments"] = list(self.invalid_arguments)
-        exp["notes"] = self.notes
-        vendor, model, doc = DEFAULTS[self.file.split("/", 1)[0]]
-        exp["meta"] = {
-            "vendor": self.vendor or vendor,
-            "model": self.model or model,
-            "made_by": "hand-written from " + DOCS[self.doc or doc],
-            "source_url_or_issue": self.issue,
-        }
-        return exp
+        return expected_object(self)
+
+
+def expected_object(s: Stream | AwsStream) -> dict[str, Any]:
+    """The ``.expected.json`` object of a stream of either framing."""
+    exp: dict[str, Any] = {"outcome": s.outcome, "calls": s.calls}
+    if s.partial_calls is not None:
+        exp["partial_calls"] = s.partial_calls
+    if s.text is not None:
+        exp["text"] = s.text
+    exp["invalid_arguments"] = list(s.invalid_arguments)
+    error = getattr(s, "error", None)
+    if error is not None:
+        exp["error"] = error
+    exp["notes"] = s.notes
+    vendor, model, doc = DEFAULTS[s.file.split("/", 1)[0]]
+    exp["meta"] = {
+        "vendor": s.vendor or vendor,
+        "model": s.model or model,
+        "made_by": "hand-written from " + DOCS[s.doc or doc],
+        "source_url_or_issue": s.issue,
+    }
+    return exp
 
 
 # --------------------------------------------------------------------------------------
@@ -2602,15 +2633,714 @@ def gemini_streams() -> list[Stream]:
     return out
 
 
-STREAMS: list[Callable[[], list[Stream]]] = [
+# --------------------------------------------------------------------------------------
+# Amazon Bedrock: AWS's binary event stream, encoded here on its own.
+
+Message = tuple[str, str, dict[str, Any]]
+"""One event-stream message before encoding: its ``:message-type`` (``event`` or
+``exception``), its ``:event-type`` or ``:exception-type``, and its JSON payload."""
+
+PAD_ALPHABET = string.ascii_lowercase + string.ascii_uppercase + string.digits
+"""Bedrock pads each event's payload with a ``"p"`` field of random length (a prefix of
+this alphabet), so that the size of a message does not tell its content."""
+
+STRING_HEADER = 7
+"""The value type of a string header ("Event stream encoding": 7 = string, with a 2-byte
+length before its UTF-8 bytes)."""
+
+
+def es_header(name: str, value: str) -> bytes:
+    """One string header: name length (1 byte), name, type 7, value length (2 bytes), value."""
+    raw_name, raw_value = name.encode(), value.encode()
+    return (
+        bytes([len(raw_name)])
+        + raw_name
+        + bytes([STRING_HEADER])
+        + struct.pack(">H", len(raw_value))
+        + raw_value
+    )
+
+
+def es_message(headers: list[tuple[str, str]], payload: bytes) -> bytes:
+    """One whole message: the prelude (total length, headers length, the CRC32 of those 8
+    bytes), the headers, the payload, then the CRC32 of everything before it."""
+    section = b"".join(es_header(n, v) for n, v in headers)
+    lengths = struct.pack(">II", 16 + len(section) + len(payload), len(section))
+    head = lengths + struct.pack(">I", zlib.crc32(lengths))
+    body = head + section + payload
+    return body + struct.pack(">I", zlib.crc32(body))
+
+
+def event(name: str, payload: dict[str, Any]) -> Message:
+    """An ``event`` message of type ``name``."""
+    return ("event", name, payload)
+
+
+def exception(name: str, message: str, **more: Any) -> Message:
+    """An ``exception`` message: a modeled error, its kind in ``:exception-type``."""
+    return ("exception", name, {"message": message, **more})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AwsStream:
+    """One hand-made Bedrock response body (an event stream) and its expected result."""
+
+    file: str
+    """Path under ``recorded_streams/``: ``<dialect>/<name>.eventstream``."""
+
+    notes: str
+    """What the stream shows and why its expectation is what it is."""
+
+    messages: list[Message]
+    """The messages, in order."""
+
+    outcome: str
+    """``complete``, ``no_calls``, ``truncated`` or ``provider_error``."""
+
+    calls: list[dict[str, Any]]
+    """The expected client calls, in order."""
+
+    partial_calls: list[dict[str, Any]] | None = None
+    """For truncated streams: the call that was cut, with its raw argument text."""
+
+    text: str | None = None
+    """The visible assistant text, where it matters."""
+
+    invalid_arguments: tuple[int, ...] = ()
+    """Positions (in ``calls``) of the calls that complete with an ``arguments_error``."""
+
+    error: dict[str, Any] | None = None
+    """For ``provider_error``: the error's ``code`` and whether it is ``retryable``."""
+
+    issue: str | None = None
+    """The bug report or documented behaviour the stream replays."""
+
+    vendor: str | None = None
+    """Who would serve such a stream (``None``: ``aws-bedrock``)."""
+
+    model: str | None = None
+    """The model id of the request (ConverseStream never names it in the stream)."""
+
+    doc: str | None = None
+    """Key into ``DOCS`` (``None``: the dialect's)."""
+
+    cut: int | None = None
+    """Keep only this many bytes of the last message: a body cut inside a message."""
+
+    def render(self) -> bytes:
+        """Return the body bytes. The padding is drawn from a generator seeded by the file
+        name, so the bytes are the same at every run."""
+        rng = random.Random(self.file)
+        out = []
+        for kind, name, payload in self.messages:
+            if kind == "event":
+                # "p" is written last, as Bedrock writes it after the event's own fields.
+                body = {**payload, "p": PAD_ALPHABET[: rng.randint(1, len(PAD_ALPHABET))]}
+                headers = [(":event-type", name)]
+            else:
+                body = payload
+                headers = [(":exception-type", name)]
+            headers += [(":content-type", "application/json"), (":message-type", kind)]
+            out.append(es_message(headers, js(body).encode("utf-8")))
+        if self.cut is not None:
+            out[-1] = out[-1][: self.cut]
+        return b"".join(out)
+
+    def expected(self) -> dict[str, Any]:
+        """Return the ``.expected.json`` object."""
+        return expected_object(self)
+
+
+USAGE = {"inputTokens": 412, "outputTokens": 61, "totalTokens": 473}
+
+
+class Conv:
+    """Builds the messages of one ConverseStream response."""
+
+    def start(self) -> Message:
+        """``messageStart``."""
+        return event("messageStart", {"role": "assistant"})
+
+    def text(self, index: int, pieces: list[str], *, stop: bool = True) -> list[Message]:
+        """A text block: no ``contentBlockStart`` (a text block opens with its first
+        delta), a ``delta.text`` per piece, ``contentBlockStop``."""
+        out = [
+            event("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": p}})
+            for p in pieces
+        ]
+        if stop:
+            out.append(self.stop(index))
+        return out
+
+    def tool(
+        self,
+        index: int,
+        tool_id: str,
+        name: str,
+        pieces: list[str],
+        *,
+        stop: bool = True,
+        kind: str | None = "tool_use",
+    ) -> list[Message]:
+        """A toolUse block: ``contentBlockStart`` with ``start.toolUse`` (its ``type``
+        only when ``kind`` is given, as Nova leaves it out), one ``delta.toolUse.input``
+        string per piece, ``contentBlockStop``."""
+        start: dict[str, Any] = {"toolUseId": tool_id, "name": name}
+        if kind is not None:
+            start["type"] = kind
+        out = [
+            event("contentBlockStart", {"contentBlockIndex": index, "start": {"toolUse": start}})
+        ]
+        out += [
+            event(
+                "contentBlockDelta",
+                {"contentBlockIndex": index, "delta": {"toolUse": {"input": p}}},
+            )
+            for p in pieces
+        ]
+        if stop:
+            out.append(self.stop(index))
+        return out
+
+    def reasoning(self, index: int, **members: Any) -> Message:
+        """One ``delta.reasoningContent`` (``text``, ``signature`` or ``redactedContent``)."""
+        return event(
+            "contentBlockDelta",
+            {"contentBlockIndex": index, "delta": {"reasoningContent": members}},
+        )
+
+    def stop(self, index: int) -> Message:
+        """``contentBlockStop``."""
+        return event("contentBlockStop", {"contentBlockIndex": index})
+
+    def end(self, reason: str = "tool_use", *, metadata: bool = True) -> list[Message]:
+        """``messageStop`` with its ``stopReason``, then ``metadata`` (usage and latency)."""
+        out = [event("messageStop", {"stopReason": reason})]
+        if metadata:
+            out.append(event("metadata", {"usage": USAGE, "metrics": {"latencyMs": 1834}}))
+        return out
+
+
+def converse_streams() -> list[AwsStream]:
+    """The ConverseStream streams."""
+    out: list[AwsStream] = []
+    add = out.append
+    h = {"person": "Ada Lovelace", "metric": "height"}
+    w = {"person": "Ada Lovelace", "metric": "weight"}
+    # Claude through Converse: an empty first input fragment, then the JSON in pieces.
+    hp = ["", '{"person": "Ada', ' Lovelace", "metric"', ': "height"}']
+    wp = ["", '{"person": "Ada', ' Lovelace", "metric"', ': "weight"}']
+    c = Conv()
+
+    add(
+        AwsStream(
+            file="bedrock_converse/text_only.eventstream",
+            notes="A text-only turn: messageStart, three text deltas at block 0 with no "
+            "contentBlockStart (Converse opens a text block with its first delta), "
+            "contentBlockStop, messageStop end_turn, metadata with the usage.",
+            messages=[c.start(), *c.text(0, ["Ada was", " born in", " 1815."]), *c.end("end_turn")],
+            outcome="no_calls",
+            calls=[],
+            text="Ada was born in 1815.",
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/text_then_tool_empty_first_fragment.eventstream",
+            notes="Text at block 0, then a toolUse block at 1 whose input starts with an "
+            "empty fragment and arrives in three more, as Claude sends it; stopReason "
+            "tool_use. The call is released whole with the toolUseId as its id.",
+            messages=[
+                c.start(),
+                *c.text(0, ["I'll look", " that up."]),
+                *c.tool(1, "tooluse_RS0601aBcDeFgHiJkLmNo", "get_measurement", hp),
+                *c.end(),
+            ],
+            outcome="complete",
+            calls=[call("get_measurement", h, "tooluse_RS0601aBcDeFgHiJkLmNo")],
+            text="I'll look that up.",
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/two_calls_height_weight.eventstream",
+            notes="Two toolUse blocks for the same tool (height at block 0, weight at block "
+            "1), each with its own toolUseId; released in block order.",
+            messages=[
+                c.start(),
+                *c.tool(0, "tooluse_RS0602height0000000", "get_measurement", hp),
+                *c.tool(1, "tooluse_RS0602weight0000000", "get_measurement", wp),
+                *c.end(),
+            ],
+            outcome="complete",
+            calls=[
+                call("get_measurement", h, "tooluse_RS0602height0000000"),
+                call("get_measurement", w, "tooluse_RS0602weight0000000"),
+            ],
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/zero_argument_tools.eventstream",
+            notes="Two tools without parameters: the first toolUse block has no input delta "
+            "at all, the second only an empty fragment. Both are calls with args {}. The "
+            "body ends after messageStop, without the metadata event: the turn is whole "
+            "(metadata only reports usage).",
+            messages=[
+                c.start(),
+                *c.tool(0, "tooluse_RS0603time0000000000", "get_time", []),
+                *c.tool(1, "tooluse_RS0603date0000000000", "get_date", [""]),
+                *c.end(metadata=False),
+            ],
+            outcome="complete",
+            calls=[
+                call("get_time", {}, "tooluse_RS0603time0000000000"),
+                call("get_date", {}, "tooluse_RS0603date0000000000"),
+            ],
+        )
+    )
+
+    nova_args = {"city": "São Paulo", "units": "celsius", "days": 3}
+    add(
+        AwsStream(
+            file="bedrock_converse/nova_whole_input_one_fragment.eventstream",
+            model=NOVA_MODEL,
+            notes="Nova's shape: a <thinking> preamble as text, then a toolUse block whose "
+            "start has no type and whose whole input (with a non-ASCII value) arrives in one "
+            "fragment.",
+            messages=[
+                c.start(),
+                *c.text(0, ["<thinking>The user wants", " the forecast.</thinking>\n"]),
+                *c.tool(
+                    1,
+                    "tooluse_RS0604nova000000000",
+                    "get_forecast",
+                    [json.dumps(nova_args, ensure_ascii=False)],
+                    kind=None,
+                ),
+                *c.end(),
+            ],
+            outcome="complete",
+            calls=[call("get_forecast", nova_args, "tooluse_RS0604nova000000000")],
+            text="<thinking>The user wants the forecast.</thinking>\n",
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/reasoning_signature_then_call.eventstream",
+            notes="Extended thinking through Converse: reasoningContent text in three deltas "
+            "then one signature delta at block 0, then a toolUse block. The reasoning is not "
+            "visible text; the call is complete.",
+            messages=[
+                c.start(),
+                c.reasoning(0, text="The user asks"),
+                c.reasoning(0, text=" for Ada's height;"),
+                c.reasoning(0, text=" call the tool."),
+                c.reasoning(0, signature="SigRS0605+handMade/Q29udmVyc2U="),
+                c.stop(0),
+                *c.tool(1, "tooluse_RS0605afterThought0", "get_measurement", hp),
+                *c.end(),
+            ],
+            outcome="complete",
+            calls=[call("get_measurement", h, "tooluse_RS0605afterThought0")],
+            text="",
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/redacted_reasoning_then_call.eventstream",
+            notes="A reasoning block whose content was redacted by the provider "
+            "(reasoningContent.redactedContent, a base64 blob in two deltas), then text, then "
+            "a toolUse block. The redacted block is no text and no call.",
+            messages=[
+                c.start(),
+                c.reasoning(0, redactedContent="UmVkYWN0ZWRSUzA2MDZ"),
+                c.reasoning(0, redactedContent="oYW5kTWFkZQ=="),
+                c.stop(0),
+                *c.text(1, ["Checking."]),
+                *c.tool(2, "tooluse_RS0606redacted00000", "get_measurement", wp),
+                *c.end(),
+            ],
+            outcome="complete",
+            calls=[call("get_measurement", w, "tooluse_RS0606redacted00000")],
+            text="Checking.",
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/max_tokens_mid_tool_use.eventstream",
+            notes="maxTokens reached inside a toolUse block: Bedrock closes the block, then "
+            'messageStop stopReason max_tokens. The input \'{"title": "example with retry"\' '
+            "is cut: truncated, the cut call given as the partial call, never repaired.",
+            messages=[
+                c.start(),
+                *c.text(0, ["Writing the file."]),
+                *c.tool(
+                    1,
+                    "tooluse_RS0607maxTokens000",
+                    "create_file",
+                    ["", '{"title": "example', ' with retry"'],
+                ),
+                *c.end("max_tokens"),
+            ],
+            outcome="truncated",
+            partial_calls=[
+                partial(
+                    "create_file", "tooluse_RS0607maxTokens000", '{"title": "example with retry"'
+                )
+            ],
+            calls=[],
+        )
+    )
+
+    cut_messages = [
+        c.start(),
+        *c.tool(0, "tooluse_RS0608cutMessage00", "get_measurement", hp[:3], stop=False),
+    ]
+    add(
+        AwsStream(
+            file="bedrock_converse/cut_inside_a_message.eventstream",
+            notes="The connection drops inside the payload of a toolUse input delta (the last "
+            "message keeps 40 of its bytes): no messageStop, so the stream is truncated, and "
+            "the call whose input was being streamed is the partial call with the input of "
+            "the whole messages before the cut.",
+            messages=cut_messages,
+            cut=40,
+            outcome="truncated",
+            partial_calls=[
+                partial("get_measurement", "tooluse_RS0608cutMessage00", '{"person": "Ada')
+            ],
+            calls=[],
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/cut_inside_a_prelude.eventstream",
+            notes="A first call completes and a second one starts, then the body ends seven "
+            "bytes into the next message's 12-byte prelude (inside its CRC): truncated; the "
+            "first call was closed but is not proven whole (no later block or stop reason "
+            "came), so nothing is released.",
+            messages=[
+                c.start(),
+                *c.tool(0, "tooluse_RS0609first0000000", "get_measurement", hp),
+                *c.tool(1, "tooluse_RS0609second000000", "get_measurement", wp[:2]),
+            ],
+            cut=7,
+            outcome="truncated",
+            calls=[],
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/throttling_exception_mid_stream.eventstream",
+            notes="A throttlingException message (:message-type exception) after two text "
+            "deltas: the provider's error, retryable.",
+            messages=[
+                c.start(),
+                *c.text(0, ["Ada was", " born"], stop=False),
+                exception(
+                    "throttlingException",
+                    "Too many tokens, please wait before trying again.",
+                ),
+            ],
+            outcome="provider_error",
+            calls=[],
+            error={"code": "ThrottlingException", "retryable": True},
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/model_stream_error_mid_tool_use.eventstream",
+            notes="A modelStreamErrorException (the model's own stream failed; the payload "
+            "has originalStatusCode and originalMessage) in the middle of a toolUse block's "
+            "input: the provider's error, retryable, and the half call is never released.",
+            messages=[
+                c.start(),
+                *c.tool(0, "tooluse_RS0611streamError0", "get_measurement", hp[:2], stop=False),
+                exception(
+                    "modelStreamErrorException",
+                    "The model stream encountered an error.",
+                    originalStatusCode=500,
+                    originalMessage="Internal error while generating.",
+                ),
+            ],
+            outcome="provider_error",
+            calls=[],
+            error={"code": "ModelStreamErrorException", "retryable": True},
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/validation_exception_first.eventstream",
+            notes="A validationException as the only message (before messageStart): the "
+            "request was at fault, so the error is not retryable; the dialect is still "
+            "detected from it.",
+            messages=[
+                exception(
+                    "validationException",
+                    "The model returned the following errors: messages: "
+                    "text content blocks must be non-empty",
+                ),
+            ],
+            outcome="provider_error",
+            calls=[],
+            error={"code": "ValidationException", "retryable": False},
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/guardrail_intervened.eventstream",
+            notes="A guardrail replaced the answer: the text block holds the guardrail's "
+            "blocked message and messageStop has stopReason guardrail_intervened. The turn "
+            "ends normally with no call.",
+            messages=[
+                c.start(),
+                *c.text(0, ["Sorry, the model cannot answer this question."]),
+                *c.end("guardrail_intervened"),
+            ],
+            outcome="no_calls",
+            calls=[],
+            text="Sorry, the model cannot answer this question.",
+        )
+    )
+
+    result_start = {"toolResult": {"toolUseId": "tooluse_RS0614codeInterp00", "status": "success"}}
+    add(
+        AwsStream(
+            file="bedrock_converse/server_tool_use_then_client_call.eventstream",
+            model=NOVA_MODEL,
+            notes="A toolUse block with type server_tool_use (a tool Bedrock runs itself, the "
+            "code interpreter) with its input streamed, its toolResult block, text, then one "
+            "client toolUse. Only the client call is reported.",
+            messages=[
+                c.start(),
+                *c.tool(
+                    0,
+                    "tooluse_RS0614codeInterp00",
+                    "nova_code_interpreter",
+                    ['{"snippet": "print(1.65 * 100)"}'],
+                    kind="server_tool_use",
+                ),
+                event("contentBlockStart", {"contentBlockIndex": 1, "start": result_start}),
+                event(
+                    "contentBlockDelta",
+                    {"contentBlockIndex": 1, "delta": {"toolResult": [{"text": "165.0"}]}},
+                ),
+                c.stop(1),
+                *c.text(2, ["165 cm. Now the weight."]),
+                *c.tool(3, "tooluse_RS0614clientCall00", "get_measurement", wp),
+                *c.end(),
+            ],
+            outcome="complete",
+            calls=[call("get_measurement", w, "tooluse_RS0614clientCall00")],
+            text="165 cm. Now the weight.",
+        )
+    )
+    return out
+
+
+class Invoke:
+    """Builds the messages of one InvokeModelWithResponseStream response of an Anthropic
+    model: each Anthropic Messages event (as :class:`Ant` writes it) base64-encoded in a
+    ``chunk`` event's ``bytes``."""
+
+    def __init__(self, mid: str) -> None:
+        self.ant = Ant(mid)
+
+    @staticmethod
+    def chunks(blocks: list[Block], *, metrics: bool = True) -> list[Message]:
+        """The ``chunk`` events of SSE blocks: each block's ``data:`` JSON, as bytes.
+        Bedrock adds ``amazon-bedrock-invocationMetrics`` to ``message_stop``."""
+        out = []
+        for block in blocks:
+            obj = json.loads(next(line for line in block if line.startswith("data: "))[6:])
+            if obj["type"] == "message_stop" and metrics:
+                obj["amazon-bedrock-invocationMetrics"] = {
+                    "inputTokenCount": 412,
+                    "outputTokenCount": 61,
+                    "invocationLatency": 1834,
+                    "firstByteLatency": 402,
+                }
+            raw = js(obj).encode("utf-8")
+            out.append(event("chunk", {"bytes": base64.b64encode(raw).decode("ascii")}))
+        return out
+
+
+def invoke_anthropic_streams() -> list[AwsStream]:
+    """The InvokeModelWithResponseStream streams of Anthropic models."""
+    out: list[AwsStream] = []
+    add = out.append
+    h = {"person": "Ada Lovelace", "metric": "height"}
+    w = {"person": "Ada Lovelace", "metric": "weight"}
+    hp = ["", '{"person": "Ada', ' Lovelace", "metric"', ': "height"}']
+    wp = ["", '{"person": "Ada', ' Lovelace", "metric"', ': "weight"}']
+
+    v = Invoke("msg_bdrk_RS0701")
+    a = v.ant
+    add(
+        AwsStream(
+            file="bedrock_anthropic/text_only.eventstream",
+            notes="A text-only turn: message_start, a text block in three deltas, "
+            "message_delta end_turn, message_stop with Bedrock's invocation metrics.",
+            messages=v.chunks(
+                [a.start(), *a.text(0, ["Ada was", " born in", " 1815."]), *a.end("end_turn")]
+            ),
+            outcome="no_calls",
+            calls=[],
+            text="Ada was born in 1815.",
+        )
+    )
+
+    v = Invoke("msg_bdrk_RS0702")
+    a = v.ant
+    add(
+        AwsStream(
+            file="bedrock_anthropic/text_then_tool_use.eventstream",
+            notes="A text block then one tool_use block (input {} at its start, "
+            "input_json_delta fragments starting with ''), stop_reason tool_use, every event "
+            "base64 in a chunk's bytes.",
+            messages=v.chunks(
+                [
+                    a.start(),
+                    *a.text(0, ["I'll look that up."]),
+                    *a.tool(1, "toolu_bdrk_RS0702", "get_measurement", hp),
+                    *a.end(),
+                ]
+            ),
+            outcome="complete",
+            calls=[call("get_measurement", h, "toolu_bdrk_RS0702")],
+            text="I'll look that up.",
+        )
+    )
+
+    v = Invoke("msg_bdrk_RS0703")
+    a = v.ant
+    add(
+        AwsStream(
+            file="bedrock_anthropic/two_calls_height_weight.eventstream",
+            notes="Two tool_use blocks for the same tool, released in block order.",
+            messages=v.chunks(
+                [
+                    a.start(),
+                    *a.tool(0, "toolu_bdrk_RS0703h", "get_measurement", hp),
+                    *a.tool(1, "toolu_bdrk_RS0703w", "get_measurement", wp),
+                    *a.end(),
+                ]
+            ),
+            outcome="complete",
+            calls=[
+                call("get_measurement", h, "toolu_bdrk_RS0703h"),
+                call("get_measurement", w, "toolu_bdrk_RS0703w"),
+            ],
+        )
+    )
+
+    v = Invoke("msg_bdrk_RS0704")
+    a = v.ant
+    add(
+        AwsStream(
+            file="bedrock_anthropic/max_tokens_mid_tool_use.eventstream",
+            notes="max_tokens reached inside a tool_use: the block is closed, then "
+            "message_delta stop_reason max_tokens. Truncated, the cut input as the partial "
+            "call.",
+            messages=v.chunks(
+                [
+                    a.start(),
+                    *a.tool(
+                        0, "toolu_bdrk_RS0704", "create_file", ["", '{"title": "example', " with"]
+                    ),
+                    *a.end("max_tokens"),
+                ]
+            ),
+            outcome="truncated",
+            partial_calls=[partial("create_file", "toolu_bdrk_RS0704", '{"title": "example with')],
+            calls=[],
+        )
+    )
+
+    v = Invoke("msg_bdrk_RS0705")
+    a = v.ant
+    add(
+        AwsStream(
+            file="bedrock_anthropic/throttling_exception_mid_stream.eventstream",
+            notes="A throttlingException message between two input fragments of a tool_use: "
+            "the provider's error, retryable; no half call.",
+            messages=[
+                *v.chunks(
+                    [
+                        a.start(),
+                        *a.tool(0, "toolu_bdrk_RS0705", "get_measurement", hp[:2], stop=False),
+                    ]
+                ),
+                exception(
+                    "throttlingException", "Too many requests, please wait before trying again."
+                ),
+            ],
+            outcome="provider_error",
+            calls=[],
+            error={"code": "ThrottlingException", "retryable": True},
+        )
+    )
+
+    v = Invoke("msg_bdrk_RS0706")
+    a = v.ant
+    overloaded = ev(
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    )
+    add(
+        AwsStream(
+            file="bedrock_anthropic/overloaded_error_inside_chunk.eventstream",
+            notes="Anthropic's own error event (overloaded_error) inside a chunk after a text "
+            "delta: the provider's error, retryable.",
+            messages=v.chunks([a.start(), *a.text(0, ["Ada"])[:2], overloaded]),
+            outcome="provider_error",
+            calls=[],
+            error={"code": "overloaded_error", "retryable": True},
+        )
+    )
+
+    v = Invoke("msg_bdrk_RS0707")
+    a = v.ant
+    add(
+        AwsStream(
+            file="bedrock_anthropic/cut_inside_a_message.eventstream",
+            notes="The body ends 20 bytes into the chunk after the first input fragment of a "
+            "tool_use: no message_stop, truncated, the partial call holding the input of the "
+            "whole chunks.",
+            messages=v.chunks(
+                [a.start(), *a.tool(0, "toolu_bdrk_RS0707", "get_measurement", hp[:3], stop=False)]
+            ),
+            cut=20,
+            outcome="truncated",
+            partial_calls=[partial("get_measurement", "toolu_bdrk_RS0707", '{"person": "Ada')],
+            calls=[],
+        )
+    )
+    return out
+
+
+STREAMS: list[Callable[[], Sequence[Stream | AwsStream]]] = [
     chat_streams,
     responses_streams,
     anthropic_streams,
     gemini_streams,
+    converse_streams,
+    invoke_anthropic_streams,
 ]
 
 
-def all_streams() -> list[Stream]:
+def all_streams() -> list[Stream | AwsStream]:
     """Every stream, in manifest order."""
     return [s for group in STREAMS for s in group()]
 
@@ -2621,7 +3351,8 @@ def render_files() -> dict[str, bytes]:
     for s in all_streams():
         files[s.file] = s.render()
         exp = json.dumps(s.expected(), ensure_ascii=False, indent=2) + "\n"
-        files[s.file.removesuffix(".sse") + ".expected.json"] = exp.encode("utf-8")
+        stem = s.file.rsplit(".", 1)[0]
+        files[stem + ".expected.json"] = exp.encode("utf-8")
     return files
 
 

@@ -99,7 +99,8 @@ def detect_dialect(event: ServerSentEvent) -> Dialect | None:
         return "bedrock_converse"
     if name == "chunk":
         return "bedrock_anthropic"
-    if name.endswith("Exception"):
+    if name.endswith(("Exception", "exception")):
+        # "exception": an exception message without its :exception-type.
         return "bedrock_converse"
     if name.startswith("response."):
         return "openai_responses"
@@ -118,6 +119,10 @@ def detect_dialect(event: ServerSentEvent) -> Dialect | None:
             return None
     if not isinstance(payload, dict):
         return None
+    if name == "error" and "errorCode" in payload:
+        # An event-stream error message, as the framing writes it ({"errorCode",
+        # "message"}): AWS's, and no SSE provider's error has that shape.
+        return "bedrock_converse"
     kind = payload.get("type")
     if isinstance(kind, str):
         if kind.startswith("response."):

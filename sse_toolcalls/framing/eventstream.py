@@ -31,6 +31,7 @@ Where botocore raises a foreign exception (``KeyError`` for an unknown header ty
 
 import struct
 import zlib
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, NoReturn, TypeAlias
 
@@ -755,7 +756,16 @@ class EventStreamEventFramer:
 
     def finish(self, *, unterminated: object = None) -> list[ServerSentEvent]:
         """The end of the stream (``unterminated`` is SSE's: every message here is whole
-        or refused). Raises as :meth:`EventStreamFramer.finish`."""
+        or not there).
+
+        A message the end cut short is no event, as the SSE framer drops an event that
+        its blank line never closed: the dialect's end check then tells a cut turn
+        (:class:`TruncatedStreamError`, with the call that was being streamed as its
+        partial call) from a whole one, as it does for a cut SSE body. Raising the
+        framer's :class:`IncompleteMessageError` here would hand a parser's caller a
+        FramingError where every other dialect gives a truncation, and lose the partial
+        call; :class:`EventStreamFramer` still raises it for its direct callers."""
         del unterminated
-        self._framer.finish()
+        with suppress(IncompleteMessageError):
+            self._framer.finish()
         return []

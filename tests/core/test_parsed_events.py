@@ -23,15 +23,18 @@ from hypothesis import strategies as st
 from sse_toolcalls import (
     Dialect,
     LimitExceededError,
-    SSEFramer,
     SSEToolCallsError,
     StreamEvent,
     StreamParser,
     UsageError,
     as_dialect,
 )
+from sse_toolcalls.dialects import spec_for
 from sse_toolcalls.dialects._parsed import ParsedEvent, parsed_event
 from sse_toolcalls.framing.sse import DEFAULT_MAX_EVENT_BYTES
+from sse_toolcalls.parser import new_framer
+from tests.core.test_eventstream_wire import STRING, bedrock_event
+from tests.core.test_eventstream_wire import encode as encode_message
 from tests.outside import EXTERNAL_STREAMS, outside_corpus
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -51,7 +54,8 @@ def load() -> list[tuple[str, Dialect, Events]]:
             dialect = (
                 "openai_chat" if provider.startswith("openai_compat_") else as_dialect(provider)
             )
-            framer = SSEFramer()
+            # Each stream in its dialect's framing (Bedrock's: AWS's event stream).
+            framer = new_framer(spec_for(dialect).framing, DEFAULT_MAX_EVENT_BYTES)
             raw = (corpus / entry["file"]).read_bytes()
             events: Events = []
             for event in framer.feed(raw) + framer.finish(unterminated=lambda _: True):
@@ -68,6 +72,14 @@ def load() -> list[tuple[str, Dialect, Events]]:
 
 
 STREAMS = load()
+
+
+def test_every_stream_of_the_own_corpus_is_read() -> None:
+    # A stream framed in the wrong framing gives no events and would drop out unseen
+    # (Bedrock's binary bodies through the SSE framer did).
+    manifest = json.loads((ROOT / "recorded_streams" / "MANIFEST.json").read_text())
+    read = {name for name, _, _ in STREAMS}
+    assert {f"recorded_streams/{entry['file']}" for entry in manifest} <= read
 
 
 @outside_corpus
@@ -111,11 +123,32 @@ class _Text:
 Outcome = tuple[str, list[StreamEvent], str | None]
 
 
-def via_text(dialect: Dialect | None, events: Events, max_event_bytes: int) -> Outcome:
+def as_message(name: str, payload: dict[str, Any]) -> bytes:
+    """One event as the event-stream message it was read from: an ``exception`` message
+    (AWS's exception names end in "Exception"), an ``error`` message, or an event."""
+    if name.endswith("Exception"):
+        headers = [(":exception-type", STRING, name), (":message-type", STRING, "exception")]
+        return encode_message(headers, encode(payload).encode())
+    if name == "error" and "errorCode" in payload:
+        headers = [
+            (":message-type", STRING, "error"),
+            (":error-code", STRING, payload["errorCode"]),
+            (":error-message", STRING, payload["message"]),
+        ]
+        return encode_message(headers, b"")
+    return bedrock_event(name, encode(payload).encode())
+
+
+def via_text(
+    dialect: Dialect | None, events: Events, max_event_bytes: int, *, framing: str = "sse"
+) -> Outcome:
     parser = StreamParser(dialect, max_event_bytes=max_event_bytes)
     out: list[StreamEvent] = []
     try:
         for name, payload in events:
+            if framing == "eventstream":
+                out += parser.feed(as_message(name, payload))
+                continue
             head = "" if name == "message" else f"event: {name}\n"
             out += parser.feed(f"{head}data: {encode(payload)}\n\n".encode())
         out += parser.finish()
@@ -140,8 +173,9 @@ def via_objects(dialect: Dialect | None, events: Events, max_event_bytes: int) -
 def test_every_corpus_stream_reads_the_same_as_objects(
     name: str, dialect: Dialect, events: Events
 ) -> None:
+    framing = spec_for(dialect).framing
     for given_dialect in (dialect, None):
-        text = via_text(given_dialect, events, DEFAULT_MAX_EVENT_BYTES)
+        text = via_text(given_dialect, events, DEFAULT_MAX_EVENT_BYTES, framing=framing)
         objects = via_objects(given_dialect, events, DEFAULT_MAX_EVENT_BYTES)
         assert objects == text, name
 

@@ -210,6 +210,25 @@ def test_the_corpora_are_there() -> None:
     assert len(SMALL) > 20 and len(LARGE) > 20
 
 
+def test_an_event_stream_gets_its_own_variants_never_the_line_rewrites() -> None:
+    # CRLF or pings spliced into AWS's binary messages would break their CRCs: a Bedrock
+    # stream is varied by message, never by line.
+    binary = [s for s in STREAMS if s.dialect.startswith("bedrock_")]
+    assert {s.dialect for s in binary} == {"bedrock_converse", "bedrock_anthropic"}
+    for stream in binary:
+        variants = transforms(stream)
+        assert set(variants) == {
+            "as recorded",
+            "unknown events between messages",
+            "event per chunk",
+            "one byte at a time",
+        }
+        per_message = variants["event per chunk"]
+        assert b"".join(per_message) == stream.raw
+        whole = [m for m in per_message if int.from_bytes(m[:4], "big") == len(m)]
+        assert len(whole) >= len(per_message) - 1, stream.file
+
+
 @pytest.mark.parametrize("stream", SMALL, ids=[s.file for s in SMALL])
 def test_every_prefix_of_every_transform_of_a_small_stream(stream: Stream) -> None:
     for name, chunks in transforms(stream).items():

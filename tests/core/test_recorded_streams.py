@@ -2,8 +2,10 @@
 
 Each stream must give its expected outcome and calls when fed whole, one byte at a time,
 and at split points chosen by Hypothesis (biased towards the middle of multi-byte UTF-8
-characters and the gap between CR and LF), with its dialect named and with the dialect
-left to detection. The manifest and the files must match the scripts that make them.
+characters and the gap between CR and LF for SSE; towards the 12 bytes of each message's
+prelude and the edges of its CRCs for AWS's event stream), with its dialect named and with
+the dialect left to detection. The manifest and the files must match the scripts that make
+them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls import (
+    DIALECTS,
     Dialect,
     ProviderError,
     StreamFinished,
@@ -58,7 +61,7 @@ def raw_of(file: str) -> bytes:
 
 @cache
 def expected_of(file: str) -> dict[str, Any]:
-    path = ROOT / (file.removesuffix(".sse") + ".expected.json")
+    path = ROOT / (file.rsplit(".", 1)[0] + ".expected.json")
     result: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return result
 
@@ -99,6 +102,8 @@ def check(file: str, chunks: list[bytes], *, detect: bool = False) -> None:
         assert [(p.name, p.call_id, p.raw_arguments) for p in got.partial] == [
             (p["name"], p["call_id"], p["args_prefix"]) for p in exp["partial_calls"]
         ]
+    elif outcome == "provider_error" and "error" in exp:
+        assert (got.code, got.retryable) == (exp["error"]["code"], exp["error"]["retryable"])
 
 
 def split(raw: bytes, cuts: list[int]) -> list[bytes]:
@@ -106,8 +111,33 @@ def split(raw: bytes, cuts: list[int]) -> list[bytes]:
     return [raw[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-def awkward_cuts(raw: bytes) -> list[int]:
-    """Offsets inside a multi-byte UTF-8 character or between a CR and its LF."""
+def is_event_stream(file: str) -> bool:
+    return file.endswith(".eventstream")
+
+
+def message_bounds(raw: bytes) -> list[tuple[int, int]]:
+    """Where each AWS event-stream message begins and ends, read from the total length
+    that opens it (no CRC checked: the parser's job); a cut last message ends at the body's
+    end."""
+    bounds = []
+    at = 0
+    while at < len(raw):
+        end = at + int.from_bytes(raw[at : at + 4], "big") if len(raw) - at >= 4 else len(raw)
+        bounds.append((at, min(end, len(raw))))
+        at = end
+    return bounds
+
+
+def awkward_cuts(raw: bytes, *, event_stream: bool = False) -> list[int]:
+    """Offsets inside a multi-byte UTF-8 character or between a CR and its LF; for an
+    event stream, every offset inside a message's 12-byte prelude (its two lengths and
+    their CRC) and around the 4-byte message CRC that closes it."""
+    if event_stream:
+        cuts: set[int] = set()
+        for start, end in message_bounds(raw):
+            cuts.update(range(start + 1, start + 13))
+            cuts.update(range(end - 5, end + 2))
+        return sorted(i for i in cuts if 0 < i < len(raw))
     return [
         i
         for i in range(1, len(raw))
@@ -115,9 +145,9 @@ def awkward_cuts(raw: bytes) -> list[int]:
     ]
 
 
-def chunkings(raw: bytes) -> st.SearchStrategy[list[bytes]]:
+def chunkings(raw: bytes, *, event_stream: bool = False) -> st.SearchStrategy[list[bytes]]:
     anywhere = st.integers(min_value=1, max_value=len(raw) - 1)
-    awkward = awkward_cuts(raw)
+    awkward = awkward_cuts(raw, event_stream=event_stream)
     point = st.one_of(st.sampled_from(awkward), anywhere) if awkward else anywhere
     return st.lists(point, max_size=40).map(lambda cuts: split(raw, cuts))
 
@@ -135,7 +165,7 @@ def test_files_are_what_write_streams_makes() -> None:
     rendered: dict[str, bytes] = _load("write_streams").render_files()
     on_disk = {
         p.relative_to(ROOT).as_posix()
-        for pattern in ("*/*.sse", "*/*.expected.json")
+        for pattern in ("*/*.sse", "*/*.eventstream", "*/*.expected.json")
         for p in ROOT.glob(pattern)
     }
     assert on_disk == set(rendered)
@@ -159,7 +189,7 @@ def test_manifest_entries_describe_their_bytes() -> None:
 
 
 def test_corpus_covers_each_dialect_and_awkward_text() -> None:
-    for dialect in ("openai_chat", "openai_responses", "anthropic", "gemini"):
+    for dialect in DIALECTS:
         outcomes = {e["expected"]["outcome"] for e in MANIFEST if e["provider"] == dialect}
         assert outcomes == {"complete", "no_calls", "truncated", "provider_error"}, dialect
         counts = {len(e["expected"]["calls"]) for e in MANIFEST if e["provider"] == dialect}
@@ -168,6 +198,22 @@ def test_corpus_covers_each_dialect_and_awkward_text() -> None:
     assert sum(any(ord(ch) > 0x7F for ch in text) for text in arg_texts) >= 2
     assert any("\u2028" in text for text in arg_texts)
     assert any(awkward_cuts(raw_of(f)) and b"\r\n" in raw_of(f) for f in FILES)
+
+
+def test_event_stream_bodies_are_whole_messages_or_say_where_they_are_cut() -> None:
+    # The split bias reads message boundaries from the bodies: they must tile each body,
+    # and only the streams written to be cut may end inside a message.
+    for file in filter(is_event_stream, FILES):
+        raw = raw_of(file)
+        bounds = message_bounds(raw)
+        assert bounds[0][0] == 0 and bounds[-1][1] == len(raw)
+        whole = (
+            int.from_bytes(raw[bounds[-1][0] : bounds[-1][0] + 4], "big")
+            if len(raw) - bounds[-1][0] >= 4
+            else None
+        )
+        cut = whole != bounds[-1][1] - bounds[-1][0]
+        assert cut == ("cut_inside" in file), file
 
 
 # --------------------------------------------------------------------------------------
@@ -196,7 +242,7 @@ def test_detected_dialect(file: str) -> None:
 @settings(max_examples=12, deadline=None)
 @given(data=st.data())
 def test_split_anywhere(file: str, data: st.DataObject) -> None:
-    chunks = data.draw(chunkings(raw_of(file)), label="chunks")
+    chunks = data.draw(chunkings(raw_of(file), event_stream=is_event_stream(file)), label="chunks")
     check(file, chunks, detect=data.draw(st.booleans(), label="detect"))
 
 

@@ -49,7 +49,7 @@ from typing import Final
 from ...messages import as_dialect
 from . import fuzz, invariants
 from .fuzz import Finding, FuzzReport
-from .mutators import mutate_json, repeat_bytes
+from .mutators import mutate_event_stream, mutate_json, repeat_bytes
 
 __all__ = [
     "CHILD_CODE",
@@ -151,6 +151,12 @@ def mutate(data: bytes, max_size: int, seed: int) -> bytes:
         mutated = repeat_bytes(data, rng, max_size)
     elif choice == 1:
         mutated = mutate_json(data, rng, max_size)
+    elif (
+        choice in (2, 3) and data[invariants.HEADER_BYTES : invariants.HEADER_BYTES + 1] == b"\x00"
+    ):
+        # An event stream: byte mutations nearly all break a CRC and stop at the framer,
+        # so a quarter of its mutations rewrite whole messages with valid CRCs.
+        mutated = mutate_event_stream(data, rng, max_size)
     if mutated is None:
         mutated = atheris.Mutate(data, max_size)
     return bytes(mutated)

@@ -44,7 +44,7 @@ from ...parser import ToolCallParser
 from ...runtime._targets import resolve
 from ...runtime.errors import InvalidArgumentsError, UnknownToolError
 from . import invariants, manifest
-from .mutators import mutate_json, repeat_bytes
+from .mutators import mutate_event_stream, mutate_json, repeat_bytes
 
 __all__ = [
     "GROWTH_CONFIRMATIONS",
@@ -183,6 +183,10 @@ def _mutate(stream: bytes, other: bytes, choices: Sequence[int], rng: random.Ran
         elif kind == 5:
             # The shared mutators work on atheris' inputs (cuts in front): give them one.
             mutated = mutate_json(invariants.encode(data), rng, MAX_INPUT_BYTES)
+            if mutated is None:
+                # An event stream has no data: lines; its messages are rewritten whole,
+                # with valid CRCs (a byte mutation stops at its framer's checksum).
+                mutated = mutate_event_stream(invariants.encode(data), rng, MAX_INPUT_BYTES)
             data = data if mutated is None else mutated[invariants.HEADER_BYTES :]
         elif kind == 6:
             mutated = repeat_bytes(invariants.encode(data), rng, MAX_INPUT_BYTES)

@@ -13,7 +13,11 @@ give the same calls, or the same error class (and the same truncation reason). O
 exceptions (``SSEToolCallsError``) may escape, every released call must be well formed
 (str name, str or absent id, a dict of strict JSON values as arguments), and a finished
 or failed parser must refuse ``finish()`` and ``feed()`` with ``UsageError``. The framer
-target holds ``SSEFramer`` to the same rules, at the default limit and a small one.
+target holds ``SSEFramer`` to the same rules, at the default limit and a small one; the
+``eventstream`` target holds AWS's event-stream framer (``EventStreamFramer``) and its
+seam (``EventStreamEventFramer``, what the Bedrock dialects read) to them too, each read of
+the seam giving exactly the framer's messages as events, and no message past the limits
+(its bytes, its header count, the bytes held between reads).
 
 Anything but our exceptions is left to propagate with its own traceback (the finding);
 a broken property raises :class:`InvariantError`.
@@ -47,6 +51,18 @@ from ...calls import (
 )
 from ...errors import SSEToolCallsError, TruncatedStreamError, UsageError
 from ...framing import sse
+from ...framing.eventstream import (
+    MAX_HEADERS_PER_MESSAGE,
+    MESSAGE_OVERHEAD_BYTES,
+    EventStreamError,
+    EventStreamEventFramer,
+    EventStreamFramer,
+    EventStreamLimitError,
+    EventStreamMessage,
+    IncompleteMessageError,
+    MessageTooLargeError,
+    message_event,
+)
 from ...framing.sse import ServerSentEvent, SSEFramer
 from ...messages import as_dialect
 from ...parser import StreamParser, ToolCallParser
@@ -65,10 +81,10 @@ __all__ = [
     "feedings",
 ]
 
-TARGETS: Final[tuple[str, ...]] = (*DIALECTS, "detect", "framer", "walk")
+TARGETS: Final[tuple[str, ...]] = (*DIALECTS, "detect", "framer", "eventstream", "walk")
 """Every fuzz target: each dialect (``DIALECTS``, in order), detection
-(``ToolCallParser(None)``), the framer, and the parsed-event walk (objects made from the
-input, :mod:`.walk_target`)."""
+(``ToolCallParser(None)``), the SSE framer, AWS's event-stream framer, and the
+parsed-event walk (objects made from the input, :mod:`.walk_target`)."""
 
 STREAM_TARGETS: Final[tuple[str, ...]] = (*DIALECTS, "detect")
 """The targets that parse the input as a stream of calls (the corpus mode's)."""
@@ -140,6 +156,9 @@ def check(target: str, data: bytes) -> None:
         for limit in (None, SMALL_EVENT_LIMIT):
             twins = [functools.partial(_run_framer, limit=limit, cls=cls) for cls in classes]
             _same_everywhere(stream, cuts, twins, names=_TWIN_NAMES)
+    elif target == "eventstream":
+        for limit in (None, SMALL_EVENT_LIMIT):
+            _same_everywhere(stream, cuts, [functools.partial(_run_event_stream, limit=limit)])
     elif target == "walk":
         # Objects, not bytes: the compiled walk against the pure one (STYLE.md 18).
         broken = walk_disagreement(stream)
@@ -328,6 +347,137 @@ def _run_framer(
         _check_event(event)
     state = (framer.last_event_id, framer.retry)
     return ("events", tuple(tuple(e) for e in events), state)
+
+
+def _run_event_stream(chunks: list[bytes], limit: int | None) -> Outcome:
+    """Feed the event-stream framer and its seam the same reads, side by side: each read
+    of the seam must give the framer's messages as events (or the same error, with the
+    same earlier messages as events); the outcome is the framer's messages, or its error
+    and the messages before it, and whether the body ended inside a message."""
+    framer = EventStreamFramer() if limit is None else EventStreamFramer(max_message_bytes=limit)
+    seam = (
+        EventStreamEventFramer() if limit is None else EventStreamEventFramer(max_event_bytes=limit)
+    )
+    messages: list[EventStreamMessage] = []
+    for chunk in chunks:
+        try:
+            read = framer.feed(chunk)
+        except EventStreamError as exc:
+            _event_stream_error(exc, framer, seam, chunk)
+            carried = [*messages, *exc.messages]
+            _check_messages(carried, framer.max_message_bytes)
+            return ("error", type(exc).__name__, exc.problem, _message_keys(carried))
+        _same_events(seam.feed(chunk), read)
+        messages.extend(read)
+        # Bounded memory: between reads only the unfinished message is held, and no
+        # message is longer than the limit (its 12-byte prelude is held before it is read).
+        held = len(framer._pending)
+        if held > max(framer.max_message_bytes, 12):
+            raise InvariantError(
+                "eventstream-held-past-limit",
+                f"{held} bytes held between reads, past max_message_bytes="
+                f"{framer.max_message_bytes}",
+            )
+    _check_messages(messages, framer.max_message_bytes)
+    cut = False
+    try:
+        tail = framer.finish()
+    except IncompleteMessageError:
+        cut = True
+        tail = []
+    if tail != []:
+        raise InvariantError("eventstream-finish-returned", "finish() returned messages")
+    # The seam drops a cut message (the dialect's end check then truncates the stream).
+    if seam.finish() != []:
+        raise InvariantError("eventstream-finish-returned", "the seam's finish() returned events")
+    _refuses_more(framer.finish, framer.feed, "framer that finished")
+    _refuses_more(seam.finish, seam.feed, "framer that finished")
+    return ("messages", _message_keys(messages), cut)
+
+
+def _event_stream_error(
+    exc: EventStreamError, framer: EventStreamFramer, seam: EventStreamEventFramer, chunk: bytes
+) -> None:
+    """The framer's error on one read: its limits' numbers are the real ones, and the
+    seam fails on the same read with the same error."""
+    if (
+        isinstance(exc, MessageTooLargeError)
+        and not exc.size > exc.limit == framer.max_message_bytes
+    ):
+        raise InvariantError(
+            "eventstream-limit-numbers",
+            f"MessageTooLargeError size {exc.size}, limit {exc.limit}, framer's "
+            f"{framer.max_message_bytes}",
+        )
+    if isinstance(exc, EventStreamLimitError) and not exc.size > exc.limit:
+        raise InvariantError(
+            "eventstream-limit-numbers", f"{exc.limit_name}: size {exc.size} within {exc.limit}"
+        )
+    try:
+        seam.feed(chunk)
+    except EventStreamError as seam_exc:
+        if (type(seam_exc), seam_exc.problem) != (type(exc), exc.problem):
+            raise InvariantError(
+                "eventstream-seam-error",
+                f"the framer raised {type(exc).__name__} ({exc.problem}), the seam "
+                f"{type(seam_exc).__name__} ({seam_exc.problem})",
+            ) from None
+        _same_events(seam_exc.events, exc.messages)
+    else:
+        raise InvariantError(
+            "eventstream-seam-error", f"the framer raised {type(exc).__name__}, the seam did not"
+        )
+    _refuses_more(framer.finish, framer.feed, "framer that failed")
+    _refuses_more(seam.finish, seam.feed, "framer that failed")
+
+
+def _same_events(events: Sequence[ServerSentEvent], messages: Sequence[EventStreamMessage]) -> None:
+    expected = [message_event(m) for m in messages]
+    if list(events) != expected:
+        raise InvariantError(
+            "eventstream-seam-events",
+            f"the seam gave {_brief(list(events))} for {len(messages)} messages of the framer",
+        )
+    for event in events:
+        _check_event(event)
+
+
+def _check_messages(messages: Sequence[EventStreamMessage], limit: int) -> None:
+    for message in messages:
+        if not isinstance(message.payload, bytes) or not isinstance(message.headers, dict):
+            raise InvariantError(
+                "eventstream-message-type", "a message's fields have the wrong type"
+            )
+        if len(message.payload) + MESSAGE_OVERHEAD_BYTES > limit:
+            raise InvariantError(
+                "eventstream-message-past-limit",
+                f"a {len(message.payload)}-byte payload passed max_message_bytes={limit}",
+            )
+        if len(message.headers) > MAX_HEADERS_PER_MESSAGE:
+            raise InvariantError(
+                "eventstream-headers-past-limit", f"{len(message.headers)} headers in one message"
+            )
+        for name, value in message.headers.items():
+            if not isinstance(name, str) or not isinstance(value, _HEADER_TYPES):
+                raise InvariantError(
+                    "eventstream-header-type", f"header {_brief(name)}: {type(value).__name__}"
+                )
+
+
+def _message_keys(messages: Sequence[EventStreamMessage]) -> tuple[Any, ...]:
+    # Typed values: a long header and a timestamp of the same number differ, as True and 1.
+    return tuple(
+        (tuple((n, type(v).__name__, v) for n, v in m.headers.items()), m.payload) for m in messages
+    )
+
+
+def _header_types() -> tuple[type, ...]:
+    from uuid import UUID
+
+    return (bool, int, bytes, str, UUID)
+
+
+_HEADER_TYPES: Final = _header_types()
 
 
 def _refuses_more(finish: Callable[[], object], feed: Callable[[bytes], object], what: str) -> None:

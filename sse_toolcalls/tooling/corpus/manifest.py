@@ -12,7 +12,12 @@ corpus (so ``sse-toolcalls check`` reads that corpus in place)::
 recorded entry adds what the recorder saw (``path``, ``status``, ``headers``,
 ``chunks``: the byte length of each read, ``error``, ``recorded_at``). A stream without an
 ``expected`` is checked for the invariants only; a folder without a manifest is every
-``.sse`` file below it, with the dialect detected.
+``.sse`` (and Amazon Bedrock ``.eventstream``) file below it, with the dialect detected.
+
+A folder of the corpus may have a manifest of its own (the shared corpus keeps its
+Bedrock streams so: ``bedrock/MANIFEST.json``, whose files are named from the corpus
+root, ``bedrock/x.eventstream``): it is read with the corpus's, and read alone when its
+folder is the one checked (a file named from the root above is then found in it).
 """
 
 from __future__ import annotations
@@ -141,6 +146,9 @@ def _dialect(entry: dict[str, Any], where: str) -> Dialect | None:
     # The shared corpus names OpenAI-compatible servers by vendor; they all speak Chat.
     if name.startswith("openai_compat_"):
         return "openai_chat"
+    # ... and Anthropic models through Bedrock's InvokeModelWithResponseStream so.
+    if name == "bedrock_invoke_anthropic":
+        return "bedrock_anthropic"
     try:
         return as_dialect(name)
     except UnknownDialectError:
@@ -158,8 +166,20 @@ def load(folder: str | os.PathLike[str]) -> list[Entry]:
         raise UsageError(f"{root} is not a folder")
     manifest = root / MANIFEST
     if not manifest.exists():
-        files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.sse"))
+        files = sorted(
+            p.relative_to(root).as_posix()
+            for pattern in ("*.sse", "*.eventstream")
+            for p in root.rglob(pattern)
+        )
         return [Entry(file=name, dialect=None, expected=None) for name in files]
+    out = _entries(root, manifest)
+    for inner in sorted(root.glob(f"*/{MANIFEST}")):
+        out += _entries(root, inner)
+    return out
+
+
+def _entries(root: Path, manifest: Path) -> list[Entry]:
+    """The entries of one manifest of the corpus in ``root``."""
     try:
         entries = orjson.loads(manifest.read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
@@ -171,13 +191,19 @@ def load(folder: str | os.PathLike[str]) -> list[Entry]:
         where = f"{manifest}: entry {number}"
         if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
             raise UsageError(f'{where} has no "file"')
-        problem = _name_problem(entry["file"])
+        name = entry["file"]
+        problem = _name_problem(name)
         if problem is not None:
             # A manifest speaks for its own folder: `check` and `fuzz` read what it names,
             # and a shared corpus must not make them read /etc/shadow or ../secrets.
             raise CorpusPathError(
                 f'{where}: "file" must name a file inside {root}, not {entry["file"]!r}: {problem}'
             )
+        inner = name.removeprefix(f"{root.name}/")
+        if inner != name and _name_problem(inner) is None and not (root / name).exists():
+            # A folder's own manifest read alone: its files are named from the root above
+            # (still inside this folder: the name only loses its first part).
+            name = inner
         dialect = _dialect(entry, where)
         expected = entry.get("expected")
         if expected is not None and not (
@@ -194,7 +220,7 @@ def load(folder: str | os.PathLike[str]) -> list[Entry]:
         rest = {k: v for k, v in entry.items() if k not in ("file", "expected", "chunks")}
         out.append(
             Entry(
-                file=entry["file"],
+                file=name,
                 dialect=dialect,
                 expected=expected,
                 chunks=None if chunks is None else tuple(chunks),

@@ -6,18 +6,37 @@ argument string that is itself JSON inside JSON. These mutations take one ``data
 of the input, parse it, and put a hostile value in place of one of its nodes (or of a
 node inside a string that holds JSON, as Chat ``arguments`` and Anthropic
 ``partial_json`` do); or they repeat a short run of bytes many times.
+
+AWS's event stream (Amazon Bedrock) guards each message with two CRC32s, so a byte
+mutation is nearly always a checksum error and never reaches a dialect. Its mutations
+(:func:`mutate_event_stream`) work on whole messages instead: a hostile value in one
+payload's JSON (or in the Anthropic event base64-encoded in a ``chunk``), a message
+dropped, repeated or moved, its event type changed, then every message written again
+with valid CRCs by :func:`event_stream_message`, this module's own encoder.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import random
 import re
+import struct
+import zlib
 from typing import Any, Final
 
 from .invariants import HEADER_BYTES
 
-__all__ = ["HOSTILE", "mutate_json", "repeat_bytes"]
+__all__ = [
+    "EVENT_TYPES",
+    "HOSTILE",
+    "event_stream_message",
+    "mutate_event_stream",
+    "mutate_json",
+    "repeat_bytes",
+    "string_headers",
+]
 
 _HOLE = "\x00hole\x00"
 _HOLE_JSON = json.dumps(_HOLE)
@@ -134,3 +153,158 @@ def repeat_bytes(data: bytes, rng: random.Random, max_size: int) -> bytes | None
     if times < 2:
         return None
     return data[:start] + piece * times + data[start:]
+
+
+# --------------------------------------------------------------------------------------
+# AWS's event stream.
+
+EVENT_TYPES: Final = (
+    "messageStart",
+    "contentBlockStart",
+    "contentBlockDelta",
+    "contentBlockStop",
+    "messageStop",
+    "metadata",
+    "chunk",
+    "throttlingException",
+    "modelStreamErrorException",
+    "validationException",
+    "futureEventType",
+)
+"""The ``:event-type`` / ``:exception-type`` values a mutation swaps in: Bedrock's, its
+exceptions', and one no reader knows."""
+
+_PRELUDE_BYTES = 12
+_CRC_BYTES = 4
+
+
+def string_headers(pairs: list[tuple[str, str]]) -> bytes:
+    """A headers section of string headers ("Event stream encoding": name length, name,
+    value type 7, a 2-byte value length, the value)."""
+    out = []
+    for name, value in pairs:
+        raw_name, raw_value = name.encode(), value.encode()
+        out.append(
+            bytes([len(raw_name)])
+            + raw_name
+            + b"\x07"
+            + struct.pack(">H", len(raw_value))
+            + raw_value
+        )
+    return b"".join(out)
+
+
+def event_stream_message(section: bytes, payload: bytes) -> bytes:
+    """One message around a headers section and a payload: the prelude (total length,
+    headers length, the CRC32 of those 8 bytes), then the CRC32 of all before it."""
+    lengths = struct.pack(">II", 16 + len(section) + len(payload), len(section))
+    body = lengths + struct.pack(">I", zlib.crc32(lengths)) + section + payload
+    return body + struct.pack(">I", zlib.crc32(body))
+
+
+def _messages(stream: bytes) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The ``(headers section, payload)`` of each whole message, read by its lengths (no
+    CRC checked: the mutation rewrites them), and the bytes after the last one."""
+    out = []
+    at = 0
+    while len(stream) - at >= _PRELUDE_BYTES:
+        total, headers = struct.unpack_from(">II", stream, at)
+        if total < 16 or headers > total - 16 or at + total > len(stream):
+            break
+        start = at + _PRELUDE_BYTES
+        out.append(
+            (stream[start : start + headers], stream[start + headers : at + total - _CRC_BYTES])
+        )
+        at += total
+    return out, stream[at:]
+
+
+def _string_pairs(section: bytes) -> list[tuple[str, str]] | None:
+    """The headers of a section made of string headers only, or ``None``."""
+    pairs = []
+    at = 0
+    try:
+        while at < len(section):
+            end = at + 1 + section[at]
+            name = section[at + 1 : end].decode()
+            if section[end] != 7:
+                return None
+            (length,) = struct.unpack_from(">H", section, end + 1)
+            value = section[end + 3 : end + 3 + length]
+            if len(value) != length:
+                return None
+            pairs.append((name, value.decode()))
+            at = end + 3 + length
+    except (IndexError, struct.error, UnicodeDecodeError):
+        return None
+    return pairs
+
+
+def _mutate_payload(payload: bytes, rng: random.Random) -> bytes | None:
+    """A hostile value at a node of the payload's JSON, or of the Anthropic event inside
+    a ``chunk``'s base64 ``bytes`` (re-encoded, so the dialect reaches it)."""
+    try:
+        obj = json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict | list):
+        return None
+    if isinstance(obj, dict) and isinstance(obj.get("bytes"), str) and rng.randrange(4):
+        try:
+            inner = json.loads(base64.b64decode(obj["bytes"], validate=True))
+            text = _mutate(inner, rng, depth=0) if isinstance(inner, dict | list) else None
+        except (binascii.Error, ValueError, RecursionError):
+            text = None
+        if text is not None:
+            raw = text.encode("utf-8", "surrogatepass")
+            obj["bytes"] = base64.b64encode(raw).decode("ascii")
+            return json.dumps(obj).encode()
+    try:
+        text = _mutate(obj, rng, depth=0)
+    except RecursionError:
+        return None
+    return None if text is None else text.encode("utf-8", "surrogatepass")
+
+
+def mutate_event_stream(data: bytes, rng: random.Random, max_size: int) -> bytes | None:
+    """One whole-message mutation of an event-stream input, every CRC valid after it.
+
+    Returns ``None`` when the input holds no whole message, or the result would pass
+    ``max_size``.
+    """
+    head, stream = data[:HEADER_BYTES], data[HEADER_BYTES:]
+    messages, tail = _messages(stream)
+    if not messages:
+        return None
+    at = rng.randrange(len(messages))
+    section, payload = messages[at]
+    kind = rng.randrange(5)
+    if kind == 0:
+        mutated = _mutate_payload(payload, rng)
+        if mutated is None:
+            return None
+        messages[at] = (section, mutated)
+    elif kind == 1:
+        del messages[at]
+    elif kind == 2:
+        # Many of one message (a delta): the dialects' counts and sizes add up.
+        messages[at:at] = [messages[at]] * rng.choice((1, 2, 30, 300))
+    elif kind == 3:
+        other = rng.randrange(len(messages))
+        messages[at], messages[other] = messages[other], messages[at]
+    else:
+        pairs = _string_pairs(section)
+        if not pairs:
+            return None
+        name = rng.choice(EVENT_TYPES)
+        kind_header = "exception" if name.endswith("Exception") else "event"
+        type_header = ":exception-type" if kind_header == "exception" else ":event-type"
+        rest = [
+            (n, v) for n, v in pairs if n not in (":event-type", ":exception-type", ":message-type")
+        ]
+        messages[at] = (
+            string_headers([(type_header, name), *rest, (":message-type", kind_header)]),
+            payload,
+        )
+    out = head + b"".join(event_stream_message(s, p) for s, p in messages) + tail
+    return out if len(out) <= max_size else None

@@ -2,16 +2,23 @@
 
 A proxy puts ``finish_reason`` on every Chat chunk or drops ``[DONE]``; servers frame
 with CRLF, send comments and pings between events, flush one event per write, or deliver
-one byte per read. A stream whose calls change under one of these is a parser defect the
-user's provider may trigger tomorrow. ``sse-toolcalls check`` and the prefix property's
-test (tests/core/test_prefix_property.py) both draw their variants from here.
+one byte per read. AWS's event stream (Amazon Bedrock) has no lines to vary: it is
+delivered one message per write or one byte per read, and AWS adds event types to its
+unions, which a reader must skip. A stream whose calls change under one of these is a
+parser defect the user's provider may trigger tomorrow. ``sse-toolcalls check`` and the
+prefix property's test (tests/core/test_prefix_property.py) both draw their variants from
+here.
 """
 
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Callable
 from typing import Any, Final
+
+from ...framing import EVENTSTREAM, sniff_framing
+from .mutators import event_stream_message, string_headers
 
 __all__ = ["KEEPS_END", "transforms"]
 
@@ -23,6 +30,7 @@ KEEPS_END: Final = frozenset(
         "event per chunk",
         "one byte at a time",
         "finish_reason on every chunk",
+        "unknown events between messages",
     }
 )
 """The transforms that keep the stream's end marker: the whole stream's outcome must not
@@ -92,21 +100,31 @@ def _on_every_chunk(reason: str) -> Callable[[dict[str, Any]], None]:
     return change
 
 
-def _messages(raw: bytes) -> list[bytes]:
-    """An AWS event stream cut into its messages by their announced lengths (the first 4
-    bytes of each); what cannot be a message (a length under 16 or past the end) stays
-    whole in the last piece, for the parser to refuse."""
-    out: list[bytes] = []
+def messages(raw: bytes) -> tuple[list[bytes], bytes]:
+    """An event stream's whole messages, cut by the total length that opens each (no CRC
+    checked: the parser's job), and the bytes of a message the body cut short."""
+    out = []
     at = 0
-    while at + 4 <= len(raw):
-        total = int.from_bytes(raw[at : at + 4], "big")
+    while len(raw) - at >= 4:
+        (total,) = struct.unpack_from(">I", raw, at)
         if total < 16 or at + total > len(raw):
             break
         out.append(raw[at : at + total])
         at += total
-    if at < len(raw):
-        out.append(raw[at:])
-    return out
+    return out, raw[at:]
+
+
+_UNKNOWN_EVENT: Final = event_stream_message(
+    string_headers(
+        [
+            (":event-type", "futureEventTypeNotYetModeled"),
+            (":content-type", "application/json"),
+            (":message-type", "event"),
+        ]
+    ),
+    b'{"p":"abcdef"}',
+)
+"""An event of a type AWS may add to a stream's union: every reader must skip it."""
 
 
 def transforms(raw: bytes, dialect: str | None) -> dict[str, list[bytes]]:
@@ -114,15 +132,15 @@ def transforms(raw: bytes, dialect: str | None) -> dict[str, list[bytes]]:
 
     The Chat variants (``finish_reason`` on every chunk, no ``[DONE]``) apply only to
     Chat streams that end with ``[DONE]``; Anthropic's pings are its own ``ping`` events.
-    An AWS event stream (Bedrock: binary, its first byte 0) varies only in how its bytes
-    arrive: a message per read, or a byte per read; it has no line endings, comments or
-    keep-alives to vary.
+    An event stream (told as the parser tells it, from its first byte) gets its own.
     """
-    if raw[:1] == b"\x00":
+    if raw and sniff_framing(raw[:1]) == EVENTSTREAM:
+        whole, cut = messages(raw)
         return {
             "as recorded": [raw],
-            "event per chunk": _messages(raw),
-            "one byte at a time": [bytes([b]) for b in raw],
+            "unknown events between messages": [b"".join(m + _UNKNOWN_EVENT for m in whole) + cut],
+            "event per chunk": whole + ([cut] if cut else []),
+            "one byte at a time": [raw[i : i + 1] for i in range(len(raw))],
         }
     parts, tail = split(raw)
     chat = dialect == "openai_chat" and b"data: [DONE]" in raw

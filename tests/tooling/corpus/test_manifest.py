@@ -89,3 +89,29 @@ def test_a_file_outside_the_folder_is_refused(tmp_path: Path, name: str) -> None
     # Before: `check` and `fuzz` read whatever path a (shared) manifest named.
     with pytest.raises(UsageError, match='"file" must name a file inside'):
         manifest.load(folder_with(tmp_path, [{"file": name}]))
+
+
+def test_a_folders_own_manifest_is_read_with_the_corpus_and_alone(tmp_path: Path) -> None:
+    # The shared corpus's layout: bedrock/MANIFEST.json names its files from the root.
+    (tmp_path / "a.sse").write_bytes(b"")
+    inner = tmp_path / "bedrock"
+    inner.mkdir()
+    (inner / "x.eventstream").write_bytes(b"")
+    folder_with(tmp_path, [{"file": "a.sse", "provider": "anthropic"}])
+    (inner / manifest.MANIFEST).write_bytes(
+        orjson.dumps([{"file": "bedrock/x.eventstream", "provider": "bedrock_invoke_anthropic"}])
+    )
+    assert [(e.file, e.dialect) for e in manifest.load(tmp_path)] == [
+        ("a.sse", "anthropic"),
+        ("bedrock/x.eventstream", "bedrock_anthropic"),
+    ]
+    # Alone, the same stream is found in the folder: the name only loses its first part.
+    (entry,) = manifest.load(inner)
+    assert (entry.file, entry.dialect) == ("x.eventstream", "bedrock_anthropic")
+    assert manifest.read_stream(inner, entry.file) == b""
+
+
+def test_a_folder_without_a_manifest_has_its_event_streams_too(tmp_path: Path) -> None:
+    (tmp_path / "one.sse").write_bytes(b"")
+    (tmp_path / "two.eventstream").write_bytes(b"\x00")
+    assert [e.file for e in manifest.load(tmp_path)] == ["one.sse", "two.eventstream"]

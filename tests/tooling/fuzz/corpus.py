@@ -2,9 +2,11 @@
 
 ``recorded_streams/`` (this repository) and ``../shared/external_streams/`` (beside the
 clone) each list their streams in a ``MANIFEST.json`` whose ``provider`` names the
-dialect (``openai_compat_*`` servers speak ``openai_chat``, as the shared
-``check_streams.py`` reads them). Nothing is copied into the repository: the seeds are
-written into a directory at run time.
+dialect (``openai_compat_*`` servers speak ``openai_chat``, ``bedrock_invoke_anthropic``
+is ``bedrock_anthropic``, as the shared ``check_streams.py`` reads them); a folder of the
+external corpus may have its own (``bedrock/MANIFEST.json``, files named from the corpus
+root). Nothing is copied into the repository: the seeds are written into a directory at
+run time.
 """
 
 from __future__ import annotations
@@ -60,6 +62,13 @@ TOKENS: Final = (
     b"\"jsonPath\"", b"\"willContinue\"", b"\"finishReason\"", b"\"MAX_TOKENS\"",
     b"\"STOP\"", b"\"thoughtSignature\"", b"\"promptFeedback\"", b"\"stringValue\"",
     b"\"numberValue\"", b"$.a[99999]", b"$.a.b.c",
+    # Amazon Bedrock: AWS's event-stream headers, ConverseStream's events, InvokeModel's chunk.
+    b":event-type", b":message-type", b":exception-type", b":content-type", b"exception",
+    b"application/json", b"messageStart", b"contentBlockStart", b"contentBlockDelta",
+    b"contentBlockStop", b"messageStop", b"metadata", b"\"contentBlockIndex\"",
+    b"\"toolUse\"", b"\"toolUseId\"", b"\"stopReason\"", b"\"reasoningContent\"",
+    b"\"redactedContent\"", b"\"signature\"", b"server_tool_use", b"throttlingException",
+    b"modelStreamErrorException", b"\"bytes\"", b"chunk",
     # Errors.
     b"\"error\"", b"\"type\":\"error\"", b"\"code\"", b"\"message\"",
     # The walk target's markers for what no JSON carries (sse_toolcalls/tooling/corpus/walk_target.py).
@@ -71,13 +80,29 @@ them in whole instead of guessing them byte by byte."""
 
 
 def _dialect_of(provider: str) -> str:
-    return "openai_chat" if provider.startswith("openai_compat_") else provider
+    if provider.startswith("openai_compat_"):
+        return "openai_chat"
+    return {"bedrock_invoke_anthropic": "bedrock_anthropic"}.get(provider, provider)
+
+
+def _manifests(folder: Path) -> list[Path]:
+    """The corpus's manifest, then its folders' own (the external Bedrock corpus)."""
+    return [folder / "MANIFEST.json", *sorted(folder.glob("*/MANIFEST.json"))]
+
+
+def _takes(target: str, provider: str, stream: bytes) -> bool:
+    """Whether a stream seeds a target: a dialect's own streams; every stream for
+    detection, the SSE framer and the walk; every event stream for its framer."""
+    if target == "eventstream":
+        return stream[:1] == b"\x00"
+    return target in ("detect", "framer", "walk") or _dialect_of(provider) == target
 
 
 def seed_streams(target: str) -> Iterator[tuple[str, bytes]]:
     """``(name, bytes)`` of every corpus stream that seeds ``target``.
 
-    A dialect's target takes that dialect's streams; detection and the framer take all.
+    A dialect's target takes that dialect's streams; detection and the SSE framer take
+    all, the event-stream framer every event stream.
 
     Raises:
         FileNotFoundError: a corpus is missing (a fuzz run must not quietly lose seeds).
@@ -85,21 +110,23 @@ def seed_streams(target: str) -> Iterator[tuple[str, bytes]]:
     if target not in TARGETS:
         raise ValueError(f"unknown fuzz target {target!r}; expected one of {TARGETS}")
     for folder in CORPORA:
-        manifest = folder / "MANIFEST.json"
-        if not manifest.is_file():
-            raise FileNotFoundError(f"seed corpus {manifest} is missing")
-        for entry in json.loads(manifest.read_text(encoding="utf-8")):
-            if target in ("detect", "framer", "walk") or _dialect_of(entry["provider"]) == target:
-                yield f"{folder.name}/{entry['file']}", (folder / entry["file"]).read_bytes()
+        if not (folder / "MANIFEST.json").is_file():
+            raise FileNotFoundError(f"seed corpus {folder / 'MANIFEST.json'} is missing")
+        for manifest in _manifests(folder):
+            for entry in json.loads(manifest.read_text(encoding="utf-8")):
+                stream = (folder / entry["file"]).read_bytes()
+                if _takes(target, entry["provider"], stream):
+                    yield f"{folder.name}/{entry['file']}", stream
 
 
 def seed_inputs(target: str) -> Iterator[tuple[str, bytes]]:
     """The fuzz inputs made from the seeds: each stream cut in thirds, and its CRLF
-    variant (when it has bare LFs) cut where its digest says."""
+    variant (an SSE stream with bare LFs) cut where its digest says."""
     for name, stream in seed_streams(target):
         n = len(stream)
         yield name, encode(stream, [n // 3, n // 2, 2 * n // 3])
-        if b"\n" in stream and b"\r\n" not in stream:
+        # Line endings are SSE's: an event stream's 0x0A bytes are lengths and CRCs.
+        if b"\n" in stream and b"\r\n" not in stream and stream[:1] != b"\x00":
             crlf = stream.replace(b"\n", b"\r\n")
             digest = hashlib.sha256(crlf).digest()
             cuts = [int.from_bytes(digest[i : i + 2], "little") for i in (0, 2, 4)]

@@ -8,20 +8,28 @@ each kind of defect, on deliberately broken stand-ins for the parser and the fra
 from __future__ import annotations
 
 import random
+import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untyped]
 
 from sse_toolcalls import (
     MalformedStreamError,
     PartialToolCall,
     ServerSentEvent,
     SSEFramer,
+    SSEToolCallsError,
     ToolCall,
     ToolCallParser,
     TruncatedStreamError,
     UsageError,
+)
+from sse_toolcalls.framing.eventstream import (
+    EventStreamEventFramer,
+    EventStreamFramer,
+    EventStreamMessage,
 )
 from sse_toolcalls.tooling.corpus import invariants
 from sse_toolcalls.tooling.corpus.invariants import (
@@ -34,6 +42,7 @@ from sse_toolcalls.tooling.corpus.invariants import (
     encode,
     feedings,
 )
+from sse_toolcalls.tooling.corpus.mutators import event_stream_message, string_headers
 from tests.outside import outside_corpus
 from tests.tooling.fuzz.corpus import (
     TOKENS,
@@ -42,9 +51,10 @@ from tests.tooling.fuzz.corpus import (
     write_dictionary,
     write_seeds,
 )
-from tests.tooling.fuzz.mutators import mutate_json, repeat_bytes
+from tests.tooling.fuzz.mutators import mutate_event_stream, mutate_json, repeat_bytes
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
 REGRESSIONS = HERE / "regressions"
 FINDINGS = HERE / "findings"
 
@@ -295,3 +305,114 @@ def test_the_checker_describes_deep_hostile_fields_without_recursing(
         check("openai_chat", encode(CHAT))
     assert info.value.kind == "partial-id"
     assert "<list of 1>" in str(info.value)
+
+
+# --------------------------------------------------------------------------------------
+# AWS's event stream: the framer target, and the whole-message mutations.
+
+CONVERSE = ROOT / "recorded_streams" / "bedrock_converse" / "two_calls_height_weight.eventstream"
+
+
+def test_a_clean_event_stream_passes_its_targets() -> None:
+    raw = CONVERSE.read_bytes()
+    for target in ("eventstream", "bedrock_converse", "detect"):
+        check(target, encode(raw, [5, 13, len(raw) - 3]))
+    # A cut inside the last message is an outcome of its own, the same at every split.
+    check("eventstream", encode(raw[:-7], [1, 12, 200]))
+
+
+def test_the_checker_catches_a_split_dependent_event_stream_framer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Framer(EventStreamFramer):
+        __slots__ = ()
+
+        def feed(self, data: bytes) -> list[EventStreamMessage]:
+            # Loses the payload of a message completed by a one-byte read.
+            messages = super().feed(data)
+            if len(data) == 1:
+                return [EventStreamMessage(headers=m.headers, payload=b"") for m in messages]
+            return messages
+
+    raw = CONVERSE.read_bytes()
+    monkeypatch.setattr(invariants, "EventStreamFramer", Framer)
+    with pytest.raises(InvariantError) as info:
+        check("eventstream", encode(raw[:400], [100]))
+    # The seam (the real framer inside) tells it first: the same read gave other events.
+    assert info.value.kind == "eventstream-seam-events"
+
+
+def test_the_checker_catches_a_message_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Framer(EventStreamFramer):
+        __slots__ = ()
+
+        def __init__(self, *, max_message_bytes: int = 1 << 30) -> None:
+            # Forgets the limit it was given: a 300-byte message passes a 256-byte one.
+            super().__init__()
+            self.max_message_bytes = max_message_bytes
+
+        def feed(self, data: bytes) -> list[EventStreamMessage]:
+            limit, self.max_message_bytes = self.max_message_bytes, 1 << 30
+            try:
+                return super().feed(data)
+            finally:
+                self.max_message_bytes = limit
+
+    class Seam(EventStreamEventFramer):
+        __slots__ = ()
+
+        def __init__(self, *, max_event_bytes: int = 1 << 30) -> None:
+            super().__init__(max_event_bytes=1 << 30)
+
+    big = event_stream_message(
+        string_headers([(":event-type", "contentBlockDelta"), (":message-type", "event")]),
+        b'{"contentBlockIndex":0,"delta":{"text":"' + b"x" * 300 + b'"}}',
+    )
+    monkeypatch.setattr(invariants, "EventStreamFramer", Framer)
+    monkeypatch.setattr(invariants, "EventStreamEventFramer", Seam)
+    with pytest.raises(InvariantError) as info:
+        check("eventstream", encode(big))
+    assert info.value.kind == "eventstream-message-past-limit"
+
+
+def test_the_event_stream_checker_lets_foreign_exceptions_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Framer(EventStreamFramer):
+        __slots__ = ()
+
+        def feed(self, data: bytes) -> list[EventStreamMessage]:
+            raise struct.error("unpack requires a buffer of 4 bytes")
+
+    monkeypatch.setattr(invariants, "EventStreamFramer", Framer)
+    with pytest.raises(struct.error):
+        check("eventstream", encode(CONVERSE.read_bytes()))
+
+
+def test_event_stream_mutations_keep_every_crc_valid_and_reach_the_dialects() -> None:
+    raw = CONVERSE.read_bytes()
+    data = encode(raw, [10, 20, 30])
+    rng = random.Random(5)
+    made = [m for m in (mutate_event_stream(data, rng, 1 << 20) for _ in range(300)) if m]
+    assert len(made) > 200
+    outcomes = set()
+    for out in made:
+        assert out[:HEADER_BYTES] == data[:HEADER_BYTES]
+        # botocore's own parser checks both CRCs of every message.
+        buffer = EventStreamBuffer()
+        buffer.add_data(out[HEADER_BYTES:])
+        assert sum(1 for _ in buffer) >= 1
+        parser = ToolCallParser("bedrock_converse")
+        try:
+            parser.feed(out[HEADER_BYTES:])
+            parser.finish()
+            outcomes.add("whole")
+        except SSEToolCallsError as exc:
+            outcomes.add(type(exc).__name__)
+    # The mutations get past the framer: the dialect decides, in each of its ways.
+    assert {"whole", "MalformedStreamError", "TruncatedStreamError", "ProviderError"} <= outcomes
+    assert "ChecksumMismatchError" not in outcomes
+    rerun = random.Random(5)
+    assert [m for m in (mutate_event_stream(data, rerun, 1 << 20) for _ in range(300)) if m] == made
+    assert mutate_event_stream(encode(CHAT), rng, 1 << 20) is None
+    assert mutate_event_stream(data, rng, 50) is None  # no room
