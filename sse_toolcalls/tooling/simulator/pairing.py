@@ -42,13 +42,10 @@ def _chat(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
     if last < 0:
         return [], []
     calls = [
-        WireCall(
-            call_id=c.get("id"),
-            name=(c.get("function") or {}).get("name"),
-            args=_parse((c.get("function") or {}).get("arguments")),
-        )
+        WireCall(call_id=c.get("id"), name=f.get("name"), args=_parse(f.get("arguments")))
         for c in listed(messages[last].get("tool_calls"))
         if isinstance(c, dict)
+        for f in [c["function"] if isinstance(c.get("function"), dict) else {}]
     ]
     ids = [m.get("tool_call_id") for m in messages[last + 1 :] if m.get("role") == "tool"]
     return calls, ids

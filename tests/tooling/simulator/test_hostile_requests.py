@@ -77,8 +77,15 @@ _BLOCKS = st.lists(
     max_size=4,
 )
 _MESSAGES = st.lists(
-    st.fixed_dictionaries(
-        {"role": st.sampled_from(["user", "assistant"]) | _SCALARS, "content": _BLOCKS | hostile}
+    st.builds(
+        lambda shaped, extra: {**extra, **shaped},
+        st.fixed_dictionaries(
+            {
+                "role": st.sampled_from(["user", "assistant", "tool", "model"]) | _SCALARS,
+                "content": _BLOCKS | hostile,
+            }
+        ),
+        st.dictionaries(_KEYS, _BLOCKS | hostile, max_size=3),
     ),
     max_size=4,
 )
@@ -173,3 +180,16 @@ def test_a_scalar_where_a_list_belongs_is_answered(dialect: str) -> None:
     assert anyio.run(_post, app, path, json.dumps(opening).encode()) == 200
     body = {"stream": True, "messages": True, "input": 5, "contents": "x", "tools": 1}
     assert anyio.run(_post, app, path, json.dumps(body).encode()) in (200, 400)
+
+
+def test_a_chat_call_whose_function_is_not_an_object_is_answered() -> None:
+    # Found by probing the checks by hand: "function": 5 crashed the pairing reader.
+    body = {
+        "stream": True,
+        "messages": [
+            {"role": "assistant", "tool_calls": [{"id": "x", "function": 5}]},
+            {"role": "tool", "tool_call_id": "x", "content": "1"},
+        ],
+    }
+    app = SimulatorApp(Script(turns=(Turn(text="done"),)))
+    assert anyio.run(_post, app, "/v1/chat/completions", json.dumps(body).encode()) in (200, 400)
