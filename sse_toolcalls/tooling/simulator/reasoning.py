@@ -309,7 +309,9 @@ def gemini_3_problems(model: str, body: dict[str, Any], signed: set[str]) -> lis
         return []
     start = 0
     for n, content in enumerate(contents):
-        parts = content.get("parts") if isinstance(content, dict) else None
+        if not isinstance(content, dict):
+            continue
+        parts = content.get("parts")
         if content.get("role", "user") == "user" and any(
             isinstance(part, dict) and "functionResponse" not in part
             for part in (parts if isinstance(parts, list) else ())
@@ -333,7 +335,9 @@ def gemini_3_problems(model: str, body: dict[str, Any], signed: set[str]) -> lis
                 f"Function call `{name}` in the {n + 1}. content block is missing a "
                 "`thought_signature`."
             )
-        elif sent not in signed and sent not in GEMINI_BYPASS_SIGNATURES:
+        elif not isinstance(sent, str) or (
+            sent not in signed and sent not in GEMINI_BYPASS_SIGNATURES
+        ):
             problems.append(f"contents[{n}].parts[{k}]: Thought signature is not valid.")
     return problems
 

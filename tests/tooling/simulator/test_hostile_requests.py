@@ -112,9 +112,10 @@ _SSE_ROUTES = ("anthropic", "openai_chat", "openai_responses", "gemini")
     body=hostile | _NESTED,
     messages=st.none() | _MESSAGES,
     tools=st.none() | _NESTED,
+    model=st.sampled_from(["sim-model-1", "gemini-3-pro"]),  # Gemini 3 has checks of its own
 )
 def test_any_request_body_gets_an_answer(
-    dialect: str, body: Any, messages: Any, tools: Any
+    dialect: str, body: Any, messages: Any, tools: Any, model: str
 ) -> None:
     if isinstance(body, dict):
         body = {**body, **({} if messages is None else {"messages": messages})}
@@ -123,7 +124,7 @@ def test_any_request_body_gets_an_answer(
     if isinstance(body, dict) and dialect in _SSE_ROUTES:
         body = {**body, "stream": True, "input": body.get("input", messages)}
         body = {**body, "contents": body.get("contents", messages)}
-    app = SimulatorApp(Script(turns=(TWO_CALLS, Turn(text="done"))))
+    app = SimulatorApp(Script(turns=(TWO_CALLS, Turn(text="done")), model=model))
     assert anyio.run(_post, app, path, json.dumps(opening).encode()) == 200
     status = anyio.run(_post, app, path, json.dumps(body).encode())
     assert status in (200, 400)
@@ -193,3 +194,18 @@ def test_a_chat_call_whose_function_is_not_an_object_is_answered() -> None:
     }
     app = SimulatorApp(Script(turns=(Turn(text="done"),)))
     assert anyio.run(_post, app, "/v1/chat/completions", json.dumps(body).encode()) in (200, 400)
+
+
+@pytest.mark.parametrize(
+    "contents",
+    [
+        [5, {"role": "model", "parts": [{"functionCall": {"name": "f"}}]}],
+        [{"role": "model", "parts": [{"functionCall": {"name": "f"}, "thoughtSignature": [1]}]}],
+    ],
+)
+def test_gemini_3_checks_read_any_contents(contents: list[Any]) -> None:
+    # Found by probing by hand: a content that is not an object, and a signature that is
+    # a list, crashed Gemini 3's signature check.
+    app = SimulatorApp(Script(turns=(Turn(text="done"),), model="gemini-3-pro"))
+    path = "/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse"
+    assert anyio.run(_post, app, path, json.dumps({"contents": contents}).encode()) == 400
