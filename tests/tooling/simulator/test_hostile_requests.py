@@ -209,3 +209,35 @@ def test_gemini_3_checks_read_any_contents(contents: list[Any]) -> None:
     app = SimulatorApp(Script(turns=(Turn(text="done"),), model="gemini-3-pro"))
     path = "/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse"
     assert anyio.run(_post, app, path, json.dumps({"contents": contents}).encode()) == 400
+
+
+@pytest.mark.parametrize(
+    ("dialect", "result"),
+    [
+        (
+            "anthropic",
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_sim_0_0",
+                "content": [{"type": "image", "source": {"type": "base64", "media_type": [1]}}],
+            },
+        ),
+        (
+            "bedrock_converse",
+            {
+                "toolResult": {
+                    "toolUseId": "tooluse_sim_0_0",
+                    "content": [{"image": {"format": [1], "source": {"bytes": "AA=="}}}],
+                }
+            },
+        ),
+    ],
+)
+def test_a_media_type_that_is_not_a_string_is_refused(dialect: str, result: Any) -> None:
+    # Found by probing by hand: a list as an image's media type (Anthropic) or format
+    # (Converse) crashed the media check.
+    path, opening = _ROUTES[dialect]
+    app = SimulatorApp(Script(turns=(TWO_CALLS, Turn(text="done")), check_results=False))
+    assert anyio.run(_post, app, path, json.dumps(opening).encode()) == 200
+    body = {**opening, "messages": [*opening["messages"], {"role": "user", "content": [result]}]}
+    assert anyio.run(_post, app, path, json.dumps(body).encode()) == 400
