@@ -184,7 +184,8 @@ def _anthropic(
                         f"messages.{n}.content.{k}: Invalid `signature` in `thinking` block"
                     )
     thinking = body.get("thinking")
-    if not (isinstance(thinking, dict) and thinking.get("type") in _ANTHROPIC_THINKING):
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    if not (isinstance(kind, str) and kind in _ANTHROPIC_THINKING):
         return problems
     found = _last_assistant(messages, "assistant")
     if found is None:

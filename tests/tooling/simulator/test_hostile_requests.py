@@ -241,3 +241,16 @@ def test_a_media_type_that_is_not_a_string_is_refused(dialect: str, result: Any)
     assert anyio.run(_post, app, path, json.dumps(opening).encode()) == 200
     body = {**opening, "messages": [*opening["messages"], {"role": "user", "content": [result]}]}
     assert anyio.run(_post, app, path, json.dumps(body).encode()) == 400
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "bedrock_anthropic", "bedrock_converse"])
+def test_a_thinking_type_that_is_not_a_string_is_answered(dialect: str) -> None:
+    # Found by replacing each field of full requests with odd values: a list or an object
+    # as the thinking option's type crashed the reasoning check.
+    path, opening = _ROUTES[dialect]
+    thinking = {"thinking": {"type": []}}
+    if dialect == "bedrock_converse":
+        thinking = {"additionalModelRequestFields": thinking}
+    body = {**opening, **thinking}
+    app = SimulatorApp(Script(turns=(Turn(text="done"),)))
+    assert anyio.run(_post, app, path, json.dumps(body).encode()) in (200, 400)
