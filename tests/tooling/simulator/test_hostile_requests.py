@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sse_toolcalls.tooling.simulator import Script, ScriptedCall, SimulatorApp, Turn
+from sse_toolcalls.tooling.simulator import ExpectedResult, Script, ScriptedCall, SimulatorApp, Turn
 
 TWO_CALLS = Turn(
     text="Let me look both up.",
@@ -248,9 +249,245 @@ def test_a_thinking_type_that_is_not_a_string_is_answered(dialect: str) -> None:
     # Found by replacing each field of full requests with odd values: a list or an object
     # as the thinking option's type crashed the reasoning check.
     path, opening = _ROUTES[dialect]
-    thinking = {"thinking": {"type": []}}
+    thinking: dict[str, Any] = {"thinking": {"type": []}}
     if dialect == "bedrock_converse":
         thinking = {"additionalModelRequestFields": thinking}
     body = {**opening, **thinking}
     app = SimulatorApp(Script(turns=(Turn(text="done"),)))
     assert anyio.run(_post, app, path, json.dumps(body).encode()) in (200, 400)
+
+
+# Full requests, every feature each dialect's checks read, answering TWO_CALLS's first
+# call: each field in turn is replaced by an odd value below.
+_PNG = "iVBORw0KGgo="
+_FULL: dict[str, dict[str, Any]] = {
+    "openai_chat": {
+        "stream": True,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "reasoning_content": "r",
+                "tool_calls": [
+                    {
+                        "id": "call_sim_0_0",
+                        "type": "function",
+                        "function": {"name": "lookup_demo_value", "arguments": "{}"},
+                    }
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "call_sim_0_0",
+                "name": "lookup_demo_value",
+                "content": [{"type": "text", "text": "x"}],
+            },
+        ],
+    },
+    "openai_responses": {
+        "stream": True,
+        "store": False,
+        "include": ["reasoning.encrypted_content"],
+        "input": [
+            {"role": "user", "content": "hi"},
+            {"type": "reasoning", "id": "rs_sim0_0", "encrypted_content": "e"},
+            {"type": "function_call", "call_id": "call_sim_0_0", "name": "f", "arguments": "{}"},
+            {
+                "type": "function_call_output",
+                "call_id": "call_sim_0_0",
+                "output": [
+                    {"type": "input_text", "text": "x"},
+                    {"type": "input_image", "image_url": "data:image/png;base64," + _PNG},
+                    {
+                        "type": "input_file",
+                        "file_data": "data:application/pdf;base64,AA==",
+                        "filename": "a.pdf",
+                    },
+                ],
+            },
+        ],
+    },
+    "anthropic": {
+        "stream": True,
+        "thinking": {"type": "enabled"},
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "t", "signature": "s"},
+                    {"type": "redacted_thinking", "data": "d"},
+                    {"type": "tool_use", "id": "toolu_sim_0_0", "name": "f", "input": {}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_sim_0_0",
+                        "is_error": False,
+                        "content": [
+                            {"type": "text", "text": "x"},
+                            {
+                                "type": "image",
+                                "source": {
+                                    "type": "base64",
+                                    "media_type": "image/png",
+                                    "data": _PNG,
+                                },
+                            },
+                            {"type": "document", "source": {"type": "url", "url": "https://x"}},
+                        ],
+                    }
+                ],
+            },
+        ],
+    },
+    "gemini": {
+        "contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"text": "t", "thought": True},
+                    {"functionCall": {"name": "f", "args": {}, "id": "i"}, "thoughtSignature": "s"},
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {
+                        "functionResponse": {
+                            "name": "f",
+                            "id": "i",
+                            "response": {"r": 1},
+                            "parts": [
+                                {"inlineData": {"mimeType": "image/png", "data": _PNG}},
+                                {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://x"}},
+                            ],
+                        }
+                    }
+                ],
+            },
+        ]
+    },
+    "bedrock_converse": {
+        "additionalModelRequestFields": {"thinking": {"type": "enabled"}},
+        "toolConfig": {
+            "tools": [{"toolSpec": {"name": "f", "description": "d", "inputSchema": {"json": {}}}}]
+        },
+        "messages": [
+            {"role": "user", "content": [{"text": "hi"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"reasoningContent": {"reasoningText": {"text": "t", "signature": "s"}}},
+                    {"reasoningContent": {"redactedContent": "AA=="}},
+                    {"toolUse": {"toolUseId": "tooluse_sim_0_0", "name": "f", "input": {}}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "toolResult": {
+                            "toolUseId": "tooluse_sim_0_0",
+                            "status": "error",
+                            "content": [
+                                {"text": "x"},
+                                {"json": {"a": 1}},
+                                {"image": {"format": "png", "source": {"bytes": _PNG}}},
+                                {
+                                    "document": {
+                                        "format": "pdf",
+                                        "name": "a b",
+                                        "source": {"bytes": "AA=="},
+                                    }
+                                },
+                                {
+                                    "image": {
+                                        "format": "png",
+                                        "source": {"s3Location": {"uri": "s3://x"}},
+                                    }
+                                },
+                            ],
+                        }
+                    }
+                ],
+            },
+        ],
+    },
+    "bedrock_anthropic": {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 5,
+        "thinking": {"type": "enabled"},
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "t", "signature": "s"},
+                    {"type": "tool_use", "id": "toolu_bdrk_sim_0_0", "name": "f", "input": {}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_bdrk_sim_0_0",
+                        "content": [
+                            {
+                                "type": "image",
+                                "source": {
+                                    "type": "base64",
+                                    "media_type": "image/png",
+                                    "data": _PNG,
+                                },
+                            }
+                        ],
+                    }
+                ],
+            },
+        ],
+    },
+}
+_ODD: list[Any] = [5, None, True, [], {}, [[1]], {"a": [1]}, "", 1.5]
+
+
+def _leaf_paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, inner in items:
+        found += _leaf_paths(inner, (*prefix, key))
+    return found
+
+
+def _replaced(value: Any, path: tuple[Any, ...], odd: Any) -> Any:
+    copy = json.loads(json.dumps(value))
+    target = copy
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = odd
+    return copy
+
+
+@pytest.mark.parametrize("dialect", sorted(_FULL))
+def test_every_field_of_a_full_request_may_be_odd(dialect: str) -> None:
+    path, opening = _ROUTES[dialect]
+    expect = ExpectedResult(call_position=0, contains="x", media=("image/png",), is_error=True)
+    script = Script(turns=(TWO_CALLS, Turn(text="done", expect_results=(expect,))))
+    for field in _leaf_paths(_FULL[dialect]):
+        for odd in _ODD:
+            for model in ("sim-model-1", "gemini-3-pro"):
+                app = SimulatorApp(dataclasses.replace(script, model=model))
+                assert anyio.run(_post, app, path, json.dumps(opening).encode()) == 200
+                body = json.dumps(_replaced(_FULL[dialect], field, odd)).encode()
+                assert anyio.run(_post, app, path, body) in (200, 400), (field, odd, model)
