@@ -3023,10 +3023,11 @@ def converse_streams() -> list[AwsStream]:
     add(
         AwsStream(
             file="bedrock_converse/cut_inside_a_prelude.eventstream",
-            notes="A first call completes and a second one starts, then the body ends seven "
-            "bytes into the next message's 12-byte prelude (inside its CRC): truncated; the "
-            "first call was closed but is not proven whole (no later block or stop reason "
-            "came), so nothing is released.",
+            notes="A first call completes, a second one streams two fragments and closes, "
+            "then the body ends seven bytes into the next message's 12-byte prelude (inside "
+            "its CRC): truncated. The first call was released when the second block started "
+            "(generation went on, so the limit did not cut it); the second, closed but not "
+            "proven whole (no later block, no stop reason), is the partial call.",
             messages=[
                 c.start(),
                 *c.tool(0, "tooluse_RS0609first0000000", "get_measurement", hp),
@@ -3034,6 +3035,9 @@ def converse_streams() -> list[AwsStream]:
             ],
             cut=7,
             outcome="truncated",
+            partial_calls=[
+                partial("get_measurement", "tooluse_RS0609second000000", '{"person": "Ada')
+            ],
             calls=[],
         )
     )
