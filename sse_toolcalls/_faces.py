@@ -131,6 +131,8 @@ RUNTIME: dict[str, tuple[str, ...]] = {
     "breaker": ("CircuitBreaker",),
     "clients": (
         "AnthropicClient",
+        "BedrockAnthropicClient",
+        "BedrockClient",
         "GeminiClient",
         "OpenAIChatClient",
         "OpenAIResponsesClient",

@@ -51,9 +51,11 @@ def format_results(
     """The provider-native message(s) carrying ``results`` back, in their calls' dialect.
 
     Chat: one ``role: "tool"`` message per result. Responses: one ``function_call_output``
-    item per result. Anthropic: one user message of ``tool_result`` blocks. Gemini: one
-    user content of ``functionResponse`` parts. Always in call order (``call.index``),
-    whatever order ``results`` come in; each result carries exactly its own call's id.
+    item per result. Anthropic (and Bedrock's InvokeModel): one user message of
+    ``tool_result`` blocks. Gemini: one user content of ``functionResponse`` parts.
+    Bedrock Converse: one user message of ``toolResult`` blocks. Always in call order
+    (``call.index``), whatever order ``results`` come in; each result carries exactly its
+    own call's id.
     Pass ``names`` when the calls were mapped to registry names with it, so Gemini's
     ``functionResponse.name`` is the name the model used.
 

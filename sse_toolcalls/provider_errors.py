@@ -111,6 +111,11 @@ _PERMANENT_CODES = frozenset(
         "ServiceQuotaExceededException",
         "ModelErrorException",
         "UnrecognizedClientException",
+        # AWS's authentication layer: a signature or a token the same request repeats.
+        "InvalidSignatureException",
+        "IncompleteSignatureException",
+        "MissingAuthenticationTokenException",
+        "ExpiredTokenException",
         "FAILED_PRECONDITION",
     }
 )
@@ -285,7 +290,9 @@ def aws_error_code(name: str) -> str:
     ``ThrottlingException:http://internal.amazon.com/coral/...`` (the part before the
     colon) or an event stream's ``throttlingException`` (the first letter raised), both
     ``ThrottlingException``."""
-    code = name.split(":", 1)[0].strip()
+    # A JSON body's __type may carry a namespace before a hash
+    # (com.amazon.coral.service#ExpiredTokenException), as botocore strips it too.
+    code = name.split(":", 1)[0].rsplit("#", 1)[-1].strip()
     return code[:1].upper() + code[1:]
 
 

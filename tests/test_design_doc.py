@@ -22,14 +22,11 @@ PACKAGE = REPO / "sse_toolcalls"
 MAX_LINES = 500
 """Issue 30: short enough to be read whole, and kept true."""
 
-PLANNED = {
-    "sse_toolcalls/dialects/bedrock_converse/",
-    "sse_toolcalls/dialects/bedrock_anthropic/",
-}
-"""Paths design.md names before they exist: the Bedrock dialects of issue 31, the first to
-name the event-stream framer. Each must still be absent (so the day it lands, this test
-says to drop it here and its *(planned)* mark in the page), and each line naming it must
-say "planned"."""
+PLANNED: set[str] = set()
+"""Paths design.md names before they exist (none today; the Bedrock dialects of issue 31
+were the last). Each must still be absent (so the day it lands, this test says to drop
+it here and its *(planned)* mark in the page), and each line naming it must say
+"planned"."""
 
 FACES = ("sse_toolcalls", "sse_toolcalls.runtime")
 """The faces the exception classes are published on."""

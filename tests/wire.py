@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
+import struct
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from tests.core.test_eventstream_wire import bedrock_event
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,77 @@ def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
+def aws_message(event_type: str, payload: Any, *, message_type: str = "event") -> bytes:
+    """One AWS event-stream message (AWS "Event stream encoding"): the prelude (total
+    length, headers length, their CRC32), string headers (name length, name, type 7,
+    2-byte value length, value), the JSON payload (bytes as they are), the CRC32 of all
+    before it. An
+    ``exception`` message names its kind in ``:exception-type``."""
+    kind = ":event-type" if message_type == "event" else ":exception-type"
+    headers = b""
+    for name, value in (
+        (kind, event_type),
+        (":content-type", "application/json"),
+        (":message-type", message_type),
+    ):
+        raw = value.encode()
+        headers += bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(raw)) + raw
+    body = (
+        payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode()
+    )
+    prelude = struct.pack(">II", 16 + len(headers) + len(body), len(headers))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + body
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def _bedrock_converse(calls: Sequence[Call], text: str, fragment: int) -> bytes:
+    out = [aws_message("messageStart", {"role": "assistant"})]
+    block = 0
+    if text:
+        # As the service sends it: a text block has no contentBlockStart.
+        for piece in _pieces(text, fragment):
+            out.append(
+                aws_message("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": piece}})
+            )
+        out.append(aws_message("contentBlockStop", {"contentBlockIndex": 0}))
+        block = 1
+    for call in calls:
+        start = {"toolUse": {"toolUseId": call.call_id, "name": call.name}}
+        out.append(aws_message("contentBlockStart", {"contentBlockIndex": block, "start": start}))
+        # Claude's empty first fragment, then the input in pieces.
+        pieces = ["", *_pieces(json.dumps(call.args, ensure_ascii=False), fragment)]
+        for piece in pieces:
+            delta = {"toolUse": {"input": piece}}
+            out.append(
+                aws_message("contentBlockDelta", {"contentBlockIndex": block, "delta": delta})
+            )
+        out.append(aws_message("contentBlockStop", {"contentBlockIndex": block}))
+        block += 1
+    reason = "tool_use" if calls else "end_turn"
+    out.append(aws_message("messageStop", {"stopReason": reason}))
+    usage = {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
+    out.append(aws_message("metadata", {"usage": usage, "metrics": {"latencyMs": 100}}))
+    return b"".join(out)
+
+
+def _bedrock_anthropic(calls: Sequence[Call], text: str, fragment: int) -> bytes:
+    """The Anthropic stream, each event base64 in a ``chunk`` (InvokeModelWithResponseStream)."""
+    inner = encode("anthropic", calls, text, fragment).decode()
+    out = []
+    for block in inner.split("\n\n"):
+        for line in block.split("\n"):
+            if line.startswith("data: "):
+                raw = line[len("data: ") :].encode()
+                out.append(aws_message("chunk", {"bytes": base64.b64encode(raw).decode()}))
+    return b"".join(out)
+
+
 def encode(dialect: str, calls: Sequence[Call], text: str = "", fragment: int = 5) -> bytes:
     """The stream a provider would send for one turn with this text and these calls."""
+    if dialect == "bedrock_converse":
+        return _bedrock_converse(calls, text, fragment)
+    if dialect == "bedrock_anthropic":
+        return _bedrock_anthropic(calls, text, fragment)
     out: list[str] = []
     if dialect == "openai_chat":
         out.append(_sse({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}))
@@ -125,48 +194,6 @@ def encode(dialect: str, calls: Sequence[Call], text: str = "", fragment: int = 
             out.append(_sse({"candidates": [{"content": content}]}, crlf=True))
         last = {"candidates": [{"content": {"parts": [{"text": ""}]}, "finishReason": "STOP"}]}
         out.append(_sse(last, crlf=True))
-    elif dialect == "bedrock_converse":
-        return _converse(calls, text, fragment)
-    elif dialect == "bedrock_anthropic":
-        # Bedrock's InvokeModelWithResponseStream: each of Anthropic's events as JSON,
-        # base64-encoded in a chunk event's "bytes".
-        sse = encode("anthropic", calls, text, fragment).decode()
-        chunks = []
-        for event_block in sse.split("\n\n")[:-1]:
-            data = event_block.split("data: ", 1)[1]
-            encoded = base64.b64encode(data.encode()).decode()
-            chunks.append(bedrock_event("chunk", json.dumps({"bytes": encoded}).encode()))
-        return b"".join(chunks)
     else:
         raise ValueError(dialect)
     return "".join(out).encode()
-
-
-def _converse(calls: Sequence[Call], text: str, fragment: int) -> bytes:
-    """A ConverseStream body: AWS event-stream messages, one per event."""
-
-    def event(name: str, payload: dict[str, Any]) -> bytes:
-        return bedrock_event(name, json.dumps(payload, ensure_ascii=False).encode())
-
-    out = [event("messageStart", {"role": "assistant"})]
-    block = 0
-    if text:
-        # A text block opens with its first delta (no contentBlockStart).
-        for piece in _pieces(text, fragment):
-            out.append(
-                event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": piece}})
-            )
-        out.append(event("contentBlockStop", {"contentBlockIndex": 0}))
-        block = 1
-    for call in calls:
-        start = {"toolUse": {"toolUseId": call.call_id, "name": call.name}}
-        out.append(event("contentBlockStart", {"contentBlockIndex": block, "start": start}))
-        # Claude's empty first fragment, then the input in pieces.
-        for piece in ["", *_pieces(json.dumps(call.args, ensure_ascii=False), fragment)]:
-            delta = {"toolUse": {"input": piece}}
-            out.append(event("contentBlockDelta", {"contentBlockIndex": block, "delta": delta}))
-        out.append(event("contentBlockStop", {"contentBlockIndex": block}))
-        block += 1
-    out.append(event("messageStop", {"stopReason": "tool_use" if calls else "end_turn"}))
-    out.append(event("metadata", {"usage": {"inputTokens": 1, "outputTokens": 1}}))
-    return b"".join(out)

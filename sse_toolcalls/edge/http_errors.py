@@ -2,8 +2,9 @@
 
 Pure functions (the clock is a parameter), so the edge, the clients and the tests share
 them. This module reads the status, ``Retry-After``, ``retry-after-ms``,
-``x-should-retry`` and bounds the body; the error object inside the body is read by the
-core's one reader (:mod:`sse_toolcalls.provider_errors`), which streams use too.
+``x-should-retry``, AWS's ``x-amzn-ErrorType``, and bounds the body; the error object
+inside the body is read by the core's one reader (:mod:`sse_toolcalls.provider_errors`),
+which streams use too.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from collections.abc import Mapping
 
 from ..errors import ProviderError
-from ..provider_errors import error_from_payload, is_retryable, parse_error_body
+from ..provider_errors import aws_error, error_from_payload, is_retryable, parse_error_body
 
 MAX_ERROR_BODY_BYTES = 64 * 1024
 """How much of an error body is read, in bytes: real error bodies are well under 2 KiB;
@@ -107,6 +108,18 @@ def is_retryable_status(status: int) -> bool:
     return is_retryable(None, status)
 
 
+def _aws_code(headers: Mapping[str, str] | None, parsed: object) -> str | None:
+    """The AWS error name of an answer, or ``None`` when it is no AWS error."""
+    named = header(headers, "x-amzn-errortype")
+    if named is not None and named.strip():
+        return named
+    if type(parsed) is dict:
+        kind = parsed.get("__type")
+        if isinstance(kind, str) and kind.strip():
+            return kind
+    return None
+
+
 def provider_error_from_http(
     status: int,
     body: bytes,
@@ -119,9 +132,24 @@ def provider_error_from_http(
 
     ``body`` is the (possibly truncated) response body; it is parsed as JSON when it can
     be, else its text (at most 500 characters) becomes the message. ``x-should-retry``
-    (OpenAI, Anthropic) overrides the status-based classification.
+    (OpenAI, Anthropic) overrides the status-based classification. An AWS error
+    (``x-amzn-ErrorType``, or a body's ``__type``) is read by
+    :func:`~sse_toolcalls.provider_errors.aws_error`: its code is the error's name
+    (``ThrottlingException``), retryable by AWS's table.
     """
     parsed, text = parse_error_body(body[:MAX_ERROR_BODY_BYTES])
+    aws_code = _aws_code(headers, parsed)
+    if aws_code is not None:
+        # AWS names the error beside the object, not in it (restJson: the header, else
+        # the body's __type, which botocore reads too); the object is {"message": ...}.
+        return aws_error(
+            provider,
+            aws_code,
+            parsed,
+            text,
+            status=status,
+            retry_after=parse_retry_after(headers, now=now),
+        )
     # One reader for in-stream and HTTP errors (sse_toolcalls.provider_errors): the code
     # decides when it is known (insufficient_quota under a 429 is permanent), the status
     # otherwise; x-should-retry, an HTTP fact, overrides both.

@@ -22,6 +22,7 @@ complete or truncated (:class:`TruncatedStreamError` with what arrived).
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast, runtime_checkable
@@ -29,6 +30,7 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 from .. import _json
 from ..calls import Dialect, StreamEvent, ToolCall
 from ..dialects import detect_dialect, spec_for
+from ..dialects._aws import is_exception as is_aws_exception
 from ..dialects._parsed import PARSED_DATA, ParsedEvent, parsed_event, text_of
 from ..errors import (
     MalformedStreamError,
@@ -37,7 +39,7 @@ from ..errors import (
     StreamTimeoutError,
     UsageError,
 )
-from ..framing import SSE, Framer, framing_for
+from ..framing import EVENTSTREAM, FRAMINGS, SSE, Framer, framing_for, sniff_framing
 from ..framing.sse import DEFAULT_MAX_EVENT_BYTES, ServerSentEvent
 from ..parser import StreamParser, ToolCallParser, new_framer
 from .http_errors import MAX_ERROR_BODY_BYTES, header, provider_error_from_http
@@ -114,17 +116,23 @@ def _status_and_headers(response: object) -> tuple[int | None, Mapping[str, str]
     return status, headers
 
 
-def _media_type(provider: Dialect | None) -> str:
-    """The media type of the provider's framing (SSE's while the dialect is unknown)."""
-    return framing_for(SSE if provider is None else spec_for(provider).framing).media_type
+_MEDIA_TYPES = tuple(framing.media_type for framing in FRAMINGS.values())
+"""The media types a streamed body is read under, whatever the dialect: any framing's.
+An event stream is no error page; its framing is told by its first byte (the parser's
+when no dialect is named, the head's otherwise), and a stream in another framing than
+the dialect's is named by its first event (``_Head``), where its content type alone
+would only say "unexpected"."""
 
 
-def _bad_content_type(headers: Mapping[str, str] | None, media_type: str) -> str | None:
-    """The content type when one is given and it is not ``media_type``, else ``None``."""
+def _bad_content_type(
+    headers: Mapping[str, str] | None, media_types: tuple[str, ...]
+) -> str | None:
+    """The content type when one is given and it is none of ``media_types``, else
+    ``None``."""
     content_type = header(headers, "content-type")
     if content_type is None:
         return None
-    if content_type.split(";", 1)[0].strip().lower() == media_type:
+    if content_type.split(";", 1)[0].strip().lower() in media_types:
         return None
     return content_type
 
@@ -136,7 +144,7 @@ def _status_error(
     provider: Dialect | None,
     content_type: str | None,
     *,
-    media_type: str,
+    media_types: tuple[str, ...],
 ) -> ProviderError:
     if status is not None and not 200 <= status <= 299:
         return provider_error_from_http(status, body, headers, provider=provider)
@@ -157,7 +165,8 @@ def _status_error(
             body=snippet,
         )
     return ProviderError(
-        f"expected {media_type}, got {content_type!r} ({_looks_like(body)}): {snippet}",
+        f"expected {' or '.join(media_types)}, got {content_type!r} ({_looks_like(body)}): "
+        f"{snippet}",
         provider=provider,
         code="unexpected_content_type",
         status=status,
@@ -189,8 +198,10 @@ in bytes); past this the parser alone decides."""
 
 def _is_error_event(event: ServerSentEvent) -> bool:
     # Error objects are attributed by shape only: a proxy's error in another vendor's
-    # shape is still an error of this stream, reported as such by its dialect.
-    if event.event == "error":
+    # shape is still an error of this stream, reported as such by its dialect. An AWS
+    # exception message names itself (throttlingException): detection gives it to
+    # Converse, but InvokeModel's stream sends the same ones.
+    if event.event == "error" or is_aws_exception(event.event):
         return True
     payload: Any
     if event.data is PARSED_DATA:
@@ -234,17 +245,22 @@ class _Head:
 
     def __init__(self, dialect: Dialect | None) -> None:
         self._dialect = dialect
-        # The dialect's own framing (DialectSpec.framing), built as the parser builds it.
+        # The dialect's own framing (DialectSpec.framing).
         framing = SSE if dialect is None else spec_for(dialect).framing
+        self._framing = framing
         self._foreign = framing_for(framing).foreign
-        self._framer: Framer | None = (
-            new_framer(framing, DEFAULT_MAX_EVENT_BYTES) if dialect is not None else None
-        )
+        # Built at the first byte, in the framing that byte tells (framing.sniff_framing):
+        # an event stream handed to an SSE dialect (or the reverse) is framed as what it
+        # is, so that its first event can name its dialect.
+        self._framer: Framer | None = None
         self._seen = 0
         self._started = False
         self.not_sse = False
         """The first non-blank bytes cannot open a body of the framing (a JSON document,
         a markup page, for SSE)."""
+        self.other_framing = False
+        """The body opens in another framing than the dialect's: the parser, which frames
+        as its dialect does, can only fail on it, so it waits for the head's verdict."""
         self.done = False
         """Nothing more to look at."""
 
@@ -254,6 +270,10 @@ class _Head:
         Raises:
             MalformedStreamError: the stream is another dialect's.
         """
+        if self._framer is None and self._dialect is not None and chunk:
+            found = sniff_framing(bytes(chunk[:1]))
+            self.other_framing = found != self._framing
+            self._framer = new_framer(found, DEFAULT_MAX_EVENT_BYTES)
         if not self._started:
             stripped = chunk.lstrip(_LEADING)
             if stripped:
@@ -285,11 +305,11 @@ class _Head:
 
 
 def _needs_error(
-    status: int | None, headers: Mapping[str, str] | None, media_type: str
+    status: int | None, headers: Mapping[str, str] | None, media_types: tuple[str, ...]
 ) -> str | bool:
     if status is not None and not 200 <= status <= 299:
         return True
-    return _bad_content_type(headers, media_type) or False
+    return _bad_content_type(headers, media_types) or False
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -349,17 +369,20 @@ class _BodyStep:
         self.idle_timeout = idle_timeout
         self.status, self.headers = _status_and_headers(response)
         self.head = _Head(provider)
-        self.media_type = _media_type(provider)
+        self.media_types = _MEDIA_TYPES
+        # The chunks of a body in another framing than the dialect's, held from the
+        # parser while the head reads them (at most MAX_HEAD_BYTES and a chunk).
+        self._held: list[bytes] = []
 
     def needs_error_body(self) -> bool:
         """The status or the content type is an error: read the body (bounded) and raise
         :meth:`status_error` instead of parsing."""
-        return bool(_needs_error(self.status, self.headers, self.media_type))
+        return bool(_needs_error(self.status, self.headers, self.media_types))
 
     def status_error(self, body: bytes) -> ProviderError:
-        bad = _bad_content_type(self.headers, self.media_type)
+        bad = _bad_content_type(self.headers, self.media_types)
         return _status_error(
-            self.status, self.headers, body, self.provider, bad, media_type=self.media_type
+            self.status, self.headers, body, self.provider, bad, media_types=self.media_types
         )
 
     def chunk(self, chunk: bytes) -> list[Any] | None:
@@ -375,16 +398,26 @@ class _BodyStep:
             head.look(chunk)
             if head.not_sse:
                 return None
+            if head.other_framing:
+                self._held.append(chunk)
+                # Until the head names the stream's dialect (it raises) or gives up; then
+                # the parser reads it all, and fails on it as it must.
+                return self._release() if head.done else []
         return self.parser.feed(chunk)
+
+    def _release(self) -> list[Any]:
+        held, self._held = self._held, []
+        return self.parser.feed(b"".join(held)) if held else []
 
     def not_sse_error(self, body: bytes) -> ProviderError:
         return _status_error(
-            self.status, self.headers, body, self.provider, None, media_type=self.media_type
+            self.status, self.headers, body, self.provider, None, media_types=self.media_types
         )
 
     def end(self) -> list[Any]:
         """The body ended: the remaining items (or the parser's truncation error)."""
-        return self.parser.finish()
+        items = self._release()
+        return items + self.parser.finish()
 
     def failed(self, exc: Exception) -> list[Any]:
         """Reading the next chunk raised ``exc``: our own errors go on as they are, a
@@ -396,7 +429,8 @@ class _BodyStep:
             # Its ``completed`` stays empty: every call completed so far was given out
             # as its chunk came, and an error carries only those never given (issue 29).
             raise _timeout_error(self.provider, exc, self.idle_timeout) from exc
-        return _dropped(self.parser, self.provider, exc)
+        items = self._release()
+        return items + _dropped(self.parser, self.provider, exc)
 
 
 # --------------------------------------------------------------------------------------
@@ -573,9 +607,18 @@ def _response_for(response: object, side: _Side, other: _Side, other_name: str) 
             f"or open it with {side.kind} client ({side.clients})"
         )
     if not (_has(response, side.iterate) and _has(response, side.close)):
+        # An SDK's own stream of parsed events (boto3's converse_stream()["stream"], an
+        # openai Stream iterated) is iterable, and read by the parse_* functions.
+        parsed = (
+            "; a stream of parsed events (boto3's converse_stream()['stream']...) goes to "
+            "parse_tool_calls() or parse_events()"
+            if hasattr(response, "__iter__") or hasattr(response, "__aiter__")
+            else ""
+        )
         raise UsageError(
             f"expected a streamed HTTP response with {side.iterate}() and {side.close}() "
             f"(httpx, httpx2, or an SDK's {side.example}), got {type(response).__name__}"
+            f"{parsed}"
         )
     return response
 
@@ -754,12 +797,36 @@ class _EventStep:
         self.parser = parser
         self.provider = provider
         self.told = provider is None
+        # Whether items come as botocore yields an event stream's ({event type: its
+        # members}); None: not known until the first item (no dialect named).
+        self.wrapped: bool | None = (
+            None if provider is None else spec_for(provider).framing == EVENTSTREAM
+        )
 
     def framed(self, event: SSELike) -> list[Any]:
-        """The items a framed event completes."""
+        """The items a framed event completes.
+
+        Raises:
+            MalformedStreamError: an event of an event-stream dialect whose data is not
+                a JSON object.
+        """
         if not self.told:
             self.told = _check_dialect(_as_sse(event), self.provider)
-        return self.parser.feed(_reframe(event))
+        if not self.wrapped:
+            return self.parser.feed(_reframe(event))
+        # The dialect's parser frames AWS's event stream, not SSE text: an event already
+        # framed (by another event-stream decoder) goes in as the object its data holds.
+        try:
+            payload = _json.loads(event.data)
+        except ValueError:
+            payload = None
+        if type(payload) is not dict:
+            raise MalformedStreamError(
+                f"{self.provider}: a framed {event.event!r} event's data is not a JSON object",
+                provider=self.provider,
+                data=event.data[:200],
+            )
+        return self.parser.feed_event(payload, event.event or None)
 
     def parsed(self, event: SDKEvent) -> list[Any]:
         """The items a parsed event (an SDK's model, a dict) completes.
@@ -769,12 +836,25 @@ class _EventStep:
             MalformedStreamError: the event could not give its JSON (its
                 ``model_dump()`` raised, a mapping failed when read), chained.
         """
+        name: str | None = None
         try:
             payload = _payload(event)
+            item = (
+                _event_stream_item(payload) if self.wrapped is not False or not self.told else None
+            )
+            if self.wrapped is None:
+                self.wrapped = item is not None and _names_event_stream_dialect(item[0])
+            if self.wrapped and item is not None:
+                name, payload = item
             if not self.told:
                 # The first events once more through the check the parser's feed_event
                 # makes (a walk of one event): the dialect check reads a checked event only.
-                probe = parsed_event(payload, max_event_bytes=DEFAULT_MAX_EVENT_BYTES)
+                # boto3's item handed with an SSE dialect is looked at as the event it is,
+                # so that it is named (bedrock_converse), not read as that dialect's junk.
+                seen_name, seen = name, payload
+                if not self.wrapped and item is not None and _names_event_stream_dialect(item[0]):
+                    seen_name, seen = item
+                probe = parsed_event(seen, seen_name, max_event_bytes=DEFAULT_MAX_EVENT_BYTES)
                 self.told = _check_dialect(probe, self.provider)
         except SSEToolCallsError:
             raise
@@ -789,7 +869,7 @@ class _EventStep:
                 f"a parsed event could not be read ({type(exc).__name__}: {safe_str(exc)})",
                 provider=self.provider,
             ) from exc
-        return self.parser.feed_event(payload)
+        return self.parser.feed_event(payload, name)
 
     def end(self) -> list[Any]:
         return self.parser.finish()
@@ -851,6 +931,50 @@ def _payload(event: SDKEvent) -> Any:
     )
 
 
+MAX_BLOB_DEPTH = 8
+"""How deep in an event-stream item bytes are looked for, in nested objects: botocore's
+blobs in Bedrock's events sit at depth 4 at most (``delta.image.source.bytes``); bytes
+deeper stay bytes, which the parsed-event check refuses as no JSON value."""
+
+
+def _blobs_as_text(value: Any, depth: int = 0) -> Any:
+    """``value`` with every bytes value written as base64 text, as the wire carries a
+    blob (botocore decodes ``chunk.bytes``, ``reasoningContent.redactedContent``...);
+    copied only where it holds some."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return binascii.b2a_base64(value, newline=False).decode("ascii")
+    if depth >= MAX_BLOB_DEPTH:
+        return value
+    if isinstance(value, Mapping):
+        out = {k: _blobs_as_text(v, depth + 1) for k, v in value.items()}
+        changed = any(out[k] is not v for k, v in value.items())
+        return out if changed else value
+    if isinstance(value, list):
+        items = [_blobs_as_text(v, depth + 1) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    return value
+
+
+def _event_stream_item(payload: Any) -> tuple[str, Any] | None:
+    """An item of botocore's event stream (``{"contentBlockDelta": {...}}``, ``{"chunk":
+    {"bytes": b"..."}}``) as its event's name and payload, blobs in their wire form;
+    ``None`` for anything else (an object of more keys, or whose one value is no
+    object)."""
+    if not isinstance(payload, Mapping) or len(payload) != 1:
+        return None
+    ((name, inner),) = payload.items()
+    if type(name) is not str or not isinstance(inner, Mapping):
+        return None
+    return name, _blobs_as_text(inner)
+
+
+def _names_event_stream_dialect(name: str) -> bool:
+    """Whether an event of this name tells a dialect whose stream is an AWS event stream
+    (the one recogniser, by the name alone)."""
+    found = detect_dialect(ServerSentEvent(name, "", "", None))
+    return found is not None and spec_for(found).framing == EVENTSTREAM
+
+
 def _pump_parsed(
     events: Iterable[SDKEvent], parser: _Parser, provider: Dialect | None
 ) -> Iterator[Any]:
@@ -876,7 +1000,15 @@ def parse_events(
 ) -> Iterator[StreamEvent]:
     """Rich stream events from events an SDK already parsed: iterate the SDK's own
     stream (``client.chat.completions.create(stream=True)``, ``client.messages.create(
-    stream=True)``) and hand its events, or plain dicts, here.
+    stream=True)``, boto3's ``client.converse_stream(...)["stream"]``) and hand its
+    events, or plain dicts, here.
+
+    boto3's items (``{"contentBlockDelta": {...}}``, InvokeModelWithResponseStream's
+    ``{"chunk": {"bytes": b"..."}}``) are read as the event the key names, their bytes
+    as the base64 the wire carries: for the Bedrock dialects, or with no dialect named
+    when the first item's key names one. boto3 raises an exception message of the
+    stream as ``EventStreamError`` while it is iterated: ``translate_sdk_errors``
+    around the loop makes it our ``ProviderError``.
 
     The caller owns the SDK's stream. Errors as in :func:`aiter_tool_calls` without the
     HTTP checks; ``UsageError`` for an item that is not a parsed event.
@@ -906,6 +1038,7 @@ def aparse_tool_calls(
 
 
 __all__ = [
+    "MAX_BLOB_DEPTH",
     "MAX_HEAD_BYTES",
     "NOT_AN_EVENT_STREAM_CODE",
     "TIMEOUT_CODE",

@@ -1,4 +1,4 @@
-"""The openai and anthropic SDKs' exceptions as our :class:`ProviderError`.
+"""The openai, anthropic and botocore (boto3) SDKs' exceptions as our :class:`ProviderError`.
 
 An SDK raises its own status errors (``openai.RateLimitError``,
 ``anthropic.APIStatusError``...) before any byte of a stream reaches the edge. They are
@@ -6,6 +6,13 @@ read here by what they carry (``status_code``, ``response``, ``body``), not by t
 classes, and the error object in the body by the one reader the edge uses
 (:func:`~.http_errors.provider_error_from_http`, over :mod:`sse_toolcalls.provider_errors`):
 the same answer gives the same ``ProviderError`` whichever client received it.
+
+botocore raises ``ClientError`` for an AWS error answer, its ``response`` a dict that
+holds the error's name (``Error.Code``) and the HTTP facts (``ResponseMetadata``), and
+``EventStreamError`` (a ``ClientError``) while a stream is iterated, for an
+``exception`` message inside it. Both are read by their shape, never by importing
+botocore, through :func:`~sse_toolcalls.provider_errors.aws_error`: the table the
+Bedrock dialects read their in-stream exceptions with.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ from .. import _json
 from .._faces import publish
 from .._secrets import SecretSet, credentials, remember
 from ..errors import ProviderError, SSEToolCallsError, StreamTimeoutError, UsageError
-from .http_errors import MAX_ERROR_BODY_BYTES, provider_error_from_http
+from ..provider_errors import aws_error
+from .http_errors import MAX_ERROR_BODY_BYTES, parse_retry_after, provider_error_from_http
 from .transport import classify
 
 CONNECTION_CODE = "connection_error"
@@ -49,7 +57,9 @@ def provider_error_from_sdk(exc: BaseException, dialect: str | None = None) -> P
     """The :class:`ProviderError` for an SDK's exception.
 
     A status error (anything with an integer ``status_code``) is read from its response's
-    status, headers (``Retry-After``, ``x-should-retry``) and body; a timeout becomes a
+    status, headers (``Retry-After``, ``x-should-retry``) and body; botocore's
+    ``ClientError`` and ``EventStreamError`` from the error's name (``Error.Code``), its
+    message and status, by AWS's table of retryable errors; a timeout becomes a
     :class:`StreamTimeoutError`; any other connection failure a retryable
     ``ProviderError`` with code ``"connection_error"``. Our own errors come back as
     they are.
@@ -92,7 +102,45 @@ def _scrubbed(error: ProviderError, exc: BaseException) -> ProviderError:
     return error
 
 
+def _aws_response(exc: BaseException) -> Mapping[str, Any] | None:
+    """botocore's parsed error response of ``exc`` (``{"Error": {"Code", "Message"},
+    "ResponseMetadata": {...}}``), or ``None`` when ``exc`` is not a ``ClientError``."""
+    response = getattr(exc, "response", None)
+    if not isinstance(response, Mapping):
+        return None
+    error = response.get("Error")
+    if not isinstance(error, Mapping) or not isinstance(error.get("Code"), str):
+        return None
+    return response
+
+
+def _from_aws(response: Mapping[str, Any], dialect: str | None) -> ProviderError:
+    error = response["Error"]
+    metadata = response.get("ResponseMetadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    status = metadata.get("HTTPStatusCode")
+    headers = metadata.get("HTTPHeaders")
+    headers = headers if isinstance(headers, Mapping) else None
+    message = error.get("Message")
+    # The members besides Error and ResponseMetadata are the exception's own fields
+    # (message; ModelStreamErrorException's originalStatusCode...): the body as sent.
+    body = {k: v for k, v in response.items() if k not in ("Error", "ResponseMetadata")}
+    if isinstance(message, str) and message and "message" not in body:
+        body["message"] = message
+    return aws_error(
+        dialect,
+        error["Code"],
+        body,
+        message if isinstance(message, str) else "",
+        status=status if type(status) is int and not isinstance(status, bool) else None,
+        retry_after=parse_retry_after(headers),
+    )
+
+
 def _translate(exc: BaseException, dialect: str | None) -> ProviderError:
+    aws = _aws_response(exc)
+    if aws is not None:
+        return _from_aws(aws, dialect)
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and not isinstance(status, bool):
         response = getattr(exc, "response", None)
@@ -139,7 +187,11 @@ class translate_sdk_errors:
         if exc is None or isinstance(exc, SSEToolCallsError) or not isinstance(exc, Exception):
             return
         status = getattr(exc, "status_code", None)
-        if (isinstance(status, int) and not isinstance(status, bool)) or classify(exc):
+        if (
+            (isinstance(status, int) and not isinstance(status, bool))
+            or classify(exc)
+            or _aws_response(exc) is not None
+        ):
             raise provider_error_from_sdk(exc, self.dialect) from exc
 
     async def __aenter__(self) -> translate_sdk_errors:

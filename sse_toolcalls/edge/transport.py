@@ -17,9 +17,18 @@ TransportFailure = Literal["timeout", "connection"]
 # covers Connect/Read/Write/PoolTimeout; TransportError covers NetworkError (ConnectError,
 # ReadError...), ProtocolError (RemoteProtocolError...), ProxyError and the timeouts.
 # The SDKs': openai/anthropic APITimeoutError derives from APIConnectionError.
-_TIMEOUT_CLASSES = frozenset({"TimeoutException", "APITimeoutError"})
-_CONNECTION_CLASSES = frozenset({"TransportError", "APIConnectionError"})
-_HTTP_FAMILIES = frozenset({"httpx", "httpx2", "httpcore", "httpcore2", "openai", "anthropic"})
+# botocore's (boto3's): ReadTimeoutError and ConnectTimeoutError; ConnectionError
+# (EndpointConnectionError, ProxyConnectionError...) and HTTPClientError (a connection
+# closed early, ResponseStreamingError while a stream is iterated).
+_TIMEOUT_CLASSES = frozenset(
+    {"TimeoutException", "APITimeoutError", "ReadTimeoutError", "ConnectTimeoutError"}
+)
+_CONNECTION_CLASSES = frozenset(
+    {"TransportError", "APIConnectionError", "ConnectionError", "HTTPClientError"}
+)
+_HTTP_FAMILIES = frozenset(
+    {"httpx", "httpx2", "httpcore", "httpcore2", "openai", "anthropic", "botocore"}
+)
 
 
 def _family(module: str) -> str:

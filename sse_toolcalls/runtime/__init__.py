@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from .approval import approval_id as approval_id
     from .breaker import CircuitBreaker as CircuitBreaker
     from .clients import AnthropicClient as AnthropicClient
+    from .clients import BedrockAnthropicClient as BedrockAnthropicClient
+    from .clients import BedrockClient as BedrockClient
     from .clients import GeminiClient as GeminiClient
     from .clients import OpenAIChatClient as OpenAIChatClient
     from .clients import OpenAIResponsesClient as OpenAIResponsesClient

@@ -9,10 +9,14 @@ simulator, can stand in). Request bodies come from ``sse_toolcalls.messages``.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import logging
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+import re
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from urllib.parse import quote, urlsplit
 
 import anyio
 
@@ -24,7 +28,7 @@ import httpx2
 from .._checks import check_quantity
 from .._faces import publish
 from .._jsonsafe import dumps_safe
-from .._secrets import SecretSet, credentials, remember
+from .._secrets import SecretSet, credentials, known, remember
 from ..calls import (
     Dialect,
     StreamEvent,
@@ -35,10 +39,12 @@ from ..calls import (
     ToolSpec,
 )
 from ..conversation import Conversation
+from ..dialects import spec_for
 from ..dialects.naming import ToolNameMap
 from ..edge.responses import TIMEOUT_CODE, aiter_events, aiter_tool_calls
 from ..edge.transport import classify
 from ..errors import ProviderError, StreamTimeoutError, UnknownDialectError, UsageError
+from ..framing import framing_for
 from ..messages import build_request
 
 if TYPE_CHECKING:
@@ -65,6 +71,11 @@ async def _close(stream: AsyncIterator[Any], response: Any) -> None:
         await response.aclose()
 
 
+def _media_type(dialect: Dialect) -> str:
+    """The ``Content-Type`` of a streamed answer in the dialect's framing."""
+    return framing_for(spec_for(dialect).framing).media_type
+
+
 def _name_map(dialect: str, tools: Sequence[ToolSpec]) -> ToolNameMap | None:
     """The map between registry names and the legal names the request declared, or
     ``None`` when every name is legal as it is (the common case: nothing to translate)."""
@@ -87,7 +98,7 @@ def _event_from_wire(event: StreamEvent, names: ToolNameMap) -> StreamEvent:
 
 
 class ProviderClient:
-    """Base of the four clients: a model, a key, a base URL, an httpx client."""
+    """Base of the clients: a model, a key, a base URL, an httpx client."""
 
     dialect: ClassVar[Dialect]
     """The wire format this client speaks."""
@@ -189,6 +200,15 @@ class ProviderClient:
         out.update(self._extra_headers)
         return out
 
+    def request_headers(self, url: str, content: bytes) -> dict[str, str]:
+        """The headers of the request that sends ``content`` to ``url``: :meth:`headers`,
+        and a signature over them where the provider signs each request (Bedrock).
+
+        Raises:
+            ProviderError: the request could not be signed.
+        """
+        return self.headers()
+
     def body(
         self, conversation: Conversation, tools: Sequence[ToolSpec] = (), **options: Any
     ) -> dict[str, Any]:
@@ -205,8 +225,10 @@ class ProviderClient:
         # Our own encoder, not httpx's json=: the stdlib's refuses NaN and lone surrogates,
         # which an echoed argument object can hold, and this request is often the one
         # that carries a tool's result after the tool ran.
+        url = self.url()
+        content = dumps_safe(body)
         request = self._http.build_request(
-            "POST", self.url(), content=dumps_safe(body), headers=self.headers()
+            "POST", url, content=content, headers=self.request_headers(url, content)
         )
         try:
             return await self._http.send(request, stream=True)
@@ -355,11 +377,322 @@ class GeminiClient(ProviderClient):
         return {"x-goog-api-key": api_key}
 
 
+_REGION = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
+"""An AWS region's name (``us-east-1``, ``us-gov-west-1``): it becomes part of a host
+name, so nothing else is accepted (a region ``"evil.example/x"`` would send the request
+and its credentials elsewhere)."""
+
+MAX_REGION_CHARS = 32
+"""Longest region name accepted, in characters: the longest AWS has is 14
+(``ap-southeast-5``, ``us-isob-east-1``); a DNS label may not pass 63."""
+
+SIGNING_CODE = "signing_failed"
+"""The ``ProviderError.code`` of a Bedrock request that could not be signed (botocore's
+credential chain failed to refresh, or raised)."""
+
+_MODEL_SAFE = "-._~"
+"""What stays unencoded of a model id in the URL path (botocore's ``percent_encode``):
+an ARN's ``:`` and ``/`` are encoded, so the id is one path segment, as AWS reads it."""
+
+
+class _RedactSecrets(logging.Filter):
+    """Redacts the secrets the library knows (:func:`~sse_toolcalls._secrets.remember`)
+    from a record of another library's logger."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = known()
+        if secrets:
+            message = record.getMessage()
+            redacted = secrets.redact(message)
+            if redacted != message:
+                record.msg, record.args = redacted, ()
+        return True
+
+
+def _redact_botocore_signing_logs() -> None:
+    """botocore's signer logs the canonical request at DEBUG, the session token's header
+    in it: an application that turns DEBUG on for every logger would log the token our
+    client made it sign with. Installed once; a filter runs only for records that pass
+    the level, so it costs nothing with DEBUG off."""
+    logger = logging.getLogger("botocore.auth")
+    if not any(isinstance(f, _RedactSecrets) for f in logger.filters):
+        logger.addFilter(_RedactSecrets())
+
+
+class _SigV4:
+    """Signs each request with AWS Signature Version 4, through botocore (the optional
+    extra ``sse_toolcalls[bedrock]``), imported here only: a client with a bearer key
+    never loads it."""
+
+    def __init__(
+        self,
+        region: str,
+        credentials: Any,
+        access_key_id: str | None,
+        secret_access_key: str | None,
+        session_token: str | None,
+    ) -> None:
+        """Raises:
+        UsageError: botocore is not installed, half a key pair, or no credentials.
+        """
+        try:
+            from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
+            from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
+            from botocore.credentials import Credentials  # type: ignore[import-untyped]
+            from botocore.session import Session  # type: ignore[import-untyped]
+        except ImportError:
+            raise UsageError(
+                "AWS Signature V4 needs botocore: pip install 'sse_toolcalls[bedrock]' "
+                "(or pass a Bedrock API key: api_key= or AWS_BEARER_TOKEN_BEDROCK)"
+            ) from None
+        self._auth = SigV4Auth
+        self._request = AWSRequest
+        self.region = region
+        _redact_botocore_signing_logs()
+        if (access_key_id is None) != (secret_access_key is None):
+            raise UsageError("pass both aws_access_key_id= and aws_secret_access_key=")
+        if session_token is not None and access_key_id is None:
+            raise UsageError("aws_session_token= goes with aws_access_key_id= and its secret")
+        if access_key_id is not None:
+            if credentials is not None:
+                raise UsageError("pass credentials= or the aws_* keys, not both")
+            credentials = Credentials(access_key_id, secret_access_key, session_token)
+        elif credentials is None:
+            # The chain boto3 uses: the environment, the shared files, a profile, SSO,
+            # a container's or an instance's role.
+            credentials = Session().get_credentials()
+            if credentials is None:
+                raise UsageError(
+                    "no AWS credentials: pass api_key= (a Bedrock API key), set "
+                    "AWS_BEARER_TOKEN_BEDROCK, pass aws_access_key_id= and "
+                    "aws_secret_access_key=, or configure botocore's credential chain "
+                    "(AWS_ACCESS_KEY_ID, a profile...)"
+                )
+        if not callable(getattr(credentials, "get_frozen_credentials", None)):
+            raise UsageError(
+                "credentials= must be botocore credentials (with get_frozen_credentials()), "
+                f"got {type(credentials).__name__}"
+            )
+        self.credentials = credentials
+
+    def secrets(self) -> tuple[str, ...]:
+        """The credentials' secret key, session token and key id, as they are now."""
+        frozen = self.credentials.get_frozen_credentials()
+        return tuple(s for s in (frozen.secret_key, frozen.token, frozen.access_key) if s)
+
+    def sign(
+        self, url: str, content: bytes, headers: dict[str, str]
+    ) -> tuple[dict[str, str], tuple[str, ...]]:
+        """``headers`` with the signature's (``Authorization``, ``X-Amz-Date``,
+        ``X-Amz-Security-Token``) for a POST of ``content`` to ``url``, and the secrets
+        the signature used (to redact from now on)."""
+        # Frozen: refreshable credentials (an assumed role, SSO) may rotate between
+        # reading the key and the token otherwise.
+        frozen = self.credentials.get_frozen_credentials()
+        request = self._request(method="POST", url=url, data=content, headers=headers)
+        # The service name AWS signs Bedrock's runtime under is "bedrock" (the service
+        # model's signingName), not the endpoint's "bedrock-runtime".
+        self._auth(frozen, "bedrock", self.region).add_auth(request)
+        secrets = tuple(s for s in (frozen.secret_key, frozen.token, frozen.access_key) if s)
+        return dict(request.headers.items()), secrets
+
+
+def _private_transport(base_url: str) -> bool:
+    """Whether requests to ``base_url`` go over HTTPS, or stay on this machine."""
+    parts = urlsplit(base_url)
+    if parts.scheme.lower() == "https":
+        return True
+    host = parts.hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class BedrockClient(ProviderClient):
+    """Amazon Bedrock ConverseStream
+    (``POST https://bedrock-runtime.{region}.amazonaws.com/model/{modelId}/converse-stream``).
+
+    Auth, in this order: a Bedrock API key as a bearer token (``api_key=``, else
+    ``AWS_BEARER_TOKEN_BEDROCK``); else AWS Signature V4 through botocore (the extra
+    ``sse_toolcalls[bedrock]``), with the keys given (``aws_access_key_id=``...,
+    ``credentials=``) or botocore's own credential chain. ``api_key=""`` sends no auth
+    (a local server). ``model`` is the model id, an inference profile id or an ARN.
+    """
+
+    dialect: ClassVar[Dialect] = "bedrock_converse"
+    default_base_url = ""  # per region: see __init__
+    key_variables = ("AWS_BEARER_TOKEN_BEDROCK",)
+    # The endpoint override boto3 honours for this service.
+    base_url_variable = "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"
+    operation: ClassVar[str] = "converse-stream"
+    """The last piece of the endpoint's path."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        region: str | None = None,
+        api_key: str | None = None,
+        aws_access_key_id: str | None = None,
+        aws_secret_access_key: str | None = None,
+        aws_session_token: str | None = None,
+        credentials: Any = None,
+        base_url: str | None = None,
+        http_client: AsyncHTTPClient | None = None,
+        timeout: httpx2.Timeout | float = DEFAULT_TIMEOUT,
+        idle_timeout: float | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Args:
+            model: the model id (``anthropic.claude-3-5-sonnet-20240620-v1:0``), an
+                inference profile id or ARN; it is percent-encoded into the path.
+            region: the AWS region; ``None`` reads ``AWS_REGION``, then
+                ``AWS_DEFAULT_REGION``. Needed for the default endpoint and for signing.
+            api_key: a Bedrock API key, sent as ``Authorization: Bearer``; ``None``
+                reads ``AWS_BEARER_TOKEN_BEDROCK``, and without one the request is
+                signed (SigV4); ``""`` sends no auth at all.
+            aws_access_key_id, aws_secret_access_key, aws_session_token: keys to sign
+                with, instead of botocore's credential chain.
+            credentials: botocore credentials to sign with (``session.get_credentials()``:
+                refreshable ones are refreshed as botocore does).
+            base_url: the API root; ``None`` reads ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``,
+                then ``AWS_ENDPOINT_URL``, else
+                ``https://bedrock-runtime.{region}.amazonaws.com``. With an API key,
+                HTTPS or this machine only (``http://127.0.0.1``...), as botocore.
+            http_client, timeout, idle_timeout, headers: as in :class:`ProviderClient`.
+
+        Raises:
+            UsageError: no region where one is needed, a region that is not a region's
+                name, an empty model id or ``.``/``..``, no credentials of any kind,
+                botocore missing for signing, keys given beside an API key, an API key
+                for plain HTTP to another machine.
+        """
+        if not isinstance(model, str) or model.strip(".") == "":
+            # "." and ".." would be read as path segments and dropped or climbed.
+            raise UsageError(f"model must be a Bedrock model id, got {model!r}")
+        if region is None:
+            region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
+        if region is not None and (len(region) > MAX_REGION_CHARS or not _REGION.fullmatch(region)):
+            raise UsageError(f"region must be an AWS region's name (us-east-1), got {region!r}")
+        self.region = region
+        """The AWS region (``None`` when neither the endpoint nor signing needs one)."""
+        signing = any(
+            given is not None
+            for given in (aws_access_key_id, aws_secret_access_key, aws_session_token, credentials)
+        )
+        if api_key is not None and signing:
+            raise UsageError("pass a Bedrock API key or AWS credentials, not both")
+        if api_key is None and not signing:
+            api_key = os.environ.get("AWS_BEARER_TOKEN_BEDROCK") or None
+        self._signer: _SigV4 | None = None
+        if api_key is None:
+            if region is None:
+                raise UsageError(
+                    "signing Bedrock requests needs a region: pass region= or set AWS_REGION"
+                )
+            self._signer = _SigV4(
+                region, credentials, aws_access_key_id, aws_secret_access_key, aws_session_token
+            )
+        if base_url is None:
+            # boto3's order: the service's own variable, then the one for every service.
+            base_url = (
+                os.environ.get(self.base_url_variable or "")
+                or os.environ.get("AWS_ENDPOINT_URL")
+                or None
+            )
+        if base_url is None:
+            if region is None:
+                raise UsageError(
+                    "Bedrock's endpoint is per region: pass region= (or set AWS_REGION), "
+                    "or base_url="
+                )
+            base_url = f"https://bedrock-runtime.{region}.amazonaws.com"
+        if api_key and not _private_transport(base_url):
+            # As botocore refuses: a bearer key is the whole credential, readable by
+            # anyone on the path of a plain HTTP request.
+            raise UsageError(
+                f"a Bedrock API key is sent over HTTPS only (or to this machine), not to "
+                f"{base_url!r}"
+            )
+        super().__init__(
+            model=model,
+            api_key=api_key or "",
+            base_url=base_url,
+            http_client=http_client,
+            timeout=timeout,
+            idle_timeout=idle_timeout,
+            headers=headers,
+        )
+        if self._signer is not None:
+            # Known before the first request: an error raised before any was signed
+            # (a refused connection) is redacted too.
+            self._remember(self._signer.secrets())
+
+    def _remember(self, secrets: Iterable[str]) -> None:
+        for secret in secrets:
+            self._secrets.add(secret)
+            remember(secret)
+
+    def url(self) -> str:
+        model = quote(self.model, safe=_MODEL_SAFE)
+        return f"{self.base_url}/model/{model}/{self.operation}"
+
+    def auth_headers(self, api_key: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {api_key}"}
+
+    def headers(self) -> dict[str, str]:
+        """Every header of a request but the signature: auth (a bearer key), JSON, the
+        event stream accepted, the extras."""
+        out = {"content-type": "application/json", "accept": _media_type(self.dialect)}
+        if self._api_key:
+            out.update(self.auth_headers(self._api_key))
+        out.update(self._extra_headers)
+        return out
+
+    def request_headers(self, url: str, content: bytes) -> dict[str, str]:
+        headers = self.headers()
+        signer = self._signer
+        if signer is None:
+            return headers
+        try:
+            signed, secrets = signer.sign(url, content, headers)
+        except Exception as exc:
+            # botocore's own (a refresh of temporary credentials that failed): only our
+            # exceptions leave a client.
+            raise ProviderError(
+                f"{self.dialect}: the request could not be signed: {exc!r}",
+                provider=self.dialect,
+                code=SIGNING_CODE,
+                retryable=False,
+            ) from exc
+        self._remember(secrets)
+        return signed
+
+    def __repr__(self) -> str:
+        # Never a key: only which kind of auth.
+        auth = "SigV4" if self._signer else "a key" if self._api_key else "no key"
+        return f"<{type(self).__name__} {self.model!r} at {self.base_url}, {auth}>"
+
+
+class BedrockAnthropicClient(BedrockClient):
+    """Anthropic models on Amazon Bedrock through InvokeModelWithResponseStream
+    (``POST .../model/{modelId}/invoke-with-response-stream``), the Anthropic Messages
+    body Bedrock expects. Auth and arguments as in :class:`BedrockClient`."""
+
+    dialect: ClassVar[Dialect] = "bedrock_anthropic"
+    operation: ClassVar[str] = "invoke-with-response-stream"
+
+
 CLIENTS: dict[str, type[ProviderClient]] = {
     "openai_chat": OpenAIChatClient,
     "openai_responses": OpenAIResponsesClient,
     "anthropic": AnthropicClient,
     "gemini": GeminiClient,
+    "bedrock_converse": BedrockClient,
+    "bedrock_anthropic": BedrockAnthropicClient,
 }
 """The client class of each dialect."""
 
@@ -382,7 +715,11 @@ __all__ = [
     "CLIENTS",
     "CONNECTION_CODE",
     "DEFAULT_TIMEOUT",
+    "MAX_REGION_CHARS",
+    "SIGNING_CODE",
     "AnthropicClient",
+    "BedrockAnthropicClient",
+    "BedrockClient",
     "GeminiClient",
     "OpenAIChatClient",
     "OpenAIResponsesClient",

@@ -16,7 +16,7 @@ keep their request-scoped idempotency keys (the ledger) whichever provider asks 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -25,7 +25,9 @@ from .._faces import publish
 from ..calls import StreamEvent, StreamFinished, ToolSpec
 from ..conversation import Conversation
 from ..crossing import carry_over
-from ..dialects.anthropic.messages import thinking_refused
+from ..dialects.anthropic import messages as anthropic_messages
+from ..dialects.bedrock_anthropic import messages as invoke_messages
+from ..dialects.bedrock_converse import messages as converse_messages
 from ..errors import ProviderError, StreamError, TruncatedStreamError, UsageError
 from .retry import RetryPolicy
 
@@ -33,6 +35,38 @@ if TYPE_CHECKING:
     from .agent import StreamingClient
 
 __all__ = ["EXHAUSTED_CODE", "FallbackClient"]
+
+_THINKING: dict[str, tuple[Callable[[Conversation], bool], str | None]] = {
+    "anthropic": (anthropic_messages.thinking_refused, None),
+    "bedrock_anthropic": (invoke_messages.thinking_refused, None),
+    "bedrock_converse": (converse_messages.thinking_refused, "additionalModelRequestFields"),
+}
+"""The dialects that can run Claude with Anthropic's ``thinking`` option: each one's own
+reading of the refusal (it reads only its own dialect's thinking blocks), and the request
+field that holds the option (InvokeModel's body is Anthropic's own; Converse passes it in
+``additionalModelRequestFields``; ``None``: the body's top level)."""
+
+
+def _without_refused_thinking(
+    dialect: str, carried: Conversation, request: dict[str, Any]
+) -> dict[str, Any]:
+    """``request`` without the ``thinking`` option where the provider would refuse the
+    carried conversation with it on; the caller's nested objects are left untouched."""
+    entry = _THINKING.get(dialect)
+    if entry is None:
+        return request
+    refused, parent = entry
+    holder = request if parent is None else request.get(parent)
+    if not isinstance(holder, dict) or "thinking" not in holder or not refused(carried):
+        return request
+    rest = {k: v for k, v in holder.items() if k != "thinking"}
+    if parent is None:
+        return rest
+    out = {k: v for k, v in request.items() if k != parent}
+    if rest:
+        out[parent] = rest
+    return out
+
 
 EXHAUSTED_CODE = "all_providers_failed"
 """The ``ProviderError.code`` raised when every provider failed the same turn."""
@@ -112,12 +146,12 @@ class FallbackClient:
             zip(self.clients, self._dialects, strict=True)
         ):
             carried = carry_over(conversation, dialect)
-            request = {**options, **self.options[position]}
-            if dialect == "anthropic" and "thinking" in request and thinking_refused(carried):
-                # The API refuses a tool turn without its thinking blocks while thinking
-                # is on, and names the way out: "To avoid this requirement, disable
-                # thinking" (a turn carried over from another provider has none).
-                request.pop("thinking")
+            # The API refuses a tool turn without its thinking blocks while thinking is
+            # on, and names the way out: "To avoid this requirement, disable thinking" (a
+            # turn carried over from another provider has none).
+            request = _without_refused_thinking(
+                dialect, carried, {**options, **self.options[position]}
+            )
             for attempt in range(1, self.retry.attempts + 1):
                 try:
                     finished = False

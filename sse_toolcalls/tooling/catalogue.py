@@ -12,6 +12,7 @@ or the neutral one:
 | OpenAI Responses | ``{"type": "function", "name", "description", "parameters"}`` |
 | Anthropic Messages | ``{"name", "description", "input_schema"}`` |
 | Gemini | ``{"functionDeclarations": [{"name", "description", "parameters" or "parametersJsonSchema"}]}`` |
+| Amazon Bedrock Converse | ``{"toolSpec": {"name", "description", "inputSchema": {"json"}}}`` (a request body: ``{"toolConfig": {"tools": [...]}}``) |
 
 Gemini's ``parameters`` are its OpenAPI subset (``"type": "STRING"``, ``"nullable": true``);
 they are read back as JSON Schema (``"type": ["string", "null"]``). A JSON file says nothing
@@ -98,6 +99,9 @@ def _from_file(path: Path) -> list[CatalogueEntry]:
         raise UsageError(f"cannot read {path}: {exc}") from exc
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
         data = data["tools"]
+    elif isinstance(data, dict) and isinstance(data.get("toolConfig"), dict):
+        # A Converse request body keeps its tools in toolConfig.
+        data = data["toolConfig"].get("tools")
     if not isinstance(data, list):
         raise UsageError(f"{path}: expected a list of tool definitions, or {{'tools': [...]}}")
     specs: list[ToolSpec] = []
@@ -120,6 +124,12 @@ def _specs_of(item: Any, where: str) -> list[ToolSpec]:
                 schema = _from_gemini(declaration.get("parameters", {"type": "object"}))
             out.append(_spec(declaration, schema, f"{where}.functionDeclarations[{n}]"))
         return out
+    if isinstance(item.get("toolSpec"), dict):
+        spec = item["toolSpec"]
+        schema = spec.get("inputSchema")
+        if not isinstance(schema, dict) or "json" not in schema:
+            raise UsageError(f"{where}.toolSpec: inputSchema must be {{'json': <schema>}}")
+        return [_spec(spec, schema["json"], f"{where}.toolSpec")]
     if item.get("type") == "function" and isinstance(item.get("function"), dict):
         function = item["function"]
         return [_spec(function, function.get("parameters"), where)]

@@ -42,6 +42,8 @@ def test_only_chat_reads_done_as_a_whole_final_event() -> None:
         False,
         False,
         False,
+        False,
+        False,
     ]
     for dialect in DIALECTS:
         assert spec_for(dialect).accepts_unterminated('{"a": 1}')

@@ -40,6 +40,11 @@ _NOT_OBJECTS = [
 ]
 
 
+# The event each dialect reads its payload from: the Bedrock dialects name their events
+# by type (event-stream messages), the others read any name.
+_EVENT_NAME = {"bedrock_converse": "contentBlockDelta", "bedrock_anthropic": "chunk"}
+
+
 def _outcome(run: Any) -> tuple[str, ...]:
     try:
         result = run()
@@ -51,7 +56,7 @@ def _outcome(run: Any) -> tuple[str, ...]:
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("data", _NOT_OBJECTS)
 def test_what_is_not_an_object_gets_the_general_readers_answer(dialect: Dialect, data: str) -> None:
-    event = ServerSentEvent("message", data, "", None)
+    event = ServerSentEvent(_EVENT_NAME.get(dialect, "message"), data, "", None)
     # Gemini reads an event with a functionCall exact and bounded, the others plainly.
     bounded = dialect == "gemini" and "functionCall" in data
     reader = _common.event_object_bounded if bounded else _common.event_object
@@ -60,6 +65,10 @@ def test_what_is_not_an_object_gets_the_general_readers_answer(dialect: Dialect,
     if expected[0] == "error":
         # The handler's error is the reader's (MalformedStreamError, LimitExceededError).
         assert got == expected
+    elif dialect in _EVENT_NAME and data.lstrip().startswith("{"):
+        # A Bedrock event is named by its type, so an object without that type's fields
+        # (a contentBlockDelta without its index, a chunk without its bytes) is malformed.
+        assert got[:2] == ("error", "MalformedStreamError")
     else:
         # Nothing to read: the event is skipped (None, or a JSON object of nothing).
         assert got == ("value", "[]")

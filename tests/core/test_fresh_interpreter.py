@@ -37,11 +37,14 @@ STREAMS = {
     "openai_responses": "recorded_streams/openai_responses/two_calls_height_weight.sse",
     "anthropic": "recorded_streams/anthropic/two_calls_height_weight.sse",
     "gemini": "recorded_streams/gemini/two_calls_height_weight_one_event.sse",
+    "bedrock_converse": "recorded_streams/bedrock_converse/two_calls_height_weight.eventstream",
+    "bedrock_anthropic": "recorded_streams/bedrock_anthropic/two_calls_height_weight.eventstream",
 }
 
 # Run as its own program: the core's public names only, from the root face.
 JOBS = """
-import json, sys
+import base64, json, sys
+from sse_toolcalls.framing.eventstream import EventStreamFramer
 from sse_toolcalls import (
     DIALECTS, SSEFramer, ToolCallParser, ToolResult, ToolSpec, UserMessage, build_request,
     format_results, parse_tool_calls,
@@ -63,12 +66,22 @@ for dialect in DIALECTS:
     raw = open(streams[dialect], "rb").read()
     parser = ToolCallParser(dialect)
     calls = parser.feed(raw) + parser.finish()
-    framer = SSEFramer()
-    events = [
-        json.loads(event.data)
-        for event in framer.feed(raw) + framer.finish()
-        if event.data and event.data != "[DONE]"
-    ]
+    if raw[:1] == b"\\x00":
+        # Bedrock: the events as boto3 yields them, {event type: payload}, a chunk's
+        # bytes decoded.
+        events = []
+        for message in EventStreamFramer().feed(raw):
+            payload = json.loads(message.payload)
+            if message.event_type == "chunk":
+                payload = {"bytes": base64.b64decode(payload["bytes"])}
+            events.append({message.event_type: payload})
+    else:
+        framer = SSEFramer()
+        events = [
+            json.loads(event.data)
+            for event in framer.feed(raw) + framer.finish()
+            if event.data and event.data != "[DONE]"
+        ]
     from_events = list(parse_tool_calls(events, dialect))
     conversation = [UserMessage(text="Height and weight?")]
     plain = build_request(dialect, conversation, [spec], model="m")
@@ -77,7 +90,7 @@ for dialect in DIALECTS:
     done[dialect] = {
         "calls": [[c.name, c.args] for c in calls],
         "same_from_events": [[c.name, c.args] for c in from_events] == [[c.name, c.args] for c in calls],
-        "requests": bool(plain["tools"]) and strict != plain,
+        "requests": bool(plain.get("tools") or plain["toolConfig"]["tools"]) and strict != plain,
         "results": len(results),
     }
 loaded = sorted(

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from sse_toolcalls.calls import Dialect, ToolCall, ToolResult, ToolSpec
+from sse_toolcalls.calls import DIALECTS, Dialect, ToolCall, ToolResult, ToolSpec
 from sse_toolcalls.conversation import (
     AssistantMessage,
     Message,
@@ -141,7 +141,7 @@ def test_gemini_request_body() -> None:
         build_request("gemini", [], model="")
 
 
-@pytest.mark.parametrize("dialect", ["openai_chat", "openai_responses", "anthropic", "gemini"])
+@pytest.mark.parametrize("dialect", DIALECTS)
 def test_calls_given_with_registry_names_go_out_under_wire_names(dialect: Dialect) -> None:
     messages = conversation(dialect)
     names = ToolNameMap(dialect, ["weather.get"])
@@ -156,7 +156,7 @@ def test_calls_given_with_registry_names_go_out_under_wire_names(dialect: Dialec
     assert again == original
 
 
-@pytest.mark.parametrize("dialect", ["openai_chat", "openai_responses", "anthropic", "gemini"])
+@pytest.mark.parametrize("dialect", DIALECTS)
 def test_options_cannot_replace_the_built_fields(dialect: Dialect) -> None:
     field = {"gemini": "contents", "openai_responses": "input"}.get(dialect, "messages")
     with pytest.raises(UsageError, match="clash"):
@@ -171,7 +171,7 @@ def test_options_cannot_replace_the_built_fields(dialect: Dialect) -> None:
 def test_unknown_dialect_and_unknown_message_are_usage_errors() -> None:
     with pytest.raises(UsageError, match="unknown dialect"):
         build_request("cohere", [], model="m")  # type: ignore[arg-type]  # not a Dialect: the run-time check
-    for dialect in ("openai_chat", "openai_responses", "anthropic", "gemini"):
+    for dialect in DIALECTS:
         with pytest.raises(UsageError, match="not a conversation message"):
             build_request(dialect, ["hello"], model="m")  # type: ignore[list-item]
 

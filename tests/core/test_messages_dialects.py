@@ -493,7 +493,23 @@ def test_the_model_gets_the_content_back_intact(
             assert out == content
         else:
             assert out == {"output": content}
-    elif dialect == "anthropic":
+    elif dialect == "bedrock_converse":
+        # Converse has a status: an object goes as its json content, any other value as
+        # its text, and blank text (which the service refuses) as a stand-in sentence.
+        if isinstance(content, dict):
+            assert out == {"json": content}
+        elif isinstance(content, str) and not content.strip():
+            expected = (
+                "The tool failed without a message."
+                if is_error
+                else "The tool returned no content."
+            )
+            assert out == {"text": expected}
+        elif isinstance(content, str):
+            assert out == {"text": content}
+        else:
+            assert orjson.loads(out["text"]) == content
+    elif dialect in ("anthropic", "bedrock_anthropic"):
         # Anthropic has the is_error flag: the content goes as it is.
         if isinstance(content, str):
             expected = "The tool failed without a message." if is_error and not content else content
@@ -513,8 +529,10 @@ def addressed_payloads(dialect: Dialect, formatted: list[dict[str, Any]]) -> lis
         return [m["content"] for m in formatted]
     if dialect == "openai_responses":
         return [m["output"] for m in formatted]
-    if dialect == "anthropic":
+    if dialect in ("anthropic", "bedrock_anthropic"):
         return [b["content"] for b in formatted[0]["content"]]
+    if dialect == "bedrock_converse":
+        return [b["toolResult"]["content"][0] for b in formatted[0]["content"]]
     return [p["functionResponse"]["response"] for p in formatted[0]["parts"]]
 
 

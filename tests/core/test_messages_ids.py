@@ -29,9 +29,15 @@ def addressed(dialect: Dialect, formatted: list[dict[str, Any]]) -> list[tuple[s
         return [(m.get("tool_call_id"), m["content"]) for m in formatted]
     if dialect == "openai_responses":
         return [(m["call_id"], m["output"]) for m in formatted]
-    if dialect == "anthropic":
+    if dialect in ("anthropic", "bedrock_anthropic"):
         (message,) = formatted
         return [(b["tool_use_id"], b["content"]) for b in message["content"]]
+    if dialect == "bedrock_converse":
+        (message,) = formatted
+        return [
+            (b["toolResult"]["toolUseId"], b["toolResult"]["content"][0]["text"])
+            for b in message["content"]
+        ]
     (content,) = formatted
     return [
         (p["functionResponse"].get("id"), p["functionResponse"]["response"]["output"])
@@ -45,8 +51,10 @@ def addressed_calls(dialect: Dialect, turn: list[dict[str, Any]]) -> list[str | 
         return [c.get("id") for c in turn[0]["tool_calls"]]
     if dialect == "openai_responses":
         return [i["call_id"] for i in turn if i["type"] == "function_call"]
-    if dialect == "anthropic":
+    if dialect in ("anthropic", "bedrock_anthropic"):
         return [b["id"] for b in turn[0]["content"] if b["type"] == "tool_use"]
+    if dialect == "bedrock_converse":
+        return [b["toolUse"]["toolUseId"] for b in turn[0]["content"] if "toolUse" in b]
     return [p["functionCall"].get("id") for p in turn[0]["parts"] if "functionCall" in p]
 
 

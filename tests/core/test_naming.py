@@ -19,6 +19,10 @@ DOCUMENTED = {
     "openai_responses": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "anthropic": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "gemini": re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}"),
+    # ToolSpecification.name: "Pattern: ^[a-zA-Z0-9_-]{1,64}$" (Bedrock API reference).
+    "bedrock_converse": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
+    # The body is Anthropic's: its rule.
+    "bedrock_anthropic": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
 }
 
 # Names built to collide once sanitised: separators, case, long shared prefixes.

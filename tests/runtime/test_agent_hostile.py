@@ -206,7 +206,9 @@ def test_every_dialect_body_with_hostile_values_encodes_strictly(dialect: Dialec
         AssistantMessage(text="ok \ud800", calls=(call,)),
         ToolResultsMessage(results=(ToolResult(call=call, content={"r": hostile}),)),
     ]
-    body = build_request(dialect, conversation, model="m")
+    # With its tool declared: Bedrock Converse refuses tool calls in a request without it.
+    tools = [ToolSpec(name="f", description="d", parameters={"type": "object"})]
+    body = build_request(dialect, conversation, tools, model="m")
     text = dumps_safe(body).decode("utf-8")
     json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in the body"))
 

@@ -38,6 +38,8 @@ MEDIA: dict[str, tuple[str, ...]] = {
     "openai_responses": ("image/png", "application/pdf"),
     "gemini": ("image/png", "application/pdf"),
     "openai_chat": (),
+    "bedrock_anthropic": ("image/png", "application/pdf"),
+    "bedrock_converse": ("image/png", "application/pdf"),
 }
 
 

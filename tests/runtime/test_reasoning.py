@@ -41,6 +41,11 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "openai_responses": {"store": False, "reasoning": {"effort": "low", "summary": "auto"}},
     "gemini": {"generationConfig": {"thinkingConfig": {"includeThoughts": True}}},
     "openai_chat": {},
+    # Claude on Bedrock: InvokeModel's body is Anthropic's; Converse passes it through.
+    "bedrock_anthropic": {"thinking": {"type": "enabled", "budget_tokens": 1024}},
+    "bedrock_converse": {
+        "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+    },
 }
 
 WEATHER = ScriptedCall(name="weather", args={"city": "Rome"})

@@ -23,8 +23,10 @@ from typing import Any
 import pytest
 
 from sse_toolcalls import Dialect
-from sse_toolcalls.calls import DIALECTS
+from sse_toolcalls.calls import DIALECTS, ToolSpec
+from sse_toolcalls.conversation import UserMessage
 from sse_toolcalls.errors import UsageError
+from sse_toolcalls.messages import build_request
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.tooling.bfcl import find_source
 from sse_toolcalls.tooling.bfcl import multi_turn as mt
@@ -215,6 +217,26 @@ def test_positional_arguments_are_named_from_the_signature() -> None:
 def received(content: Any, *, is_error: bool | None = None) -> ReceivedResult:
     text = content if isinstance(content, str) else json.dumps(content)
     return ReceivedResult(call_id="c", name=None, content=text, is_error=is_error)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_the_declared_tools_are_read_in_every_dialect(dialect: Dialect) -> None:
+    tools = [ToolSpec(name=n, description="d", parameters={"type": "object"}) for n in ("cd", "ls")]
+    body = build_request(dialect, [UserMessage(text="hi")], tools, model="m")
+    assert mt._declared(dialect, body) == {"cd", "ls"}
+    assert (
+        mt._declared(dialect, build_request(dialect, [UserMessage(text="hi")], model="m")) == set()
+    )
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "bedrock_anthropic", "bedrock_converse"])
+def test_an_ok_error_object_is_a_value_where_results_have_an_error_flag(dialect: Dialect) -> None:
+    # BFCL's functions answer {"error": ...} as a value; a flagged dialect says which it is.
+    reference = json.dumps({"error": "No such file"})
+    assert mt.same_result(reference, dialect, received({"error": "No such file"}, is_error=False))
+    assert not mt.same_result(
+        reference, dialect, received({"error": "No such file"}, is_error=True)
+    )
 
 
 def test_results_compare_as_values_in_every_dialect() -> None:

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from sse_toolcalls import DIALECTS, ToolSpec, as_dialect
-from sse_toolcalls.messages import tool_declarations
+from sse_toolcalls import DIALECTS, ToolSpec, UsageError, as_dialect
+from sse_toolcalls.conversation import UserMessage
+from sse_toolcalls.messages import build_request, tool_declarations
 from sse_toolcalls.runtime.sandbox import Sandbox
 from sse_toolcalls.runtime.tools import Tool, ToolRegistry
 from sse_toolcalls.tooling.catalogue import CatalogueEntry, load_catalogue, render_markdown
@@ -100,12 +101,14 @@ def _neutral(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
 
 
-@pytest.mark.parametrize("shape", ["neutral", "request", *DIALECTS])
+@pytest.mark.parametrize("shape", ["neutral", "request", "converse_request", *DIALECTS])
 def test_a_json_file_in_any_shape_reads_back_the_same_tools(tmp_path: Path, shape: str) -> None:
     if shape == "neutral":
         data: Any = [_neutral(WEATHER)]
     elif shape == "request":
         data = {"model": "m", "tools": tool_declarations("openai_chat", [WEATHER])}
+    elif shape == "converse_request":
+        data = build_request("bedrock_converse", [UserMessage(text="hi")], [WEATHER], model="m")
     else:
         data = tool_declarations(as_dialect(shape), [WEATHER])
     path = tmp_path / "tools.json"
@@ -232,3 +235,19 @@ def test_markdown_cells_stay_in_their_column() -> None:
     text = render_markdown([CatalogueEntry(spec=spec)], [])
     assert "| `a` | string | no | x \\| y z |" in text
     assert io.StringIO(text).read().count("\n| `a`") == 1
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"toolSpec": {"name": "f"}},
+        {"toolSpec": {"name": "f", "inputSchema": {"type": "object"}}},
+        {"toolSpec": {"name": "f", "inputSchema": "x"}},
+        {"toolSpec": {"inputSchema": {"json": {"type": "object"}}}},
+    ],
+)
+def test_a_converse_tool_without_its_schema_or_name_is_refused(tmp_path: Path, item: Any) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([item]))
+    with pytest.raises(UsageError, match="toolSpec"):
+        load_catalogue(str(path))

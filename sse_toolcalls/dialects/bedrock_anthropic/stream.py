@@ -12,14 +12,15 @@ dialect. An ``exception`` message (``throttlingException``, ``modelStreamErrorEx
 from __future__ import annotations
 
 import binascii
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from ... import _json
 from ...calls import Dialect
 from ...errors import MalformedStreamError
 from ...framing.sse import ServerSentEvent
 from .._aws import exception_error, is_exception
-from .._parsed import PARSED_DATA, ParsedEvent
+from .._common import event_object
+from .._parsed import PARSED_DATA, ParsedEvent, text_of
 from ..anthropic.stream import AnthropicReassembler
 
 CHUNK_EVENT = "chunk"
@@ -39,6 +40,7 @@ class BedrockAnthropicReassembler(AnthropicReassembler):
             # Event types not known yet are skipped, as AWS adds members to the union.
             return
         data = event.data
+        part: Any
         if data is PARSED_DATA:
             part = cast(ParsedEvent, event).payload
         else:
@@ -46,12 +48,17 @@ class BedrockAnthropicReassembler(AnthropicReassembler):
                 part = _json.loads(data)
             except ValueError:
                 part = None
-        encoded = part.get("bytes") if type(part) is dict else None
+        if type(part) is not dict:
+            # Not a JSON object: the general reader's answer (its error, or nothing to read).
+            part = event_object(event, self.dialect)
+            if part is None:
+                return
+        encoded = part.get("bytes")
         if type(encoded) is not str:
             raise MalformedStreamError(
                 f"{self.dialect}: a chunk event without its base64 bytes",
                 provider=self.dialect,
-                data=data if data is not PARSED_DATA else "",
+                data=text_of(event)[:200],
             )
         try:
             # strict_mode: a character outside the alphabet or bad padding is refused,

@@ -523,6 +523,10 @@ def _tool_call(parsed: ParsedCall, index: int) -> ToolCall:
 
 _ERROR_PREFIX = "Error during execution:"
 
+_ERROR_FLAGGED = frozenset({"anthropic", "bedrock_anthropic", "bedrock_converse"})
+"""Dialects whose results carry an error flag (``is_error``, Converse's ``status``): an ok
+object with an ``"error"`` key is a value there, not an error."""
+
 
 def _reference_value(text: str, precision: int | None = None) -> Any:
     # BFCL's executor sends a str as it is, a dict as json.dumps, anything else as str().
@@ -636,7 +640,7 @@ def _received_value(dialect: str, result: ReceivedResult) -> tuple[Any, bool]:
             if isinstance(content, str):
                 with contextlib.suppress(ValueError):
                     content = json.loads(content)
-        elif dialect != "anthropic" and set(content) == {"error"}:
+        elif dialect not in _ERROR_FLAGGED and set(content) == {"error"}:
             is_error, content = True, content["error"]
         if isinstance(content, dict) and content.get("replayed") is True and "result" in content:
             # The ledger's replay wrapper: the recorded answer is inside.
@@ -769,6 +773,11 @@ def _declared(dialect: str, body: Any) -> set[str]:
     if not isinstance(body, dict):
         return set()
     tools = body.get("tools") or []
+    if dialect == "bedrock_converse":
+        # Converse declares its tools in toolConfig.tools[].toolSpec.
+        config = body.get("toolConfig")
+        listed = config.get("tools") if isinstance(config, dict) else None
+        tools = [t.get("toolSpec") for t in listed or () if isinstance(t, dict)]
     names: list[Any] = []
     for tool in tools:
         if not isinstance(tool, dict):

@@ -8,8 +8,19 @@ starts. Users' tests can enable the ``simulator`` fixture with
 from __future__ import annotations
 
 from .app import ReceivedResult, RecordedRequest, SimulatorApp, tool_results_in
-from .encoders import encode_cut_in_arguments, encode_error_event, encode_turn, error_body
+from .encoders import (
+    encode_corrupted,
+    encode_cut,
+    encode_cut_in_arguments,
+    encode_error_event,
+    encode_turn,
+    error_body,
+    error_headers,
+    media_type,
+)
 from .script import (
+    CorruptedCRC,
+    Cut,
     CutInArguments,
     ErrorEvent,
     ExpectedResult,
@@ -28,6 +39,8 @@ from .script import (
 from .server import Simulator
 
 __all__ = [
+    "CorruptedCRC",
+    "Cut",
     "CutInArguments",
     "ErrorEvent",
     "ExpectedResult",
@@ -44,11 +57,15 @@ __all__ = [
     "Stall",
     "Turn",
     "default_demo_script",
+    "encode_corrupted",
+    "encode_cut",
     "encode_cut_in_arguments",
     "encode_error_event",
     "encode_turn",
     "error_body",
+    "error_headers",
     "load_script",
+    "media_type",
     "script_from_json",
     "tool_results_in",
 ]

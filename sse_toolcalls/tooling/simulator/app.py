@@ -23,7 +23,16 @@ import orjson
 from ..._logging import log
 from ...errors import UsageError
 from . import media as _media
-from .encoders import encode_cut_in_arguments, encode_error_event, encode_turn, error_body
+from .encoders import (
+    encode_corrupted,
+    encode_cut,
+    encode_cut_in_arguments,
+    encode_error_event,
+    encode_turn,
+    error_body,
+    error_headers,
+    media_type,
+)
 from .pairing import last_turn, pairing_problems
 from .reasoning import (
     IssuedBlock,
@@ -34,6 +43,8 @@ from .reasoning import (
     step_signature,
 )
 from .script import (
+    CorruptedCRC,
+    Cut,
     CutInArguments,
     ErrorEvent,
     HTTPError,
@@ -63,7 +74,7 @@ gets the whole script); ``loop`` (after the last turn, the first again, whatever
 request: ``serve --loop``)."""
 
 # Faults after which nothing complete reached the client: it asks again.
-_FAILING_FAULTS = (CutInArguments, ErrorEvent, HTTPError, Stall, RawBody)
+_FAILING_FAULTS = (CutInArguments, Cut, CorruptedCRC, ErrorEvent, HTTPError, Stall, RawBody)
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 """Largest request body accepted, in bytes: a long conversation with big tool results
@@ -76,6 +87,14 @@ _PATHS = {
     "/v1/responses": "openai_responses",
     "/responses": "openai_responses",
     "/v1/messages": "anthropic",
+}
+# Bedrock Runtime: the model id (or an ARN, its slashes escaped) in the path.
+_BEDROCK_PATH = re.compile(
+    r"^/model/(?P<model>.+)/(?P<operation>converse-stream|invoke-with-response-stream)$"
+)
+_BEDROCK_OPERATIONS = {
+    "converse-stream": "bedrock_converse",
+    "invoke-with-response-stream": "bedrock_anthropic",
 }
 
 
@@ -202,6 +221,42 @@ def _anthropic_results(body: dict[str, Any]) -> list[ReceivedResult]:
     return found
 
 
+def _converse_text(content: Any) -> str:
+    if not isinstance(content, list):
+        return _text_of(content)
+    texts = []
+    for block in content:
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif isinstance(block, dict) and "json" in block:
+            texts.append(orjson.dumps(block["json"]).decode())
+    return "".join(texts)
+
+
+def _converse_results(body: dict[str, Any]) -> list[ReceivedResult]:
+    found: list[ReceivedResult] = []
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else ():
+            result = block.get("toolResult") if isinstance(block, dict) else None
+            if isinstance(result, dict):
+                types, problems = _media.converse(result.get("content"))
+                status = result.get("status")
+                if status not in (None, "success", "error"):
+                    problems.append(f"toolResult.status: {status!r} is not success or error")
+                found.append(
+                    ReceivedResult(
+                        call_id=result.get("toolUseId"),
+                        name=None,
+                        content=_converse_text(result.get("content")),
+                        is_error=status == "error",
+                        media=tuple(types),
+                        problems=tuple(problems),
+                    )
+                )
+    return found
+
+
 def _gemini_results(body: dict[str, Any]) -> list[ReceivedResult]:
     found: list[ReceivedResult] = []
     for content in body.get("contents") or ():
@@ -228,6 +283,8 @@ _RESULT_READERS: dict[str, Callable[[dict[str, Any]], list[ReceivedResult]]] = {
     "openai_responses": _responses_results,
     "anthropic": _anthropic_results,
     "gemini": _gemini_results,
+    "bedrock_converse": _converse_results,
+    "bedrock_anthropic": _anthropic_results,
 }
 
 
@@ -346,11 +403,11 @@ class SimulatorApp:
             await _send_json(send, 404, error_body("openai_chat", 404, f"no route for {path}"))
             return
         if scope["method"] != "POST":
-            await _send_json(send, 405, error_body(dialect, 400, "use POST"))
+            await _send_error(send, dialect, 405, "use POST", as_status=400)
             return
         raw = await _read_body(receive)
         if raw is None:
-            await _send_json(send, 413, error_body(dialect, 413, "request too large"))
+            await _send_error(send, dialect, 413, "request too large")
             return
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -364,7 +421,7 @@ class SimulatorApp:
         served.turn = turn_number if turn is not None else None
         if problems:
             message = "simulator: " + " | ".join(problems)
-            await _send_json(send, 400, error_body(dialect, 400, message))
+            await _send_error(send, dialect, 400, message)
             return
         assert turn is not None  # no problems means a turn was found
         served.fault = _fault_name(turn.fault)
@@ -385,6 +442,9 @@ class SimulatorApp:
     def _route(path: str) -> str | None:
         if path in _PATHS:
             return _PATHS[path]
+        bedrock = _BEDROCK_PATH.match(path)
+        if bedrock is not None:
+            return _BEDROCK_OPERATIONS[bedrock["operation"]]
         return "gemini" if _GEMINI_PATH.match(path) else None
 
     def _take_turn(
@@ -437,7 +497,7 @@ class SimulatorApp:
 
     def _issue(self, dialect: str, turn: Turn, turn_number: int, encrypted: bool) -> None:
         """Remember the calls this turn sends, so the next request can be checked."""
-        if isinstance(turn.fault, CutInArguments | ErrorEvent | HTTPError | Stall | RawBody):
+        if isinstance(turn.fault, _FAILING_FAULTS):
             # Nothing complete reaches the client: it will ask again with the same results.
             # (A stall's calls are issued once the whole stream went out: see _answer.)
             return
@@ -482,6 +542,8 @@ class SimulatorApp:
                 problems.append(f"{path} is not the streaming method (:streamGenerateContent)")
             if query.get("alt") != ["sse"]:
                 problems.append("the query lacks alt=sse (Gemini would answer a JSON array)")
+        elif dialect in _BEDROCK_CHECKS:
+            problems += _BEDROCK_CHECKS[dialect](body)
         elif body.get("stream") is not True:
             problems.append('the body lacks "stream": true (the provider would not stream)')
         if turn.expect_text_in_request and turn.expect_text_in_request.encode() not in raw:
@@ -618,11 +680,14 @@ class SimulatorApp:
                 extra.append((b"retry-after", fault.retry_after.encode()))
             if fault.retry_after_ms is not None:
                 extra.append((b"retry-after-ms", str(fault.retry_after_ms).encode()))
-            body = error_body(dialect, fault.status, fault.message)
-            await _send_json(send, fault.status, body, extra)
+            await _send_error(send, dialect, fault.status, fault.message, extra)
             return True
         if isinstance(fault, CutInArguments):
             chunks = encode_cut_in_arguments(dialect, turn, model=model, turn_number=turn_number)
+        elif isinstance(fault, Cut):
+            chunks = encode_cut(dialect, turn, fault, model=model, turn_number=turn_number)
+        elif isinstance(fault, CorruptedCRC):
+            chunks = encode_corrupted(dialect, turn, fault, model=model, turn_number=turn_number)
         elif isinstance(fault, ErrorEvent):
             chunks = encode_error_event(dialect, turn, fault, model=model, turn_number=turn_number)
         elif isinstance(fault, RawBody):
@@ -631,7 +696,7 @@ class SimulatorApp:
             chunks = encode_turn(
                 dialect, turn, model=model, turn_number=turn_number, encrypted_reasoning=encrypted
             )
-        completed = await _stream(send, receive, chunks, fault)
+        completed = await _stream(send, receive, chunks, fault, media_type(dialect))
         if isinstance(fault, Stall) and completed:
             # A client that waited out the stall got the calls; one that timed out and
             # hung up did not, and will ask again with the previous turn's results.
@@ -666,6 +731,8 @@ _TURNS = {
     "openai_chat": ("messages", frozenset({"assistant", "tool"})),
     "anthropic": ("messages", frozenset({"assistant"})),
     "gemini": ("contents", frozenset({"model"})),
+    "bedrock_converse": ("messages", frozenset({"assistant"})),
+    "bedrock_anthropic": ("messages", frozenset({"assistant"})),
 }
 
 
@@ -693,6 +760,88 @@ def opens_conversation(dialect: str, body: Any) -> bool:
     )
 
 
+# --------------------------------------------------------------------------------------
+# What Bedrock refuses in a request body, in its own words.
+
+
+def _converse_problems(body: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return ["messages: a ConverseStream request needs a non-empty list of messages"]
+    tools = body.get("toolConfig")
+    contents = [m.get("content") for m in messages if isinstance(m, dict)]
+    uses_tools = any(
+        isinstance(block, dict) and ("toolUse" in block or "toolResult" in block)
+        for content in contents
+        if isinstance(content, list)
+        for block in content
+    )
+    if uses_tools and not isinstance(tools, dict):
+        problems.append(
+            "The toolConfig field must be defined when using toolUse and toolResult content blocks."
+        )
+    declared = tools.get("tools") if isinstance(tools, dict) else None
+    if isinstance(tools, dict) and not (isinstance(declared, list) and declared):
+        problems.append(
+            "Value at 'toolConfig.tools' failed to satisfy constraint: Member must have "
+            "length greater than or equal to 1"
+        )
+    for n, tool in enumerate(declared if isinstance(declared, list) else ()):
+        spec = tool.get("toolSpec") if isinstance(tool, dict) else None
+        schema = spec.get("inputSchema") if isinstance(spec, dict) else None
+        name = spec.get("name") if isinstance(spec, dict) else None
+        if not (isinstance(name, str) and isinstance(schema, dict)):
+            problems.append(
+                f"toolConfig.tools.{n}: expected a toolSpec with a name and inputSchema"
+            )
+        elif not _TOOL_NAME.fullmatch(name):
+            problems.append(
+                f"Value at 'toolConfig.tools.{n + 1}.member.toolSpec.name' failed to satisfy "
+                "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+ "
+                "and have length less than or equal to 64"
+            )
+        elif not isinstance(schema.get("json"), dict):
+            problems.append(f"toolConfig.tools.{n}.toolSpec.inputSchema: expected a json schema")
+        elif isinstance(spec, dict) and spec.get("description") == "":
+            # An empty description is refused, not ignored: leave the key out instead.
+            problems.append(
+                f"Value at 'toolConfig.tools.{n + 1}.member.toolSpec.description' failed to "
+                "satisfy constraint: Member must have length greater than or equal to 1"
+            )
+    return problems
+
+
+# ToolSpecification.name in the Bedrock Runtime API reference ("Length Constraints: Minimum
+# length of 1. Maximum length of 64. Pattern: [a-zA-Z0-9_-]+").
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+def _invoke_anthropic_problems(body: dict[str, Any]) -> list[str]:
+    # The model's body is checked against Anthropic's schema on Bedrock: its version, no
+    # key Bedrock's variant lacks (the model is in the path, the stream in the operation).
+    problems: list[str] = []
+    for key in ("model", "stream"):
+        if key in body:
+            problems.append(
+                f"Malformed input request: #: extraneous key [{key}] is not permitted, "
+                "please reformat your input and try again."
+            )
+    for key in ("anthropic_version", "max_tokens", "messages"):
+        if key not in body:
+            problems.append(f"Malformed input request: #: required key [{key}] not found")
+    version = body.get("anthropic_version")
+    if version is not None and version != "bedrock-2023-05-31":
+        problems.append(f"anthropic_version: expected bedrock-2023-05-31, got {version!r}")
+    return problems
+
+
+_BEDROCK_CHECKS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "bedrock_converse": _converse_problems,
+    "bedrock_anthropic": _invoke_anthropic_problems,
+}
+
+
 async def _read_body(receive: Receive) -> bytes | None:
     pieces: list[bytes] = []
     size = 0
@@ -717,13 +866,28 @@ async def _send_json(
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def _stream(send: Send, receive: Receive, chunks: list[bytes], fault: object) -> bool:
-    """Send ``chunks`` as an event stream; return whether all of it went out (False when
-    the client hung up first)."""
-    headers = [
-        (b"content-type", b"text/event-stream; charset=utf-8"),
-        (b"cache-control", b"no-cache"),
-    ]
+async def _send_error(
+    send: Send,
+    dialect: str,
+    status: int,
+    message: str,
+    extra: list[tuple[bytes, bytes]] | None = None,
+    *,
+    as_status: int | None = None,
+) -> None:
+    """An HTTP error in ``dialect``'s shape: its body and its headers (Bedrock's type),
+    both as for ``as_status`` when given (a 405 is typed as a bad request)."""
+    typed = status if as_status is None else as_status
+    headers = [*error_headers(dialect, typed), *(extra or [])]
+    await _send_json(send, status, error_body(dialect, typed, message), headers)
+
+
+async def _stream(
+    send: Send, receive: Receive, chunks: list[bytes], fault: object, content_type: str
+) -> bool:
+    """Send ``chunks`` as an event stream of ``content_type``; return whether all of it
+    went out (False when the client hung up first)."""
+    headers = [(b"content-type", content_type.encode()), (b"cache-control", b"no-cache")]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     completed = False
     async with anyio.create_task_group() as group:

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
+from ...calls import DIALECTS
 from .app import Restart
 from .script import Script, default_demo_script, load_script
 from .server import Simulator
@@ -81,7 +82,7 @@ def _serve(
             f"simulator listening on {sim.base_url} ({len(script.turns)} turns, {how})",
             file=stream,
         )
-        for dialect in ("openai_chat", "openai_responses", "anthropic", "gemini"):
+        for dialect in DIALECTS:
             print(f"  {dialect:<17} base URL {sim.base_url_for(dialect)}", file=stream)
         stream.flush()
         try:

@@ -1,16 +1,20 @@
-"""The server side of each dialect: a scripted turn in, the exact SSE bytes out.
+"""The server side of each dialect: a scripted turn in, the exact bytes out.
 
-Pure and deterministic (no I/O, no clock, no randomness): the same turn always gives the
-same bytes, so the simulator, the round-trip property tests and the benchmarks can share
-them. Each function returns one ``bytes`` per SSE event, framed as the provider frames it
-(``event:`` lines for Responses and Anthropic, CRLF for Gemini). The shapes follow the
-captured streams in ``external_streams/`` and the providers' streaming references.
+Pure and deterministic (no I/O, no clock; Bedrock's random padding is seeded by the
+turn): the same turn always gives the same bytes, so the simulator, the round-trip
+property tests and the benchmarks can share them. Each function returns one ``bytes``
+per event, framed as the provider frames it (SSE: ``event:`` lines for Responses and
+Anthropic, CRLF for Gemini; Bedrock: AWS's binary event-stream messages). The shapes
+follow the captured streams in ``external_streams/`` and the providers' references.
 
 This module must stay importable without uvicorn or any async library.
 """
 
 from __future__ import annotations
 
+import base64
+import random
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +22,9 @@ from typing import Any
 import orjson
 
 from ...errors import UnknownDialectError, UsageError
+from .aws_eventstream import MEDIA_TYPE, event_message, exception_message, flip_byte
 from .reasoning import IssuedBlock, issued_blocks, step_signature
-from .script import ErrorEvent, Turn, resolved_call_id
+from .script import CorruptedCRC, Cut, ErrorEvent, Turn, resolved_call_id
 
 _CREATED = 1_700_000_000
 """A fixed timestamp: the streams must be deterministic."""
@@ -287,10 +292,16 @@ def _responses_error(error: ErrorEvent, *, model: str, turn_number: int, sequenc
 # Anthropic Messages: `event: <type>` + `data: <object>`, content blocks by index.
 
 
-def _anthropic(turn: Turn, *, model: str, turn_number: int, encrypted: bool = True) -> list[_Event]:
+def _anthropic_events(
+    turn: Turn, *, model: str, turn_number: int, dialect: str
+) -> list[tuple[dict[str, Any], int | None]]:
+    """The Anthropic Messages events of ``turn``, as payloads, each with the position of
+    the call whose arguments it carries: the SSE stream's and, inside ``chunk`` messages,
+    Bedrock's (``dialect`` ``bedrock_anthropic``: Bedrock's ids, no ``ping``)."""
+    on_bedrock = dialect == "bedrock_anthropic"
     prompt, completion = _usage(turn)
     message: dict[str, Any] = {
-        "id": f"msg_sim{turn_number}",
+        "id": f"msg_bdrk_sim{turn_number}" if on_bedrock else f"msg_sim{turn_number}",
         "type": "message",
         "role": "assistant",
         "model": model,
@@ -299,19 +310,21 @@ def _anthropic(turn: Turn, *, model: str, turn_number: int, encrypted: bool = Tr
         "stop_sequence": None,
         "usage": {"input_tokens": prompt, "output_tokens": 1},
     }
-    events = [_Event(data=_typed_frame({"type": "message_start", "message": message}))]
-    ping = _Event(data=_typed_frame({"type": "ping"}))
-    blocks = issued_blocks("anthropic", turn, turn_number=turn_number)
+    events: list[tuple[dict[str, Any], int | None]] = [
+        ({"type": "message_start", "message": message}, None)
+    ]
+    blocks = issued_blocks(dialect, turn, turn_number=turn_number)
     block = 0
 
     def frame(payload: dict[str, Any], args_of: int | None = None) -> None:
-        events.append(_Event(data=_typed_frame(payload), args_of=args_of))
+        events.append((payload, args_of))
 
     def start(content_block: dict[str, Any]) -> None:
         frame({"type": "content_block_start", "index": block, "content_block": content_block})
-        if block == 0:
-            # The API pings once, after the first block opens (see the captured streams).
-            events.append(ping)
+        if block == 0 and not on_bedrock:
+            # The API pings once, after the first block opens (see the captured streams);
+            # Bedrock's chunks carry no ping.
+            frame({"type": "ping"})
 
     def thinking(position: int) -> None:
         nonlocal block
@@ -339,7 +352,7 @@ def _anthropic(turn: Turn, *, model: str, turn_number: int, encrypted: bool = Tr
     for i, call in enumerate(turn.calls):
         if i:
             thinking(i)
-        call_id = resolved_call_id(call, dialect="anthropic", turn_number=turn_number, position=i)
+        call_id = resolved_call_id(call, dialect=dialect, turn_number=turn_number, position=i)
         start({"type": "tool_use", "id": call_id, "name": call.name, "input": {}})
         # The API opens every tool_use block with an empty partial_json.
         pieces = ["", *_fragments(_arguments_text(call.args), turn.fragment_size)]
@@ -356,8 +369,21 @@ def _anthropic(turn: Turn, *, model: str, turn_number: int, encrypted: bool = Tr
             "usage": {"output_tokens": completion},
         }
     )
-    frame({"type": "message_stop"})
+    if on_bedrock:
+        # Bedrock adds its own count to the last event (see the captured streams).
+        frame({"type": "message_stop", "amazon-bedrock-invocationMetrics": _metrics(turn)})
+    else:
+        frame({"type": "message_stop"})
     return events
+
+
+def _anthropic(turn: Turn, *, model: str, turn_number: int, encrypted: bool = True) -> list[_Event]:
+    return [
+        _Event(data=_typed_frame(payload), args_of=args_of)
+        for payload, args_of in _anthropic_events(
+            turn, model=model, turn_number=turn_number, dialect="anthropic"
+        )
+    ]
 
 
 def _anthropic_error(error: ErrorEvent, *, model: str, turn_number: int, sequence: int) -> bytes:
@@ -439,6 +465,162 @@ def _gemini_error(error: ErrorEvent, *, model: str, turn_number: int, sequence: 
 
 
 # --------------------------------------------------------------------------------------
+# Amazon Bedrock: AWS event-stream messages (see aws_eventstream.py) with JSON payloads,
+# their keys in sorted order, each padded with a "p" field (see the captured streams).
+
+_PAD_ALPHABET = string.ascii_lowercase + string.ascii_uppercase + string.digits
+
+
+class _Pad:
+    """Bedrock's padding: every payload gets ``"p"``, the first 1 to 62 characters of
+    ``a-zA-Z0-9`` (a random length, so the sizes of the messages leak nothing). Seeded
+    by the dialect and the turn: the same turn always gives the same bytes."""
+
+    def __init__(self, dialect: str, turn_number: int) -> None:
+        self._random = random.Random(f"{dialect}:{turn_number}")
+
+    def __call__(self, payload: dict[str, Any]) -> bytes:
+        padding = _PAD_ALPHABET[: self._random.randint(1, len(_PAD_ALPHABET))]
+        return orjson.dumps({**payload, "p": padding}, option=orjson.OPT_SORT_KEYS)
+
+    def latency(self) -> int:
+        """A plausible latency in milliseconds, for the metrics Bedrock reports."""
+        return self._random.randint(300, 3000)
+
+
+def _converse(turn: Turn, *, model: str, turn_number: int, encrypted: bool = True) -> list[_Event]:
+    pad = _Pad("bedrock_converse", turn_number)
+    nova = "amazon.nova" in model  # the script's model: "us.amazon.nova-lite-v1:0"...
+    events: list[_Event] = []
+    blocks = issued_blocks("bedrock_converse", turn, turn_number=turn_number)
+    index = 0
+
+    def emit(event_type: str, payload: dict[str, Any], args_of: int | None = None) -> None:
+        events.append(_Event(data=event_message(event_type, pad(payload)), args_of=args_of))
+
+    def delta(body: dict[str, Any], args_of: int | None = None) -> None:
+        emit("contentBlockDelta", {"contentBlockIndex": index, "delta": body}, args_of)
+
+    def stop() -> None:
+        nonlocal index
+        emit("contentBlockStop", {"contentBlockIndex": index})
+        index += 1
+
+    def reasoning(position: int) -> None:
+        # Reasoning blocks, like text, open with their first delta: no contentBlockStart.
+        for issued in _before(blocks, position):
+            if issued.kind == "redacted_thinking":
+                delta({"reasoningContent": {"redactedContent": issued.text}})
+            else:
+                for frag in _fragments(issued.text, turn.fragment_size):
+                    delta({"reasoningContent": {"text": frag}})
+                delta({"reasoningContent": {"signature": issued.signature}})
+            stop()
+
+    emit("messageStart", {"role": "assistant"})
+    reasoning(0)
+    if turn.text:
+        for frag in _fragments(turn.text, turn.fragment_size):
+            delta({"text": frag})
+        stop()
+    for i, call in enumerate(turn.calls):
+        if i:
+            reasoning(i)
+        call_id = resolved_call_id(
+            call, dialect="bedrock_converse", turn_number=turn_number, position=i
+        )
+        tool_use = {"toolUse": {"toolUseId": call_id, "name": call.name}}
+        emit("contentBlockStart", {"contentBlockIndex": index, "start": tool_use})
+        # Claude opens every toolUse block with an empty input fragment, then streams the
+        # input in pieces; Amazon Nova sends it whole, in one (see the captured streams).
+        arguments = _arguments_text(call.args)
+        pieces = [arguments] if nova else ["", *_fragments(arguments, turn.fragment_size)]
+        for frag in pieces:
+            delta({"toolUse": {"input": frag}}, args_of=i)
+        stop()
+    emit(
+        "messageStop",
+        {"stopReason": turn.stop_reason or ("tool_use" if turn.calls else "end_turn")},
+    )
+    prompt, completion = _usage(turn)
+    usage = {"inputTokens": prompt, "outputTokens": completion, "totalTokens": prompt + completion}
+    emit("metadata", {"usage": usage, "metrics": {"latencyMs": pad.latency()}})
+    return events
+
+
+def _bedrock_anthropic(
+    turn: Turn, *, model: str, turn_number: int, encrypted: bool = True
+) -> list[_Event]:
+    # InvokeModelWithResponseStream: each Anthropic event, compact JSON, base64 in the
+    # "bytes" of a chunk message.
+    pad = _Pad("bedrock_anthropic", turn_number)
+    return [
+        _Event(
+            data=event_message("chunk", pad({"bytes": base64.b64encode(_json(payload)).decode()})),
+            args_of=args_of,
+        )
+        for payload, args_of in _anthropic_events(
+            turn, model=model, turn_number=turn_number, dialect="bedrock_anthropic"
+        )
+    ]
+
+
+def _metrics(turn: Turn) -> dict[str, int]:
+    prompt, completion = _usage(turn)
+    # Fixed latencies: the bytes of a turn must not change from run to run.
+    return {
+        "inputTokenCount": prompt,
+        "outputTokenCount": completion,
+        "invocationLatency": 1234,
+        "firstByteLatency": 321,
+    }
+
+
+BEDROCK_EXCEPTIONS = frozenset(
+    {
+        "internalServerException",
+        "modelStreamErrorException",
+        "modelTimeoutException",
+        "serviceUnavailableException",
+        "throttlingException",
+        "validationException",
+    }
+)
+"""The exceptions ConverseStream and InvokeModelWithResponseStream send inside the stream
+(their ``:exception-type``)."""
+
+# The other providers' error codes, as the Bedrock exception that means the same.
+_BEDROCK_EXCEPTION_OF = {
+    "overloaded_error": "serviceUnavailableException",
+    "UNAVAILABLE": "serviceUnavailableException",
+    "rate_limit_error": "throttlingException",
+    "rate_limit_exceeded": "throttlingException",
+    "RESOURCE_EXHAUSTED": "throttlingException",
+    "api_error": "internalServerException",
+    "server_error": "internalServerException",
+    "INTERNAL": "internalServerException",
+    "invalid_request_error": "validationException",
+    "INVALID_ARGUMENT": "validationException",
+    "DEADLINE_EXCEEDED": "modelTimeoutException",
+}
+
+
+def bedrock_exception_type(code: str) -> str:
+    """The ``:exception-type`` an :class:`ErrorEvent` of ``code`` is sent as on Bedrock:
+    the code itself when it is one of :data:`BEDROCK_EXCEPTIONS`, else the exception that
+    means the same (``overloaded_error``: ``serviceUnavailableException``), else
+    ``modelStreamErrorException`` (the model failed mid-stream)."""
+    if code in BEDROCK_EXCEPTIONS:
+        return code
+    return _BEDROCK_EXCEPTION_OF.get(code, "modelStreamErrorException")
+
+
+def _bedrock_error(error: ErrorEvent, *, model: str, turn_number: int, sequence: int) -> bytes:
+    payload = _json({"message": error.message})
+    return exception_message(bedrock_exception_type(error.code), payload)
+
+
+# --------------------------------------------------------------------------------------
 # Public entry points.
 
 _Encoder = Callable[..., list[_Event]]
@@ -449,7 +631,26 @@ _ENCODERS: dict[str, tuple[_Encoder, _ErrorEncoder]] = {
     "openai_responses": (_responses, _responses_error),
     "anthropic": (_anthropic, _anthropic_error),
     "gemini": (_gemini, _gemini_error),
+    "bedrock_converse": (_converse, _bedrock_error),
+    "bedrock_anthropic": (_bedrock_anthropic, _bedrock_error),
 }
+
+_EVENT_STREAM_DIALECTS = frozenset({"bedrock_converse", "bedrock_anthropic"})
+
+# Dialects whose every call opens with an empty argument fragment (no text arrived yet).
+_EMPTY_FIRST_FRAGMENT = frozenset({"anthropic", "bedrock_converse", "bedrock_anthropic"})
+
+
+def media_type(dialect: str) -> str:
+    """The content type of a streamed answer in ``dialect``.
+
+    Raises:
+        UnknownDialectError: an unknown dialect.
+    """
+    _encoders(dialect)
+    if dialect in _EVENT_STREAM_DIALECTS:
+        return MEDIA_TYPE
+    return "text/event-stream; charset=utf-8"
 
 
 def _encoders(dialect: str) -> tuple[_Encoder, _ErrorEncoder]:
@@ -492,7 +693,10 @@ def encode_cut_in_arguments(
 
     The last chunk is the first half of an argument event (so it never dispatches); where
     the call's arguments span several events, the first of them is sent whole before it.
-    No end marker follows: a client must report a truncated stream.
+    On Bedrock's binary event stream, whose half message is no event at all (a framing
+    error, which :func:`encode_cut` gives), the stream ends after the first message that
+    carries argument text, whole. No end marker follows: a client must report a
+    truncated stream.
 
     Raises:
         UnknownDialectError: an unknown dialect.
@@ -501,11 +705,14 @@ def encode_cut_in_arguments(
     encoder, _ = _encoders(dialect)
     events = encoder(turn, model=model, turn_number=turn_number)
     positions = [n for n, event in enumerate(events) if event.args_of == 0]
-    # Anthropic's leading empty partial_json carries no text: cut where text has arrived.
-    if dialect == "anthropic":
+    # A leading empty fragment (Anthropic, Bedrock) carries no text: cut where text has
+    # arrived.
+    if dialect in _EMPTY_FIRST_FRAGMENT:
         positions = positions[1:] or positions
     if not positions:
         raise UsageError("cut_in_arguments needs a turn with at least one call")
+    if dialect in _EVENT_STREAM_DIALECTS:
+        return [event.data for event in events[: positions[0] + 1]]
     cut = positions[1] if len(positions) > 1 else positions[0]
     head = [event.data for event in events[:cut]]
     half = events[cut].data[: max(1, len(events[cut].data) // 2)]
@@ -531,6 +738,43 @@ def encode_error_event(
     head = head[: max(0, error.after_events)]
     tail = error_encoder(error, model=model, turn_number=turn_number, sequence=len(head))
     return [*head, tail]
+
+
+def encode_cut(
+    dialect: str, turn: Turn, cut: Cut, *, model: str = "sim-model-1", turn_number: int = 0
+) -> list[bytes]:
+    """The events of ``turn`` up to ``cut``: its first ``after_events`` events, then the
+    first ``extra_bytes`` bytes of the next; never the whole turn (see :class:`Cut`).
+
+    Raises:
+        UnknownDialectError: an unknown dialect.
+    """
+    encoder, _ = _encoders(dialect)
+    events = [e.data for e in encoder(turn, model=model, turn_number=turn_number)]
+    whole = min(cut.after_events, len(events) - 1)
+    last = events[whole]
+    return [*events[:whole], last[: min(cut.extra_bytes, len(last) - 1)]]
+
+
+def encode_corrupted(
+    dialect: str,
+    turn: Turn,
+    fault: CorruptedCRC,
+    *,
+    model: str = "sim-model-1",
+    turn_number: int = 0,
+) -> list[bytes]:
+    """The events of ``turn``, one of them with a byte inverted (see :class:`CorruptedCRC`).
+
+    Raises:
+        UnknownDialectError: an unknown dialect.
+        UsageError: the offset is outside the event.
+    """
+    encoder, _ = _encoders(dialect)
+    events = [e.data for e in encoder(turn, model=model, turn_number=turn_number)]
+    at = min(fault.after_events, len(events) - 1)
+    events[at] = flip_byte(events[at], fault.offset)
+    return events
 
 
 # --------------------------------------------------------------------------------------
@@ -567,17 +811,65 @@ _DEFAULT_MESSAGES = {
 }
 
 
-def error_body(dialect: str, status: int, message: str = "") -> bytes:
-    """The JSON body a provider of ``dialect`` answers an HTTP error ``status`` with.
+# Bedrock's error types by HTTP status (the Bedrock Runtime API reference, "Errors"), sent
+# in the x-amzn-ErrorType header with the service's namespace.
+_BEDROCK_ERRORS = {
+    400: "ValidationException",
+    401: "UnrecognizedClientException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    500: "InternalServerException",
+    503: "ServiceUnavailableException",
+}
+_BEDROCK_NAMESPACE = "http://internal.amazon.com/coral/com.amazon.bedrock/"
+_BEDROCK_MESSAGES = {
+    429: "Too many requests, please wait before trying again.",
+    503: "Bedrock is unable to process your request.",
+}
 
-    OpenAI ``{"error": {"message", "type", "param", "code"}}``; Anthropic
-    ``{"type": "error", "error": {"type", "message"}}``; Gemini
-    ``{"error": {"code", "message", "status"}}``.
+
+def bedrock_error_type(status: int) -> str:
+    """The error type Bedrock names an HTTP error ``status`` with (``ThrottlingException``
+    for 429...); the server's transient type for the other 5xx, ``ValidationException``
+    for the other 4xx."""
+    if status in _BEDROCK_ERRORS:
+        return _BEDROCK_ERRORS[status]
+    return "ServiceUnavailableException" if status >= 500 else "ValidationException"
+
+
+def error_headers(dialect: str, status: int) -> list[tuple[bytes, bytes]]:
+    """The headers a provider of ``dialect`` adds to an HTTP error ``status``: Bedrock's
+    ``x-amzn-ErrorType`` (``ThrottlingException:http://internal.amazon.com/coral/...``),
+    which its SDKs read the error's type from; none for the others.
 
     Raises:
         UnknownDialectError: an unknown dialect.
     """
     _encoders(dialect)
+    if dialect not in _EVENT_STREAM_DIALECTS:
+        return []
+    kind = bedrock_error_type(status) + ":" + _BEDROCK_NAMESPACE
+    return [(b"x-amzn-errortype", kind.encode())]
+
+
+def error_body(dialect: str, status: int, message: str = "") -> bytes:
+    """The JSON body a provider of ``dialect`` answers an HTTP error ``status`` with.
+
+    OpenAI ``{"error": {"message", "type", "param", "code"}}``; Anthropic
+    ``{"type": "error", "error": {"type", "message"}}``; Gemini
+    ``{"error": {"code", "message", "status"}}``; Bedrock ``{"message"}`` (its type in
+    a header: :func:`error_headers`).
+
+    Raises:
+        UnknownDialectError: an unknown dialect.
+    """
+    _encoders(dialect)
+    if dialect in _EVENT_STREAM_DIALECTS:
+        default = _BEDROCK_MESSAGES.get(status) or _DEFAULT_MESSAGES.get(status, f"HTTP {status}")
+        return _json({"message": message or default})
     text = message or _DEFAULT_MESSAGES.get(status, f"HTTP {status}")
     if dialect == "anthropic":
         kind = _ANTHROPIC_TYPES.get(
@@ -593,4 +885,16 @@ def error_body(dialect: str, status: int, message: str = "") -> bytes:
     return _json({"error": {"message": text, "type": kind, "param": None, "code": code}})
 
 
-__all__ = ["encode_cut_in_arguments", "encode_error_event", "encode_turn", "error_body"]
+__all__ = [
+    "BEDROCK_EXCEPTIONS",
+    "bedrock_error_type",
+    "bedrock_exception_type",
+    "encode_corrupted",
+    "encode_cut",
+    "encode_cut_in_arguments",
+    "encode_error_event",
+    "encode_turn",
+    "error_body",
+    "error_headers",
+    "media_type",
+]

@@ -10,6 +10,9 @@
   ``filename``; or ``file_url`` / ``file_id``) items.
 - Gemini: a ``functionResponse`` may hold ``parts``, each ``{"inlineData": {"mimeType",
   "data"}}`` or ``{"fileData": {"mimeType", "fileUri"}}``.
+- Bedrock Converse: a ``toolResult``'s ``content`` is a list of ``text``, ``json``,
+  ``image`` and ``document`` blocks; an image or document names its ``format`` (``png``,
+  ``pdf``...) and carries ``source.bytes`` (base64 in the JSON) or an ``s3Location``.
 - Chat Completions: a tool message's content is text (a string, or ``text`` parts only).
 
 Each reader returns the MIME types of the media found and the problems, as sentences.
@@ -142,6 +145,84 @@ def gemini(function_response: dict[str, Any]) -> Found:
     return types, problems
 
 
+# Converse names a format, not a MIME type (the Converse API reference, ImageBlock and
+# DocumentBlock).
+_CONVERSE_IMAGES = {
+    "png": "image/png",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+}
+_CONVERSE_DOCUMENTS = {
+    "pdf": "application/pdf",
+    "csv": "text/csv",
+    "doc": "application/msword",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "xls": "application/vnd.ms-excel",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "html": "text/html",
+    "txt": "text/plain",
+    "md": "text/markdown",
+}
+# "The name can only contain alphanumeric characters, whitespace characters, hyphens,
+# parentheses, and square brackets", never two whitespace characters in a row
+# (DocumentBlock.name).
+_DOCUMENT_NAME = re.compile(r"(?!.*\s\s)[A-Za-z0-9\s\-()\[\]]+")
+_CONVERSE_RESULT_KINDS = ("text", "json", "image", "document", "video")
+
+
+def converse(content: Any) -> Found:
+    """Media types and problems of a Bedrock Converse ``toolResult``'s ``content``: a
+    list of blocks, each exactly one of ``text``, ``json``, ``image`` (``format``,
+    ``source.bytes`` in base64), ``document`` (also a ``name``) or ``video``."""
+    types: list[str] = []
+    problems: list[str] = []
+    if not isinstance(content, list):
+        return types, ["toolResult.content must be a list of content blocks"]
+    for n, block in enumerate(content):
+        where = f"toolResult.content.{n}"
+        keys = list(block) if isinstance(block, dict) else []
+        if len(keys) != 1 or keys[0] not in _CONVERSE_RESULT_KINDS:
+            problems.append(f"{where}: expected exactly one of {list(_CONVERSE_RESULT_KINDS)}")
+            continue
+        assert isinstance(block, dict)
+        kind = keys[0]
+        value = block[kind]
+        if kind == "text":
+            if not isinstance(value, str):
+                problems.append(f"{where}.text: expected a string")
+            continue
+        if kind == "json":
+            continue
+        if kind == "video":
+            problems.append(f"{where}.video: a tool result of this model cannot carry video")
+            continue
+        formats = _CONVERSE_IMAGES if kind == "image" else _CONVERSE_DOCUMENTS
+        fmt = value.get("format") if isinstance(value, dict) else None
+        source = value.get("source") if isinstance(value, dict) else None
+        if fmt not in formats:
+            problems.append(f"{where}.{kind}.format: expected one of {sorted(formats)}")
+            continue
+        assert isinstance(value, dict)
+        if kind == "document":
+            name = value.get("name")
+            if not isinstance(name, str) or not _DOCUMENT_NAME.fullmatch(name):
+                problems.append(
+                    f"{where}.document.name: only alphanumeric characters, single whitespace "
+                    "characters, hyphens, parentheses and square brackets are allowed"
+                )
+                continue
+        data = source.get("bytes") if isinstance(source, dict) else None
+        location = source.get("s3Location") if isinstance(source, dict) else None
+        if isinstance(location, dict) and isinstance(location.get("uri"), str):
+            types.append(f"{kind}:url")
+        elif not _is_base64(data):
+            problems.append(f"{where}.{kind}.source.bytes: not valid base64")
+        else:
+            types.append(formats[fmt])
+    return types, problems
+
+
 def chat(content: Any) -> Found:
     """Problems of a Chat tool message's content (it takes text only)."""
     if isinstance(content, str):
@@ -153,4 +234,4 @@ def chat(content: Any) -> Found:
     return [], ["a tool message's content must be text (a string or text parts)"]
 
 
-__all__ = ["anthropic", "chat", "gemini", "responses"]
+__all__ = ["anthropic", "chat", "converse", "gemini", "responses"]

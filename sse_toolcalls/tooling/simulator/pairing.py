@@ -94,6 +94,26 @@ def _anthropic(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
     return calls, ids
 
 
+def _converse(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
+    # Bedrock Converse: toolUse blocks in the assistant message, toolResult blocks under
+    # their toolUseId in the next (user) message.
+    messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
+    last = max((n for n, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+    if last < 0:
+        return [], []
+    uses = [b["toolUse"] for b in _blocks(messages[last]) if isinstance(b.get("toolUse"), dict)]
+    calls = [
+        WireCall(call_id=u.get("toolUseId"), name=u.get("name"), args=u.get("input")) for u in uses
+    ]
+    ids = [
+        b["toolResult"].get("toolUseId")
+        for m in messages[last + 1 : last + 2]
+        for b in _blocks(m)
+        if isinstance(b.get("toolResult"), dict)
+    ]
+    return calls, ids
+
+
 def _gemini(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
     contents = [c for c in body.get("contents") or () if isinstance(c, dict)]
     last = max((n for n, c in enumerate(contents) if c.get("role") == "model"), default=-1)
@@ -123,6 +143,9 @@ _READERS = {
     "openai_responses": _responses,
     "anthropic": _anthropic,
     "gemini": _gemini,
+    "bedrock_converse": _converse,
+    # InvokeModel takes Anthropic's own body.
+    "bedrock_anthropic": _anthropic,
 }
 
 

@@ -19,12 +19,17 @@ What each API checks, and the simulator with it:
   with ``store: false`` that item exists only as its ``encrypted_content``, which the API
   returns only under ``include: ["reasoning.encrypted_content"]``; an unstored item sent
   by id alone is "not found".
+- **Bedrock** (Claude through ConverseStream or InvokeModelWithResponseStream): Anthropic's
+  rules, Converse's ``reasoningContent`` blocks (``reasoningText`` with its
+  ``signature``, ``redactedContent``) read as ``thinking`` and ``redacted_thinking``
+  blocks, its ``additionalModelRequestFields.thinking`` as the request's ``thinking``.
 - **Gemini** (thought signatures): the first ``functionCall`` part of a thinking model's
   step must come back with its ``thoughtSignature``.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +37,9 @@ from typing import Any
 from .script import Turn
 
 _ANTHROPIC_THINKING = {"enabled", "adaptive"}
+
+# Claude's thinking blocks and their signatures, on Anthropic's API and on Bedrock's two.
+_SIGNED_THINKING = frozenset({"anthropic", "bedrock_anthropic", "bedrock_converse"})
 _ENCRYPTED = "reasoning.encrypted_content"
 
 
@@ -114,18 +122,18 @@ def issued_blocks(
     texts += [(call.thinking, i) for i, call in enumerate(turn.calls) if call.thinking]
     out: list[IssuedBlock] = []
     for k, (text, before) in enumerate(texts):
-        if dialect == "anthropic":
+        if dialect in _SIGNED_THINKING:
             out.append(
                 IssuedBlock(
                     kind="thinking", text=text, before_call=before, signature=signature(text)
                 )
             )
             if k == 0 and turn.thinking and turn.redacted_thinking:
-                out.append(
-                    IssuedBlock(
-                        kind="redacted_thinking", text=turn.redacted_thinking, before_call=0
-                    )
-                )
+                data = turn.redacted_thinking
+                if dialect == "bedrock_converse":
+                    # Converse's redactedContent is a blob: base64 in the JSON, both ways.
+                    data = base64.b64encode(data.encode("utf-8", "surrogatepass")).decode()
+                out.append(IssuedBlock(kind="redacted_thinking", text=data, before_call=0))
         elif dialect == "openai_responses":
             item_id = f"rs_sim{turn_number}_{k}"
             out.append(
@@ -334,13 +342,59 @@ def check_request(
 ) -> list[str]:
     """What the real API would refuse in a request that continues the turn whose
     reasoning ``blocks`` and calls (``call_ids``, in order) the simulator streamed."""
-    if dialect == "anthropic":
+    if dialect in ("anthropic", "bedrock_anthropic"):
         return _anthropic(body, blocks, call_ids)
+    if dialect == "bedrock_converse":
+        return _anthropic(_converse_as_anthropic(body), blocks, call_ids)
     if dialect == "openai_responses":
         return _responses(body, blocks, call_ids)
     if dialect == "gemini":
         return _gemini(body, blocks, call_ids)
     return _chat(body, blocks, call_ids)
+
+
+def _converse_block(block: Any) -> Any:
+    """One Converse content block in Anthropic's shape (the same rules apply to both:
+    Bedrock hands a Claude conversation to the model as Anthropic's API would)."""
+    if not isinstance(block, dict):
+        return block
+    reasoning = block.get("reasoningContent")
+    if isinstance(reasoning, dict):
+        text = reasoning.get("reasoningText")
+        if isinstance(text, dict):
+            return {
+                "type": "thinking",
+                "thinking": text.get("text"),
+                "signature": text.get("signature"),
+            }
+        return {"type": "redacted_thinking", "data": reasoning.get("redactedContent")}
+    tool_use = block.get("toolUse")
+    if isinstance(tool_use, dict):
+        return {"type": "tool_use", "id": tool_use.get("toolUseId")}
+    if "toolResult" in block:
+        return {"type": "tool_result"}
+    return {"type": "text" if "text" in block else next(iter(block), None)}
+
+
+def _converse_as_anthropic(body: dict[str, Any]) -> dict[str, Any]:
+    """A Converse request as the Anthropic body the thinking checks read: its messages'
+    blocks at the same places, and the ``thinking`` of ``additionalModelRequestFields``
+    (where Converse takes Claude's own request fields)."""
+    messages = body.get("messages")
+    converted = [
+        {
+            **message,
+            "content": [_converse_block(b) for b in message.get("content") or ()]
+            if isinstance(message.get("content"), list)
+            else message.get("content"),
+        }
+        if isinstance(message, dict)
+        else message
+        for message in (messages if isinstance(messages, list) else ())
+    ]
+    extra = body.get("additionalModelRequestFields")
+    thinking = extra.get("thinking") if isinstance(extra, dict) else None
+    return {"messages": converted, "thinking": thinking}
 
 
 def _chat(body: dict[str, Any], blocks: list[IssuedBlock], call_ids: list[str | None]) -> list[str]:

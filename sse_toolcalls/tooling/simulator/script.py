@@ -43,7 +43,8 @@ class ScriptedCall:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CutInArguments:
     """End the response (cleanly, at the HTTP level) in the middle of the first call's
-    arguments, before the dialect's end marker: a client must report a truncated stream."""
+    arguments, before the dialect's end marker: a client must report a truncated stream.
+    (On Bedrock, after a whole message: a cut inside a message is :class:`Cut`.)"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,7 +53,10 @@ class ErrorEvent:
     of the turn, then end the response."""
 
     code: str = "overloaded_error"
-    """The provider's error type or code."""
+    """The provider's error type or code. On Bedrock, the ``:exception-type`` of an
+    exception message: one of Bedrock's (``throttlingException``...) as given, another
+    provider's code as the exception that means the same (``overloaded_error``:
+    ``serviceUnavailableException``), anything else as ``modelStreamErrorException``."""
 
     message: str = "Overloaded"
     """The human-readable message."""
@@ -67,7 +71,8 @@ class ErrorEvent:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HTTPError:
     """Answer the request with an HTTP error status and the dialect's error body instead
-    of a stream (429 rate limit, 500, Anthropic's 529 overloaded...)."""
+    of a stream (429 rate limit, 500, Anthropic's 529 overloaded...); on Bedrock, with
+    the error's type in ``x-amzn-ErrorType`` (``ThrottlingException`` for 429...)."""
 
     status: int
     """The HTTP status code."""
@@ -124,7 +129,50 @@ class RawBody:
     """The body, in the writes it goes out in."""
 
 
-Fault = CutInArguments | ErrorEvent | HTTPError | Stall | OneByteAtATime | RawBody
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cut:
+    """End the response (cleanly, at the HTTP level) after the first ``after_events``
+    events of the turn and the first ``extra_bytes`` bytes of the next one: anywhere, in
+    an event's text or, on Bedrock, inside a message's 12-byte prelude. Always a cut: at
+    most every event but the last goes out whole, and of the next at most all but its
+    last byte."""
+
+    after_events: int = 1
+    """How many of the turn's events go out whole."""
+
+    extra_bytes: int = 0
+    """How many bytes of the next event follow them."""
+
+    def __post_init__(self) -> None:
+        check_count("after_events", self.after_events, minimum=0)
+        check_count("extra_bytes", self.extra_bytes, minimum=0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CorruptedCRC:
+    """Send the turn with one byte of one event inverted (XOR 0xFF): on Bedrock's binary
+    event stream, a message whose checksum no longer matches (its message CRC by default;
+    the prelude's if the byte is among its first 12), which a client must refuse rather
+    than read. On the SSE dialects, which carry no checksum, the byte is inverted all the
+    same: a corrupted stream the client may or may not notice."""
+
+    after_events: int = 1
+    """Which event is corrupted: the one after the first ``after_events`` (the last one
+    when the turn has fewer)."""
+
+    offset: int = -1
+    """Which byte of that event: from its start, or negative from its end (``-1``, the
+    default, is the last byte of a message's CRC)."""
+
+    def __post_init__(self) -> None:
+        check_count("after_events", self.after_events, minimum=0)
+        if isinstance(self.offset, bool) or not isinstance(self.offset, int):
+            raise UsageError(f"offset: expected a whole number, got {self.offset!r}")
+
+
+Fault = (
+    CutInArguments | Cut | CorruptedCRC | ErrorEvent | HTTPError | Stall | OneByteAtATime | RawBody
+)
 """Anything that can go wrong in a turn."""
 
 
@@ -159,14 +207,16 @@ class Turn:
 
     thinking: str = ""
     """Reasoning streamed first, as the dialect streams it: an Anthropic ``thinking``
-    block with its signature, a Responses ``reasoning`` item (a summary, and its
+    block with its signature (on Bedrock too; Converse: ``reasoningContent`` text, then
+    its signature), a Responses ``reasoning`` item (a summary, and its
     ``encrypted_content`` when the request asked for it), a Gemini thought part with a
     ``thoughtSignature`` on the first call, Chat ``reasoning_content``. The next request
     is checked as the real API checks it (see :mod:`.reasoning`)."""
 
     redacted_thinking: str = ""
-    """Anthropic only: the ``data`` of a ``redacted_thinking`` block sent after the
-    thinking one (``""`` for none)."""
+    """Claude only (Anthropic, Bedrock): the ``data`` of a ``redacted_thinking`` block
+    sent after the thinking one (Converse: its UTF-8 bytes as ``redactedContent``;
+    ``""`` for none)."""
 
     calls: tuple[ScriptedCall, ...] = ()
     """Function calls, streamed after the text, in order."""
@@ -206,7 +256,9 @@ class Script:
     """The turns, in the order requests arrive."""
 
     model: str = "sim-model-1"
-    """The model name the streams report."""
+    """The model name the streams report. On Bedrock Converse, a model id naming Amazon
+    Nova (``us.amazon.nova-lite-v1:0``) streams each call's input whole, in one fragment,
+    as Nova does; any other streams it as Claude does (an empty fragment, then pieces)."""
 
     check_results: bool = True
     """Whether to check, on each request after the first, that every call of the
@@ -223,10 +275,14 @@ class Script:
 #    {"text": "Done."}]}
 #
 # A turn may also say "thinking" and "redacted_thinking", a call "thinking", and an
-# expectation "media" (the MIME types its result must carry).
+# expectation "media" (the MIME types its result must carry). Fault kinds: "cut_in_arguments",
+# "cut" (after_events, extra_bytes), "corrupted_crc" (after_events, offset), "error_event",
+# "http_error", "stall", "one_byte_at_a_time".
 
 _FAULT_KINDS: dict[str, type[Any]] = {
     "cut_in_arguments": CutInArguments,
+    "cut": Cut,
+    "corrupted_crc": CorruptedCRC,
     "error_event": ErrorEvent,
     "http_error": HTTPError,
     "stall": Stall,
@@ -324,8 +380,15 @@ def resolved_call_id(
     if call.call_id is not None or dialect == "gemini":
         return call.call_id
     # Each provider's own prefix, so ids look like the real ones in logs and tests.
-    prefix = "toolu_sim" if dialect == "anthropic" else "call_sim"
+    prefix = _ID_PREFIXES.get(dialect, "call_sim")
     return f"{prefix}_{turn_number}_{position}"
+
+
+_ID_PREFIXES = {
+    "anthropic": "toolu_sim",
+    "bedrock_anthropic": "toolu_bdrk_sim",
+    "bedrock_converse": "tooluse_sim",
+}
 
 
 def default_demo_script() -> Script:
@@ -351,6 +414,8 @@ def default_demo_script() -> Script:
 
 
 __all__ = [
+    "CorruptedCRC",
+    "Cut",
     "CutInArguments",
     "ErrorEvent",
     "ExpectedResult",

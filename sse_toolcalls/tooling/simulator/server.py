@@ -20,7 +20,16 @@ SHUTDOWN_GRACE_S = 1
 """Seconds a stopping server lets open streams finish before cancelling them: a stall
 fault would otherwise hold the test's teardown for its whole length."""
 
-_DIALECT_PREFIX = {"openai_chat": "/v1", "openai_responses": "/v1", "anthropic": "", "gemini": ""}
+_DIALECT_PREFIX = {
+    "openai_chat": "/v1",
+    "openai_responses": "/v1",
+    "anthropic": "",
+    "gemini": "",
+    # Bedrock Runtime's endpoint: the client adds /model/{modelId}/converse-stream (or
+    # /invoke-with-response-stream).
+    "bedrock_converse": "",
+    "bedrock_anthropic": "",
+}
 
 
 class Simulator:

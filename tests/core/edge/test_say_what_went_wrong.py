@@ -5,6 +5,8 @@ over a real server and over the parsed-event and framed-event interop paths."""
 
 from __future__ import annotations
 
+import base64
+import struct
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import httpx2
 import orjson
 import pytest
+from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untyped]
 
 from sse_toolcalls import (
     Dialect,
@@ -21,11 +24,14 @@ from sse_toolcalls import (
     parse_tool_calls,
 )
 from sse_toolcalls.calls import DIALECTS
+from sse_toolcalls.dialects import spec_for
 from sse_toolcalls.edge.responses import NOT_AN_EVENT_STREAM_CODE
 from sse_toolcalls.errors import MalformedStreamError, ProviderError
+from sse_toolcalls.framing import EVENTSTREAM, framing_for
 from sse_toolcalls.framing.sse import ServerSentEvent, SSEFramer
 from sse_toolcalls.tooling.simulator import RawBody, ScriptedCall, Simulator, Turn, encode_turn
 from sse_toolcalls.tooling.simulator.pytest_plugin import simulator
+from tests import wire
 
 __all__ = ["simulator"]  # the fixture, imported to be found
 
@@ -34,6 +40,46 @@ pytestmark = pytest.mark.anyio
 TURN = Turn(calls=(ScriptedCall(name="f", args={"k": 1}, call_id="c1"),), fragment_size=3)
 HTML = b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head></html>\n"
 JSON_ERROR = b'{"error": {"message": "model not found", "type": "invalid_request_error", "code": "model_not_found"}}'
+
+
+def event_stream(dialect: Dialect) -> bool:
+    return spec_for(dialect).framing == EVENTSTREAM
+
+
+def events_of(dialect: Dialect) -> list[bytes]:
+    """TURN as the dialect's stream, one item per event (per message of an event
+    stream). The simulator's encoder for the SSE dialects; tests/wire.py's, written
+    apart from it, for the Bedrock ones."""
+    if not event_stream(dialect):
+        return encode_turn(dialect, TURN)
+    body = wire.encode(dialect, [wire.Call("f", {"k": 1}, "c1")], fragment=3)
+    out = []
+    while body:
+        (length,) = struct.unpack(">I", body[:4])
+        out.append(body[:length])
+        body = body[length:]
+    return out
+
+
+def media_type(dialect: Dialect) -> str:
+    return framing_for(spec_for(dialect).framing).media_type
+
+
+def parsed_items(dialect: Dialect) -> list[Any]:
+    """TURN's events as an SDK hands them over: JSON objects; boto3's
+    ``{event type: payload}`` (a chunk's bytes decoded) for the Bedrock dialects."""
+    if not event_stream(dialect):
+        events = SSEFramer().feed(b"".join(encode_turn(dialect, TURN)))
+        return [orjson.loads(e.data) for e in events if e.data.startswith("{")]
+    buffer = EventStreamBuffer()
+    buffer.add_data(b"".join(events_of(dialect)))
+    items = []
+    for message in buffer:
+        payload = orjson.loads(message.payload)
+        if "bytes" in payload:
+            payload["bytes"] = base64.b64decode(payload["bytes"])
+        items.append({message.headers[":event-type"]: payload})
+    return items
 
 
 class Body:
@@ -142,12 +188,14 @@ PAIRS = [(given, actual) for given in DIALECTS for actual in DIALECTS if given !
 
 @pytest.mark.parametrize(("given", "actual"), PAIRS)
 async def test_another_dialects_stream_is_named(given: Dialect, actual: Dialect) -> None:
-    # Before: reported as truncation (or, Gemini read as Chat, as no calls at all).
-    body = b"".join(encode_turn(actual, TURN))
+    # Before: reported as truncation (or, Gemini read as Chat, as no calls at all). An
+    # event stream given to an SSE dialect (or the reverse) was "unexpected content
+    # type", or a framing error, at best: it is named by its first event too.
+    body = b"".join(events_of(actual))
     for chunks in [*splits(body)[:1], [body[i : i + 7] for i in range(0, len(body), 7)]]:
         for error in (
-            await first_error(Body(chunks, "text/event-stream"), given),
-            first_error_sync(Body(chunks, "text/event-stream"), given),
+            await first_error(Body(chunks, media_type(actual)), given),
+            first_error_sync(Body(chunks, media_type(actual)), given),
         ):
             assert isinstance(error, MalformedStreamError), error
             assert f"looks like {actual}" in str(error)
@@ -162,13 +210,13 @@ async def test_another_dialect_is_named_when_a_framer_limit_follows(
     # framer failed before it framed the event, and the stream was reported as the
     # limit; in two, as the other dialect's. Now the limit's error hands the head the
     # events before it (issue 29).
-    first = encode_turn(actual, TURN)[0]
+    first = events_of(actual)[0]
     body = first + b"retry: " + b"9" * 65 + b"\n\n"
     cuts = [len(first) + d for d in (-2, -1, 0, 1, 2)]
     for chunks in [*splits(body), *([body[:n], body[n:]] for n in cuts)]:
         for error in (
-            await first_error(Body(chunks, "text/event-stream"), given),
-            first_error_sync(Body(chunks, "text/event-stream"), given),
+            await first_error(Body(chunks, media_type(actual)), given),
+            first_error_sync(Body(chunks, media_type(actual)), given),
         ):
             assert isinstance(error, MalformedStreamError), error
             assert f"looks like {actual}" in str(error)
@@ -176,13 +224,11 @@ async def test_another_dialect_is_named_when_a_framer_limit_follows(
 
 @pytest.mark.parametrize(("given", "actual"), PAIRS)
 def test_another_dialects_parsed_events_are_named(given: Dialect, actual: Dialect) -> None:
-    events = SSEFramer().feed(b"".join(encode_turn(actual, TURN)))
-    dicts: list[Any] = [orjson.loads(e.data) for e in events if e.data.startswith("{")]
     with pytest.raises(MalformedStreamError, match=f"looks like {actual}"):
-        list(parse_tool_calls(dicts, given))
+        list(parse_tool_calls(parsed_items(actual), given))
 
 
-@pytest.mark.parametrize(("given", "actual"), PAIRS)
+@pytest.mark.parametrize(("given", "actual"), [pair for pair in PAIRS if not event_stream(pair[1])])
 async def test_another_dialects_framed_events_are_named(given: Dialect, actual: Dialect) -> None:
     events = SSEFramer().feed(b"".join(encode_turn(actual, TURN)))
 
@@ -198,10 +244,10 @@ async def test_another_dialects_framed_events_are_named(given: Dialect, actual: 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 async def test_the_right_dialect_and_detection_are_untouched(dialect: Dialect) -> None:
-    body = b"".join(encode_turn(dialect, TURN))
+    body = b"".join(events_of(dialect))
     for given in (dialect, None):
         for chunks in splits(body):
-            calls = [c async for c in aiter_tool_calls(Body(chunks, "text/event-stream"), given)]
+            calls = [c async for c in aiter_tool_calls(Body(chunks, media_type(dialect)), given)]
             assert [(c.name, c.args) for c in calls] == [("f", {"k": 1})]
 
 

@@ -303,5 +303,7 @@ def test_the_recorder_reads_each_dialect_from_its_clients_url() -> None:
     from sse_toolcalls.tooling.corpus import record
 
     for dialect, client_class in CLIENTS.items():
-        client = client_class(model="m", api_key="k")
+        # Bedrock's endpoint is per region.
+        region: dict[str, Any] = {"region": "us-east-1"} if dialect.startswith("bedrock") else {}
+        client = client_class(model="m", api_key="k", **region)
         assert record._dialect_of(urlsplit(client.url()).path) == dialect

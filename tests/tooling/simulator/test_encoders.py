@@ -10,12 +10,22 @@ import pytest
 from sse_toolcalls import Dialect
 from sse_toolcalls.calls import DIALECTS, StreamFinished, TextDelta, ToolCall
 from sse_toolcalls.edge.http_errors import provider_error_from_http
-from sse_toolcalls.errors import ProviderError, TruncatedStreamError, UsageError
+from sse_toolcalls.errors import (
+    FramingError,
+    ProviderError,
+    SSEToolCallsError,
+    TruncatedStreamError,
+    UsageError,
+)
 from sse_toolcalls.parser import StreamParser, ToolCallParser
 from sse_toolcalls.tooling.simulator import (
+    CorruptedCRC,
+    Cut,
     ErrorEvent,
     ScriptedCall,
     Turn,
+    encode_corrupted,
+    encode_cut,
     encode_cut_in_arguments,
     encode_error_event,
     encode_turn,
@@ -59,6 +69,8 @@ def test_the_parser_reads_back_every_call(dialect: Dialect, byte_by_byte: bool) 
         "openai_responses": "call_sim_0_1",
         "anthropic": "toolu_sim_0_1",
         "gemini": None,  # no id given: Gemini sends none
+        "bedrock_converse": "tooluse_sim_0_1",
+        "bedrock_anthropic": "toolu_bdrk_sim_0_1",
     }[dialect]
     assert [c.call_id for c in calls] == ["c-h", expected_second]
 
@@ -75,12 +87,17 @@ def test_text_and_stop_reason_reach_the_rich_stream(dialect: Dialect) -> None:
     finished = [e for e in events if isinstance(e, StreamFinished)]
     assert len(finished) == 1
     assert finished[0].calls == ()
-    assert finished[0].stop_reason == {
-        "openai_chat": "stop",
-        "openai_responses": "completed",
-        "anthropic": "end_turn",
-        "gemini": "STOP",
-    }.get(dialect, finished[0].stop_reason)
+    assert (
+        finished[0].stop_reason
+        == {
+            "openai_chat": "stop",
+            "openai_responses": "completed",
+            "anthropic": "end_turn",
+            "gemini": "STOP",
+            "bedrock_converse": "end_turn",
+            "bedrock_anthropic": "end_turn",
+        }[dialect]
+    )
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -206,3 +223,44 @@ def test_unknown_dialects_and_bad_fragment_sizes_are_usage_errors() -> None:
         encode_turn("cohere", TWO_CALLS)
     with pytest.raises(UsageError):
         encode_turn("openai_chat", Turn(text="x", fragment_size=0))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize(("after", "extra"), [(0, 0), (1, 5), (2, 11), (10**6, 10**6)])
+def test_a_cut_is_a_strict_prefix_and_a_truncated_stream(
+    dialect: Dialect, after: int, extra: int
+) -> None:
+    whole = b"".join(encode_turn(dialect, TWO_CALLS))
+    cut = b"".join(encode_cut(dialect, TWO_CALLS, Cut(after_events=after, extra_bytes=extra)))
+    assert len(cut) < len(whole)
+    assert whole.startswith(cut)
+    if after == 10**6 and dialect not in ("bedrock_converse", "bedrock_anthropic"):
+        # All but the last byte: SSE's last event lacks only part of its blank line,
+        # which a reader may forgive (DialectSpec.accepts_unterminated).
+        return
+    # Ours, whatever the framing: the end marker never arrived (Bedrock's half message
+    # is a framing error).
+    with pytest.raises((TruncatedStreamError, FramingError)):
+        parse_all(dialect, [cut])
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("offset", [0, 3, -1, -3])
+def test_a_corrupted_event_differs_by_one_inverted_byte(dialect: Dialect, offset: int) -> None:
+    whole = encode_turn(dialect, TWO_CALLS)
+    bad = encode_corrupted(dialect, TWO_CALLS, CorruptedCRC(after_events=1, offset=offset))
+    assert [len(e) for e in bad] == [len(e) for e in whole]
+    differ = [
+        (n, i)
+        for n, (a, b) in enumerate(zip(whole, bad, strict=True))
+        for i in range(len(a))
+        if a[i] != b[i]
+    ]
+    assert len(differ) == 1
+    n, i = differ[0]
+    assert n == 1 and whole[n][i] ^ bad[n][i] == 0xFF
+    # No checksum on SSE: the client may or may not notice, but answers with our own.
+    try:
+        parse_all(dialect, bad)
+    except SSEToolCallsError:
+        pass

@@ -16,12 +16,15 @@ from httpx_sse import aconnect_sse
 from sse_toolcalls import Dialect, aiter_tool_calls, aiter_tool_calls_from_sse
 from sse_toolcalls.calls import DIALECTS, ToolCall
 from sse_toolcalls.conversation import AssistantMessage, ToolResultsMessage, UserMessage
+from sse_toolcalls.dialects import spec_for
 from sse_toolcalls.edge.responses import TIMEOUT_CODE
-from sse_toolcalls.errors import ProviderError, TruncatedStreamError
+from sse_toolcalls.errors import FramingError, ProviderError, StreamError, TruncatedStreamError
 from sse_toolcalls.runtime import Agent, Dispatcher
 from sse_toolcalls.runtime.clients import client_for
 from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.tooling.simulator import (
+    CorruptedCRC,
+    Cut,
     CutInArguments,
     ErrorEvent,
     ExpectedResult,
@@ -162,6 +165,14 @@ class Counting:
 
 
 def request_body(dialect: str) -> dict[str, Any]:
+    if dialect == "bedrock_converse":
+        return {"messages": [{"role": "user", "content": [{"text": "hi"}]}]}
+    if dialect == "bedrock_anthropic":
+        return {
+            "anthropic_version": "bedrock-2023-05-31",
+            "max_tokens": 100,
+            "messages": [{"role": "user", "content": "hi"}],
+        }
     return {} if dialect == "gemini" else {"stream": True}
 
 
@@ -171,7 +182,12 @@ def path_of(dialect: str) -> str:
         "openai_responses": "/v1/responses",
         "anthropic": "/v1/messages",
         "gemini": "/v1beta/models/sim-model-1:streamGenerateContent?alt=sse",
+        "bedrock_converse": "/model/sim-model-1/converse-stream",
+        "bedrock_anthropic": "/model/sim-model-1/invoke-with-response-stream",
     }[dialect]
+
+
+SSE_DIALECTS = [d for d in DIALECTS if spec_for(d).framing == "sse"]
 
 
 async def fetch(
@@ -204,6 +220,23 @@ async def test_a_cut_in_the_arguments_is_truncated(dialect: Dialect, simulator: 
     simulator.play([Turn(calls=TWO_CALLS.calls, fragment_size=4, fault=CutInArguments())])
     error, response = await fetch_error(simulator, dialect, TruncatedStreamError)
     assert error.completed == ()
+    assert response.closed == 1
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_a_cut_anywhere_is_our_error(dialect: Dialect, simulator: Simulator) -> None:
+    simulator.play([Turn(calls=TWO_CALLS.calls, fault=Cut(after_events=2, extra_bytes=3))])
+    error, response = await fetch_error(simulator, dialect, StreamError)
+    # The end marker never came (SSE); or a message stopped inside its prelude (Bedrock).
+    assert isinstance(error, TruncatedStreamError | FramingError)
+    assert response.closed == 1
+
+
+@pytest.mark.parametrize("dialect", ["bedrock_converse", "bedrock_anthropic"])
+async def test_a_corrupted_crc_is_a_framing_error(dialect: Dialect, simulator: Simulator) -> None:
+    simulator.play([Turn(calls=TWO_CALLS.calls, fault=CorruptedCRC(after_events=2))])
+    error, response = await fetch_error(simulator, dialect, FramingError)
+    assert "CRC" in str(error) or "checksum" in str(error).lower()
     assert response.closed == 1
 
 
@@ -271,7 +304,7 @@ async def test_one_byte_at_a_time_still_reassembles(dialect: Dialect, simulator:
     assert response.closed == 1
 
 
-@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("dialect", SSE_DIALECTS)  # httpx-sse reads SSE only
 async def test_httpx_sse_events_feed_the_same_reassemblers(
     dialect: Dialect, simulator: Simulator
 ) -> None:
