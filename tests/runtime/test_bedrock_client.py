@@ -648,3 +648,44 @@ async def test_the_agent_runs_a_turn_over_a_signed_bedrock_stream(server: Loopba
         assert seen.headers["authorization"] == resign(
             seen, server.base_url + seen.path, Credentials(ACCESS, SECRET), "us-east-1"
         )
+
+
+class Rotated:
+    """Refreshable credentials that rotate after the first request's signature (an
+    assumed role's new session): botocore's interface."""
+
+    def __init__(self) -> None:
+        self.pairs = [
+            Credentials(ACCESS, SECRET, TOKEN),
+            Credentials(
+                "AKIAROTATEDEXAMPLE00", "rotated/secret/EXAMPLEKEY0000000000000", "T2" * 20
+            ),
+        ]
+        self.reads = 0
+
+    def get_frozen_credentials(self) -> Any:
+        # Read once when the client is made, once per request.
+        self.reads += 1
+        return self.pairs[0 if self.reads <= 2 else 1].get_frozen_credentials()
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_rotated_credentials_sign_each_request_and_are_redacted(server: Loopback) -> None:
+    rotated = Rotated()
+    server.answer(Answer(body=converse_stream()))
+    client = FixedBody(
+        model=MODEL, region="us-east-1", credentials=rotated, base_url=server.base_url
+    )
+    for _ in range(2):
+        assert names([c async for c in client.stream_tool_calls(CONVERSATION)]) == [PARIS]
+    first, second = server.seen
+    for seen, pair in zip((first, second), rotated.pairs, strict=True):
+        assert seen.headers["authorization"] == resign(
+            seen, server.base_url + seen.path, pair, "us-east-1"
+        )
+    # The new secret, learned at the second signature, is redacted from then on.
+    new = rotated.pairs[1].get_frozen_credentials()
+    server.answer(aws_error_answer(403, "ExpiredTokenException", f"bad {new.secret_key}"))
+    with pytest.raises(ProviderError) as caught:
+        await calls_of(client)
+    assert new.secret_key not in str(caught.value) and caught.value.code == "ExpiredTokenException"
