@@ -575,7 +575,11 @@ class BedrockClient(ProviderClient):
             raise UsageError(f"model must be a Bedrock model id, got {model!r}")
         if region is None:
             region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
-        if region is not None and (len(region) > MAX_REGION_CHARS or not _REGION.fullmatch(region)):
+        if region is not None and (
+            not isinstance(region, str)
+            or len(region) > MAX_REGION_CHARS
+            or not _REGION.fullmatch(region)
+        ):
             raise UsageError(f"region must be an AWS region's name (us-east-1), got {region!r}")
         self.region = region
         """The AWS region (``None`` when neither the endpoint nor signing needs one)."""

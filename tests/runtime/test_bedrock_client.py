@@ -397,6 +397,8 @@ def test_a_bearer_key_never_imports_botocore(no_aws_environment: None) -> None:
         ({"region": "US-EAST-1", "api_key": KEY}, "region"),
         ({"region": "a" * 33, "api_key": KEY}, "region"),
         ({"region": "", "api_key": KEY}, "region"),
+        ({"region": 1, "api_key": KEY}, "region"),
+        ({"region": b"us-east-1", "api_key": KEY}, "region"),
         ({"api_key": KEY}, "region"),  # no region, no base_url: no endpoint
         ({"region": "us-east-1", "model": ".."}, "model"),
         ({"region": "us-east-1", "model": ""}, "model"),
