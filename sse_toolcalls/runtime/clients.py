@@ -449,6 +449,13 @@ class _SigV4:
         self._request = AWSRequest
         self.region = region
         _redact_botocore_signing_logs()
+        for name, key in (
+            ("aws_access_key_id", access_key_id),
+            ("aws_secret_access_key", secret_access_key),
+            ("aws_session_token", session_token),
+        ):
+            if key is not None and (not isinstance(key, str) or not key.strip()):
+                raise UsageError(f"{name} must be a non-empty str, got {type(key).__name__}")
         if (access_key_id is None) != (secret_access_key is None):
             raise UsageError("pass both aws_access_key_id= and aws_secret_access_key=")
         if session_token is not None and access_key_id is None:

@@ -406,6 +406,14 @@ def test_a_bearer_key_never_imports_botocore(no_aws_environment: None) -> None:
         ({"region": "us-east-1", "aws_secret_access_key": SECRET}, "both"),
         ({"region": "us-east-1", "aws_session_token": TOKEN}, "aws_session_token"),
         (
+            {"region": "us-east-1", "aws_access_key_id": ACCESS, "aws_secret_access_key": b"s"},
+            "aws_secret_access_key",
+        ),
+        (
+            {"region": "us-east-1", "aws_access_key_id": "", "aws_secret_access_key": SECRET},
+            "aws_access_key_id",
+        ),
+        (
             {"region": "us-east-1", "api_key": KEY, "aws_access_key_id": ACCESS,
              "aws_secret_access_key": SECRET},
             "not both",
