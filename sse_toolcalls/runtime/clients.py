@@ -467,7 +467,12 @@ class _SigV4:
         elif credentials is None:
             # The chain boto3 uses: the environment, the shared files, a profile, SSO,
             # a container's or an instance's role.
-            credentials = Session().get_credentials()
+            try:
+                credentials = Session().get_credentials()
+            except Exception as exc:
+                # botocore's own (a profile that is not there, a config file it cannot
+                # parse): only our exceptions leave a client's constructor.
+                raise UsageError(f"botocore's credential chain failed: {exc}") from exc
             if credentials is None:
                 raise UsageError(
                     "no AWS credentials: pass api_key= (a Bedrock API key), set "

@@ -434,6 +434,21 @@ def test_what_cannot_make_a_request_is_refused_at_once(
         BedrockClient(**kwargs)
 
 
+@pytest.mark.parametrize("broken", ["profile", "config"])
+def test_a_broken_credential_chain_is_our_usage_error(
+    no_aws_environment: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, broken: str
+) -> None:
+    if broken == "profile":
+        monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+    else:
+        config = tmp_path / "config"
+        config.write_text("[default\nregion = us-east-1\n")
+        monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    with pytest.raises(UsageError, match="credential chain") as caught:
+        BedrockClient(model=MODEL, region="us-east-1")
+    assert caught.value.__cause__ is not None
+
+
 def test_an_empty_key_sends_no_auth(no_aws_environment: None) -> None:
     client = BedrockClient(model=MODEL, api_key="", base_url="http://127.0.0.1:9")
     assert "authorization" not in client.request_headers(client.url(), b"{}")
