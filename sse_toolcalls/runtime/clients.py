@@ -644,8 +644,14 @@ class BedrockClient(ProviderClient):
         )
         if self._signer is not None:
             # Known before the first request: an error raised before any was signed
-            # (a refused connection) is redacted too.
-            self._remember(self._signer.secrets())
+            # (a refused connection) is redacted too. Credentials that cannot be read
+            # now (a refresh that failed) are read again to sign, where a failure is
+            # the request's ProviderError.
+            try:
+                secrets = self._signer.secrets()
+            except Exception:
+                secrets = ()
+            self._remember(secrets)
 
     def _remember(self, secrets: Iterable[str]) -> None:
         for secret in secrets:

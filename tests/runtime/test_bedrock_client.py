@@ -362,6 +362,27 @@ async def test_a_failed_signing_is_our_error_without_the_secret(server: Loopback
     assert server.seen == []
 
 
+class Unreadable:
+    """Refreshable credentials whose refresh fails every time (STS unreachable)."""
+
+    def get_frozen_credentials(self) -> Any:
+        raise RuntimeError("could not refresh: connection refused")
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_credentials_that_cannot_be_read_fail_the_request_not_the_client(
+    server: Loopback,
+) -> None:
+    client = FixedBody(
+        model=MODEL, region="us-east-1", credentials=Unreadable(), base_url=server.base_url
+    )
+    with pytest.raises(ProviderError) as caught:
+        await calls_of(client)
+    assert caught.value.code == SIGNING_CODE
+    assert isinstance(caught.value.__cause__, RuntimeError)
+    assert server.seen == []
+
+
 @pytest.mark.usefixtures("no_aws_environment")
 def test_signing_without_botocore_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "botocore.auth", None)
