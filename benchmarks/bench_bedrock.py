@@ -17,8 +17,8 @@ stream) into complete tool calls with every contender, in one run:
   ``json.loads`` per payload (the base64 of a chunk decoded), then the same loop.
 - ``anthropic-sdk`` (InvokeModel only): the SDK's Bedrock decoder
   (``anthropic.lib.bedrock._stream_decoder.AWSEventStreamDecoder``, botocore underneath),
-  ``construct_type`` per event and ``accumulate_event`` (what ``AnthropicBedrock``'s
-  ``messages.stream`` runs).
+  ``construct_type``, ``accumulate_event`` and ``build_events`` per event (what
+  ``AnthropicBedrock``'s ``messages.stream`` runs, as W2's anthropic-sdk row does).
 - ``litellm``: LiteLLM's own Bedrock decoders on the raw bytes
   (``AWSEventStreamDecoder.iter_bytes`` for ConverseStream,
   ``AmazonAnthropicClaudeStreamDecoder`` for InvokeModel), its ``ModelResponseStream``
@@ -51,7 +51,8 @@ samples per contender, interleaved round-robin with the order rotated each round
 garbage collected between samples. Printed: the median CPU seconds of one pass over the
 group, ``ours/floor`` (how many times the floor's time ours takes) and ``peer/ours`` (above
 1: ours is faster). ``--fast``: 200 deltas, one sample of one pass (the CI smoke, in
-``tests/tooling/test_bench_bedrock.py``).
+``tests/tooling/test_bench_bedrock.py``). ``--layers``: instead of the contenders, the
+share of ours' time in framing messages, in making them events, and in the rest.
 """
 
 from __future__ import annotations
@@ -100,8 +101,10 @@ __all__ = [
     "floor_crc",
     "floor_payloads",
     "main",
+    "manifest",
     "message_count",
     "ours",
+    "recordings",
     "synthetic_anthropic",
     "synthetic_converse",
 ]
@@ -140,7 +143,8 @@ class Contender:
 
     name: str
     role: str
-    """``ours``, ``floor``, ``floor+crc`` (shown, in no ratio but its own) or ``peer``."""
+    """``ours``, ``floor``, ``floor+crc`` (shown, in no ratio but its own), ``peer``, or
+    ``part`` (a piece of ours, for ``--layers``)."""
     dialects: tuple[Dialect, ...]
     run: Run
 
@@ -164,15 +168,21 @@ def message_count(body: bytes) -> int:
     return count
 
 
+def manifest() -> list[dict[str, Any]]:
+    """The recordings' entries in ``bedrock/MANIFEST.json`` (file, provider, expected)."""
+    folder = shared_folder() / "bedrock"
+    try:
+        entries: list[dict[str, Any]] = json.loads((folder / "MANIFEST.json").read_bytes())
+    except OSError:
+        sys.exit(f"no recordings in {folder} (set SSE_TOOLCALLS_SHARED)")
+    return entries
+
+
 def recordings() -> list[Group]:
     """The recorded bodies, one group per dialect, with the manifest's expected calls."""
     folder = shared_folder()
-    try:
-        manifest = json.loads((folder / "bedrock" / "MANIFEST.json").read_bytes())
-    except OSError:
-        sys.exit(f"no recordings in {folder / 'bedrock'} (set SSE_TOOLCALLS_SHARED)")
     by_dialect: dict[Dialect, list[tuple[bytes, list[Call]]]] = {}
-    for entry in manifest:
+    for entry in manifest():
         calls = [(c["call_id"], c["name"], c["args"]) for c in entry["expected"].get("calls", [])]
         body = (folder / entry["file"]).read_bytes()
         by_dialect.setdefault(PROVIDERS[entry["provider"]], []).append((body, calls))
@@ -643,7 +653,7 @@ def anthropic_sdk_peer() -> Contender:
     require("botocore", "botocore")
     from anthropic._models import construct_type
     from anthropic.lib.bedrock._stream_decoder import AWSEventStreamDecoder
-    from anthropic.lib.streaming._messages import accumulate_event
+    from anthropic.lib.streaming._messages import accumulate_event, build_events
     from anthropic.types import RawMessageStreamEvent
 
     def run(streams: Streams) -> list[list[Call]]:
@@ -656,6 +666,8 @@ def anthropic_sdk_peer() -> Contender:
                 snapshot = accumulate_event(
                     event=event, current_snapshot=snapshot, json_bufs=json_bufs
                 )
+                for _ in build_events(event=event, message_snapshot=snapshot):
+                    pass
             blocks = [b for b in snapshot.content if b.type == "tool_use"]
             out.append([(b.id, b.name, b.input) for b in blocks])
         return out
@@ -781,6 +793,41 @@ def measure(
     return {name: statistics.median(times) for name, times in samples.items()}
 
 
+def layers(group: Group, read: int | None, *, repeats: int, min_time: float) -> dict[str, float]:
+    """Where ours spends its time: each part's share of a pass of ``ours``, timed as the
+    contenders are. ``messages``: ``EventStreamFramer`` alone (bytes to checked messages);
+    ``events``: the framing the parser runs (``EventStreamEventFramer``: the messages made
+    events, each payload decoded to ``str``) less ``messages``; ``calls``: the rest, the
+    dialect's reassembler and the parser around it."""
+    from sse_toolcalls.framing.eventstream import EventStreamEventFramer, EventStreamFramer
+
+    def framing(make: Callable[[], EventStreamFramer | EventStreamEventFramer]) -> Run:
+        def run(streams: Streams) -> list[list[Call]]:
+            for _, chunks in streams:
+                framer = make()
+                for chunk in chunks:
+                    framer.feed(chunk)
+                framer.finish()
+            return []
+
+        return run
+
+    both: tuple[Dialect, ...] = ("bedrock_converse", "bedrock_anthropic")
+    parts = [
+        Contender(name="ours", role="ours", dialects=both, run=ours),
+        Contender(name="messages", role="part", dialects=both, run=framing(EventStreamFramer)),
+        Contender(name="events", role="part", dialects=both, run=framing(EventStreamEventFramer)),
+    ]
+    streams = [(group.dialect, chunked(body, read)) for body in group.bodies]
+    seconds = measure(parts, streams, repeats=repeats, min_time=min_time)
+    total = seconds["ours"]
+    return {
+        "messages": seconds["messages"] / total,
+        "events": (seconds["events"] - seconds["messages"]) / total,
+        "calls": (total - seconds["events"]) / total,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeats", type=int, default=7, help="samples per contender")
@@ -791,7 +838,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--peers",
         help="comma-separated: " + ",".join(peer_name(make) for make in PEERS) + " (default: all)",
     )
+    parser.add_argument(
+        "--layers",
+        action="store_true",
+        help="ours' time by part (synthetic turns, 1,024 B reads) instead of the contenders",
+    )
     args = parser.parse_args(argv)
+    if args.layers:
+        for group in (synthetic_converse(args.deltas), synthetic_anthropic(args.deltas)):
+            shares = layers(
+                group,
+                1024,
+                repeats=1 if args.fast else args.repeats,
+                min_time=0.0 if args.fast else args.min_time,
+            )
+            row = ", ".join(f"{name} {share:.0%}" for name, share in shares.items())
+            print(f"{group.name}, 1,024 B reads: {row}")
+        return 0
     repeats, min_time, deltas = (
         (1, 0.0, 200) if args.fast else (args.repeats, args.min_time, args.deltas)
     )
