@@ -707,3 +707,23 @@ def test_the_edge_reads_any_event_stream_at_any_split_as_the_parser_does(
     expected = [*parser.feed(body), *parser.finish()]
     for given_dialect in (dialect, None):
         assert list(iter_tool_calls(_Chunks(chunks, content_type), given_dialect)) == expected
+
+
+def test_a_stream_in_another_framing_that_never_tells_is_released_bounded() -> None:
+    # An event stream of events no dialect knows, given to an SSE dialect: the head
+    # holds the bytes from the parser while it looks (up to MAX_HEAD_BYTES), then lets
+    # the parser read them, which ends in our error, never another exception.
+    from sse_toolcalls.edge.responses import MAX_HEAD_BYTES, _BodyStep
+    from sse_toolcalls.errors import SSEToolCallsError
+
+    message = wire.aws_message("unknownEvent", {"x": "y" * 100})
+    body = message * (MAX_HEAD_BYTES // len(message) + 3)
+    step = _BodyStep(_Chunks([], EVENT_STREAM), ToolCallParser("openai_chat"), "openai_chat", None)
+    held = 0
+    with pytest.raises(SSEToolCallsError):
+        for start in range(0, len(body), 1000):
+            step.chunk(body[start : start + 1000])
+            held = max(held, sum(map(len, step._held)))
+        step.end()
+    assert 0 < held <= MAX_HEAD_BYTES + 1000
+    assert step._held == []
