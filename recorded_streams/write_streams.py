@@ -3023,10 +3023,11 @@ def converse_streams() -> list[AwsStream]:
     add(
         AwsStream(
             file="bedrock_converse/cut_inside_a_prelude.eventstream",
-            notes="A first call completes and a second one starts, then the body ends seven "
-            "bytes into the next message's 12-byte prelude (inside its CRC): truncated; the "
-            "first call was closed but is not proven whole (no later block or stop reason "
-            "came), so nothing is released.",
+            notes="A first call completes, a second one streams two fragments and closes, "
+            "then the body ends seven bytes into the next message's 12-byte prelude (inside "
+            "its CRC): truncated. The first call was released when the second block started "
+            "(generation went on, so the limit did not cut it); the second, closed but not "
+            "proven whole (no later block, no stop reason), is the partial call.",
             messages=[
                 c.start(),
                 *c.tool(0, "tooluse_RS0609first0000000", "get_measurement", hp),
@@ -3034,6 +3035,9 @@ def converse_streams() -> list[AwsStream]:
             ],
             cut=7,
             outcome="truncated",
+            partial_calls=[
+                partial("get_measurement", "tooluse_RS0609second000000", '{"person": "Ada')
+            ],
             calls=[],
         )
     )
@@ -3145,6 +3149,50 @@ def converse_streams() -> list[AwsStream]:
             outcome="complete",
             calls=[call("get_measurement", w, "tooluse_RS0614clientCall00")],
             text="165 cm. Now the weight.",
+        )
+    )
+
+    cited = {
+        "title": "Ada Lovelace",
+        "sourceContent": [{"text": "born 10 December 1815 in London"}],
+        "location": {"documentChar": {"documentIndex": 0, "start": 0, "end": 31}},
+    }
+    add(
+        AwsStream(
+            file="bedrock_converse/citations_in_text.eventstream",
+            notes="A text block answered from a document: text deltas with a citation delta "
+            "(delta.citation: title, sourceContent, documentChar location) between them at "
+            "the same block index. The citation is no text and no call.",
+            messages=[
+                c.start(),
+                *c.text(0, ["Ada was born in 1815"], stop=False),
+                event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"citation": cited}}),
+                *c.text(0, [", in London."]),
+                *c.end("end_turn"),
+            ],
+            outcome="no_calls",
+            calls=[],
+            text="Ada was born in 1815, in London.",
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/internal_server_exception_after_a_closed_call.eventstream",
+            notes="An internalServerException after a toolUse block closed and before "
+            "messageStop: the provider's error, retryable. The closed call was not yet "
+            "proven whole (no later block, no stop reason), so the error carries no call.",
+            messages=[
+                c.start(),
+                *c.tool(0, "tooluse_RS0616closedThen500", "get_measurement", hp),
+                exception(
+                    "internalServerException",
+                    "The server encountered an internal error while processing the request.",
+                ),
+            ],
+            outcome="provider_error",
+            calls=[],
+            error={"code": "InternalServerException", "retryable": True},
         )
     )
     return out
@@ -3325,6 +3373,20 @@ def invoke_anthropic_streams() -> list[AwsStream]:
             outcome="truncated",
             partial_calls=[partial("get_measurement", "toolu_bdrk_RS0707", '{"person": "Ada')],
             calls=[],
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_anthropic/service_unavailable_exception_first.eventstream",
+            notes="A serviceUnavailableException as the only message: the provider's error, "
+            "retryable, whether the dialect is named or detected (detection cannot tell the "
+            "two Bedrock dialects apart from an exception and names bedrock_converse; the "
+            "error is the same).",
+            messages=[exception("serviceUnavailableException", "The service is unavailable.")],
+            outcome="provider_error",
+            calls=[],
+            error={"code": "ServiceUnavailableException", "retryable": True},
         )
     )
     return out

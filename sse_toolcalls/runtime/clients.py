@@ -449,6 +449,13 @@ class _SigV4:
         self._request = AWSRequest
         self.region = region
         _redact_botocore_signing_logs()
+        for name, key in (
+            ("aws_access_key_id", access_key_id),
+            ("aws_secret_access_key", secret_access_key),
+            ("aws_session_token", session_token),
+        ):
+            if key is not None and (not isinstance(key, str) or not key.strip()):
+                raise UsageError(f"{name} must be a non-empty str, got {type(key).__name__}")
         if (access_key_id is None) != (secret_access_key is None):
             raise UsageError("pass both aws_access_key_id= and aws_secret_access_key=")
         if session_token is not None and access_key_id is None:
@@ -460,7 +467,12 @@ class _SigV4:
         elif credentials is None:
             # The chain boto3 uses: the environment, the shared files, a profile, SSO,
             # a container's or an instance's role.
-            credentials = Session().get_credentials()
+            try:
+                credentials = Session().get_credentials()
+            except Exception as exc:
+                # botocore's own (a profile that is not there, a config file it cannot
+                # parse): only our exceptions leave a client's constructor.
+                raise UsageError(f"botocore's credential chain failed: {exc}") from exc
             if credentials is None:
                 raise UsageError(
                     "no AWS credentials: pass api_key= (a Bedrock API key), set "
@@ -575,7 +587,11 @@ class BedrockClient(ProviderClient):
             raise UsageError(f"model must be a Bedrock model id, got {model!r}")
         if region is None:
             region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
-        if region is not None and (len(region) > MAX_REGION_CHARS or not _REGION.fullmatch(region)):
+        if region is not None and (
+            not isinstance(region, str)
+            or len(region) > MAX_REGION_CHARS
+            or not _REGION.fullmatch(region)
+        ):
             raise UsageError(f"region must be an AWS region's name (us-east-1), got {region!r}")
         self.region = region
         """The AWS region (``None`` when neither the endpoint nor signing needs one)."""
@@ -628,8 +644,14 @@ class BedrockClient(ProviderClient):
         )
         if self._signer is not None:
             # Known before the first request: an error raised before any was signed
-            # (a refused connection) is redacted too.
-            self._remember(self._signer.secrets())
+            # (a refused connection) is redacted too. Credentials that cannot be read
+            # now (a refresh that failed) are read again to sign, where a failure is
+            # the request's ProviderError.
+            try:
+                secrets = self._signer.secrets()
+            except Exception:
+                secrets = ()
+            self._remember(secrets)
 
     def _remember(self, secrets: Iterable[str]) -> None:
         for secret in secrets:

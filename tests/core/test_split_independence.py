@@ -28,6 +28,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import struct
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,10 +54,13 @@ from sse_toolcalls import (
     as_dialect,
 )
 from sse_toolcalls import parser as parser_module
+from sse_toolcalls.dialects import spec_for
 from sse_toolcalls.framing import sse as sse_module
+from sse_toolcalls.framing.eventstream import MAX_HEADERS_BYTES
 from sse_toolcalls.framing.sse import DEFAULT_MAX_EVENT_BYTES
 from sse_toolcalls.tooling.simulator.encoders import encode_error_event, encode_turn
 from sse_toolcalls.tooling.simulator.script import ErrorEvent, ScriptedCall, Turn
+from tests.core.test_eventstream_wire import bedrock_event
 from tests.outside import EXTERNAL_STREAMS, outside_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -389,14 +394,45 @@ def _after_the_call(dialect: str) -> tuple[bytes, list[Key], int]:
     raise AssertionError(f"no call of {dialect} completes before the end")
 
 
+def _event_stream_tails(limit: int, dialect: str) -> dict[str, tuple[bytes, str]]:
+    """The same for AWS's event stream (the Bedrock dialects): its framer's limits are
+    read from a message's 12-byte prelude, and a corrupted message is its error too."""
+    empty = len(bedrock_event("futureEventType", b""))
+    big = bedrock_event("futureEventType", b"x" * (limit + 1 - empty))
+    lengths = struct.pack(">II", 16 + MAX_HEADERS_BYTES + 1, MAX_HEADERS_BYTES + 1)
+    headers_past = lengths + struct.pack(">I", zlib.crc32(lengths))
+    unknown = bedrock_event("futureEventType", b'{"p":"abc"}')
+    good = bedrock_event("futureEventType", b'{"p":"abcdef"}')
+    corrupted = good[:-5] + bytes([good[-5] ^ 0x20]) + good[-4:]
+    malformed = bedrock_event(
+        "chunk" if dialect == "bedrock_anthropic" else "contentBlockDelta", b"{not json"
+    )
+    return {
+        "oversized message": (big, "MessageTooLargeError"),
+        "oversized, its prelude only": (big[:12], "MessageTooLargeError"),
+        "oversized after an event": (unknown + big, "MessageTooLargeError"),
+        "headers past MAX_HEADERS_BYTES": (headers_past, "EventStreamLimitError"),
+        "a corrupted message": (unknown + corrupted, "ChecksumMismatchError"),
+        # An earlier error in the same read wins over the limit after it.
+        "malformed, then oversized": (malformed + big, "MalformedStreamError"),
+    }
+
+
+def _tails(dialect: str, limit: int) -> dict[str, tuple[bytes, str]]:
+    if spec_for(dialect).framing == "eventstream":
+        return _event_stream_tails(limit, dialect)
+    return _limit_tails(limit)
+
+
 @pytest.mark.usefixtures("few_data_lines")
-@pytest.mark.parametrize("dialect", DIALECTS)
-@pytest.mark.parametrize("tail", list(_limit_tails(1)))
+@pytest.mark.parametrize(
+    ("dialect", "tail"), [(d, t) for d in DIALECTS for t in _tails(d, limit=64)]
+)
 def test_a_call_before_a_framer_limit_is_carried_at_every_cut(
     twin: Any, dialect: str, tail: str
 ) -> None:
     head, calls, limit = _after_the_call(dialect)
-    rest, expected = _limit_tails(limit)[tail]
+    rest, expected = _tails(dialect, limit)[tail]
     if dialect == "openai_chat" and expected == "MalformedStreamError":
         expected = "EventTooLargeError"  # the malformed event comes after [DONE]
     raw = head + rest

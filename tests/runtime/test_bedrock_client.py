@@ -362,6 +362,27 @@ async def test_a_failed_signing_is_our_error_without_the_secret(server: Loopback
     assert server.seen == []
 
 
+class Unreadable:
+    """Refreshable credentials whose refresh fails every time (STS unreachable)."""
+
+    def get_frozen_credentials(self) -> Any:
+        raise RuntimeError("could not refresh: connection refused")
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_credentials_that_cannot_be_read_fail_the_request_not_the_client(
+    server: Loopback,
+) -> None:
+    client = FixedBody(
+        model=MODEL, region="us-east-1", credentials=Unreadable(), base_url=server.base_url
+    )
+    with pytest.raises(ProviderError) as caught:
+        await calls_of(client)
+    assert caught.value.code == SIGNING_CODE
+    assert isinstance(caught.value.__cause__, RuntimeError)
+    assert server.seen == []
+
+
 @pytest.mark.usefixtures("no_aws_environment")
 def test_signing_without_botocore_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "botocore.auth", None)
@@ -397,12 +418,22 @@ def test_a_bearer_key_never_imports_botocore(no_aws_environment: None) -> None:
         ({"region": "US-EAST-1", "api_key": KEY}, "region"),
         ({"region": "a" * 33, "api_key": KEY}, "region"),
         ({"region": "", "api_key": KEY}, "region"),
+        ({"region": 1, "api_key": KEY}, "region"),
+        ({"region": b"us-east-1", "api_key": KEY}, "region"),
         ({"api_key": KEY}, "region"),  # no region, no base_url: no endpoint
         ({"region": "us-east-1", "model": ".."}, "model"),
         ({"region": "us-east-1", "model": ""}, "model"),
         ({"region": "us-east-1", "aws_access_key_id": ACCESS}, "both"),
         ({"region": "us-east-1", "aws_secret_access_key": SECRET}, "both"),
         ({"region": "us-east-1", "aws_session_token": TOKEN}, "aws_session_token"),
+        (
+            {"region": "us-east-1", "aws_access_key_id": ACCESS, "aws_secret_access_key": b"s"},
+            "aws_secret_access_key",
+        ),
+        (
+            {"region": "us-east-1", "aws_access_key_id": "", "aws_secret_access_key": SECRET},
+            "aws_access_key_id",
+        ),
         (
             {"region": "us-east-1", "api_key": KEY, "aws_access_key_id": ACCESS,
              "aws_secret_access_key": SECRET},
@@ -422,6 +453,21 @@ def test_what_cannot_make_a_request_is_refused_at_once(
     kwargs.setdefault("model", MODEL)
     with pytest.raises(UsageError, match=match):
         BedrockClient(**kwargs)
+
+
+@pytest.mark.parametrize("broken", ["profile", "config"])
+def test_a_broken_credential_chain_is_our_usage_error(
+    no_aws_environment: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, broken: str
+) -> None:
+    if broken == "profile":
+        monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+    else:
+        config = tmp_path / "config"
+        config.write_text("[default\nregion = us-east-1\n")
+        monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    with pytest.raises(UsageError, match="credential chain") as caught:
+        BedrockClient(model=MODEL, region="us-east-1")
+    assert caught.value.__cause__ is not None
 
 
 def test_an_empty_key_sends_no_auth(no_aws_environment: None) -> None:
@@ -648,3 +694,44 @@ async def test_the_agent_runs_a_turn_over_a_signed_bedrock_stream(server: Loopba
         assert seen.headers["authorization"] == resign(
             seen, server.base_url + seen.path, Credentials(ACCESS, SECRET), "us-east-1"
         )
+
+
+class Rotated:
+    """Refreshable credentials that rotate after the first request's signature (an
+    assumed role's new session): botocore's interface."""
+
+    def __init__(self) -> None:
+        self.pairs = [
+            Credentials(ACCESS, SECRET, TOKEN),
+            Credentials(
+                "AKIAROTATEDEXAMPLE00", "rotated/secret/EXAMPLEKEY0000000000000", "T2" * 20
+            ),
+        ]
+        self.reads = 0
+
+    def get_frozen_credentials(self) -> Any:
+        # Read once when the client is made, once per request.
+        self.reads += 1
+        return self.pairs[0 if self.reads <= 2 else 1].get_frozen_credentials()
+
+
+@pytest.mark.usefixtures("no_aws_environment")
+async def test_rotated_credentials_sign_each_request_and_are_redacted(server: Loopback) -> None:
+    rotated = Rotated()
+    server.answer(Answer(body=converse_stream()))
+    client = FixedBody(
+        model=MODEL, region="us-east-1", credentials=rotated, base_url=server.base_url
+    )
+    for _ in range(2):
+        assert names([c async for c in client.stream_tool_calls(CONVERSATION)]) == [PARIS]
+    first, second = server.seen
+    for seen, pair in zip((first, second), rotated.pairs, strict=True):
+        assert seen.headers["authorization"] == resign(
+            seen, server.base_url + seen.path, pair, "us-east-1"
+        )
+    # The new secret, learned at the second signature, is redacted from then on.
+    new = rotated.pairs[1].get_frozen_credentials()
+    server.answer(aws_error_answer(403, "ExpiredTokenException", f"bad {new.secret_key}"))
+    with pytest.raises(ProviderError) as caught:
+        await calls_of(client)
+    assert new.secret_key not in str(caught.value) and caught.value.code == "ExpiredTokenException"

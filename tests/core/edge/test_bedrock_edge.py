@@ -663,3 +663,67 @@ def test_any_client_error_shape_is_ours_or_a_usage_error(response: dict[str, Any
         return
     assert isinstance(error, ProviderError)
     assert error.code == (aws_error_code(response["Error"]["Code"]) or None)
+
+
+class _Chunks:
+    """A sync response look-alike: a status, headers and a body in given chunks."""
+
+    def __init__(self, chunks: list[bytes], content_type: str | None) -> None:
+        self.status_code = 200
+        self.headers = {} if content_type is None else {"content-type": content_type}
+        self.chunks = chunks
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        yield from self.chunks
+
+    def close(self) -> None:
+        pass
+
+
+@settings(max_examples=80)
+@given(
+    data=st.data(),
+    dialect=st.sampled_from(["bedrock_converse", "bedrock_anthropic"]),
+    calls=st.lists(
+        st.tuples(_NAMES, st.dictionaries(st.text(max_size=6), _JSON, max_size=3)), max_size=3
+    ),
+    text=st.text(max_size=20),
+    content_type=st.sampled_from([EVENT_STREAM, "text/event-stream", None]),
+)
+def test_the_edge_reads_any_event_stream_at_any_split_as_the_parser_does(
+    data: st.DataObject,
+    dialect: Any,
+    calls: list[tuple[str, dict[str, Any]]],
+    text: str,
+    content_type: str | None,
+) -> None:
+    # Never "not an event stream", never a content type refused, whatever the split:
+    # the edge gives what the parser gives for the whole body.
+    neutral = [wire.Call(name, args, f"id{i}") for i, (name, args) in enumerate(calls)]
+    body = wire.encode(dialect, neutral, text, 4)
+    cuts = sorted(data.draw(st.sets(st.integers(1, len(body) - 1), max_size=6)))
+    chunks = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    parser = ToolCallParser(dialect)
+    expected = [*parser.feed(body), *parser.finish()]
+    for given_dialect in (dialect, None):
+        assert list(iter_tool_calls(_Chunks(chunks, content_type), given_dialect)) == expected
+
+
+def test_a_stream_in_another_framing_that_never_tells_is_released_bounded() -> None:
+    # An event stream of events no dialect knows, given to an SSE dialect: the head
+    # holds the bytes from the parser while it looks (up to MAX_HEAD_BYTES), then lets
+    # the parser read them, which ends in our error, never another exception.
+    from sse_toolcalls.edge.responses import MAX_HEAD_BYTES, _BodyStep
+    from sse_toolcalls.errors import SSEToolCallsError
+
+    message = wire.aws_message("unknownEvent", {"x": "y" * 100})
+    body = message * (MAX_HEAD_BYTES // len(message) + 3)
+    step = _BodyStep(_Chunks([], EVENT_STREAM), ToolCallParser("openai_chat"), "openai_chat", None)
+    held = 0
+    with pytest.raises(SSEToolCallsError):
+        for start in range(0, len(body), 1000):
+            step.chunk(body[start : start + 1000])
+            held = max(held, sum(map(len, step._held)))
+        step.end()
+    assert 0 < held <= MAX_HEAD_BYTES + 1000
+    assert step._held == []
