@@ -26,6 +26,7 @@ from sse_toolcalls.tooling.simulator import (
     ExpectedResult,
     HTTPError,
     OneByteAtATime,
+    RawBody,
     Script,
     ScriptedCall,
     Simulator,
@@ -672,8 +673,6 @@ def test_tool_declarations_are_checked_as_converse_checks_them(
 
 @pytest.mark.parametrize("dialect", ["bedrock_converse", "bedrock_anthropic"])
 def test_a_raw_body_goes_out_as_an_event_stream(dialect: Dialect, simulator: Simulator) -> None:
-    from sse_toolcalls.tooling.simulator import RawBody
-
     chunks = (b"\x00\x00\x00\x10", b"\x00\x00\x00\x00junk")
     simulator.play(Script(turns=(Turn(fault=RawBody(chunks=chunks)),), check_results=False))
     path, body = bedrock_request(dialect)
