@@ -680,3 +680,28 @@ def test_a_raw_body_goes_out_as_an_event_stream(dialect: Dialect, simulator: Sim
         answer = http.post(path, json=body)
     assert answer.headers["content-type"] == "application/vnd.amazon.eventstream"
     assert answer.content == b"".join(chunks)
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (400, "ValidationException"),
+        (403, "AccessDeniedException"),
+        (404, "ResourceNotFoundException"),
+        (408, "ModelTimeoutException"),
+        (424, "ModelErrorException"),
+        (429, "ThrottlingException"),
+        (500, "InternalServerException"),
+        (503, "ServiceUnavailableException"),
+    ],
+)
+def test_each_http_error_is_botocores_modeled_exception(
+    simulator: Simulator, bedrock: Any, status: int, code: str
+) -> None:
+    simulator.play([Turn(text="x", fault=HTTPError(status=status, message="Nope"))])
+    with pytest.raises(getattr(bedrock.exceptions, code)) as caught:
+        bedrock.converse_stream(
+            modelId=MODEL, messages=[{"role": "user", "content": [{"text": "x"}]}]
+        )
+    assert caught.value.response["Error"] == {"Code": code, "Message": "Nope"}
+    assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == status
