@@ -16,7 +16,7 @@ from botocore.config import Config  # type: ignore[import-untyped]
 from botocore.exceptions import ClientError, EventStreamError  # type: ignore[import-untyped]
 from botocore.session import Session  # type: ignore[import-untyped]
 
-from sse_toolcalls import Dialect, aiter_tool_calls
+from sse_toolcalls import Dialect, aiter_tool_calls, parse_tool_calls, translate_sdk_errors
 from sse_toolcalls.errors import FramingError, ProviderError, StreamError, TruncatedStreamError
 from sse_toolcalls.parser import ToolCallParser
 from sse_toolcalls.tooling.simulator import (
@@ -705,3 +705,32 @@ def test_each_http_error_is_botocores_modeled_exception(
         )
     assert caught.value.response["Error"] == {"Code": code, "Message": "Nope"}
     assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == status
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_the_edge_reads_botocores_streams_of_the_simulator(
+    simulator: Simulator, bedrock: Any, named: bool
+) -> None:
+    # parse_tool_calls on botocore's own iterators: blobs back to base64 by the edge, the
+    # dialect named or told by the first item's key; an exception message mid-stream
+    # becomes our ProviderError under translate_sdk_errors.
+    failing = Turn(calls=CALLS, fault=ErrorEvent(code="throttlingException", after_events=4))
+    simulator.play(Script(turns=(TOOL_TURN, TOOL_TURN, failing), check_results=False))
+    question = [{"role": "user", "content": [{"text": "How tall?"}]}]
+    converse: Dialect | None = "bedrock_converse" if named else None
+    invoke: Dialect | None = "bedrock_anthropic" if named else None
+    stream = bedrock.converse_stream(modelId=MODEL, messages=question)["stream"]
+    calls = list(parse_tool_calls(stream, converse))
+    body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": []}
+    chunks = bedrock.invoke_model_with_response_stream(modelId=MODEL, body=json.dumps(body))
+    calls += parse_tool_calls(chunks["body"], invoke)
+    assert [(c.provider, c.name, c.args) for c in calls] == [
+        (provider, c.name, c.args)
+        for provider in ("bedrock_converse", "bedrock_anthropic")
+        for c in CALLS
+    ]
+    stream = bedrock.converse_stream(modelId=MODEL, messages=question)["stream"]
+    with pytest.raises(ProviderError) as caught, translate_sdk_errors(converse):
+        list(parse_tool_calls(stream, converse))
+    stream.close()
+    assert caught.value.retryable
