@@ -124,3 +124,13 @@ def test_the_fixture_serves_and_records(simulator) -> None:  # type: ignore[no-u
     assert "no turn is left" in refused.json()["error"]["message"]
     with pytest.raises(AssertionError, match="no turn is left"):
         simulator.assert_no_problems()
+
+
+def test_every_fault_but_raw_bytes_has_a_json_kind() -> None:
+    import typing
+
+    from sse_toolcalls.tooling.simulator import Fault, RawBody
+    from sse_toolcalls.tooling.simulator.script import _FAULT_KINDS
+
+    # The JSON format has no bytes; every other fault is scriptable from a file.
+    assert set(_FAULT_KINDS.values()) == set(typing.get_args(Fault)) - {RawBody}
