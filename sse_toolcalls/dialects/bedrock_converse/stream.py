@@ -7,9 +7,10 @@ Each message of the event stream is one event, named by its ``:event-type``
 usage, the last event: the end marker (a body without it was cut). A client call is a
 block whose ``contentBlockStart`` has ``start.toolUse {toolUseId, name}``: its input
 streams as ``delta.toolUse.input`` string fragments (Claude sends an empty first one, Nova
-the whole input in one) and closes at ``contentBlockStop``. As with Anthropic's own API, a closed call is released once the
-stream proves the token limit did not cut it: another block starts, or ``messageStop``
-gives a stop reason that is not a limit. Text blocks usually have no
+the whole input in one) and closes at ``contentBlockStop``. As with Anthropic's own API, a
+closed call is released once the stream proves the token limit did not cut it: another
+block starts, or ``messageStop`` gives a stop reason that is not a limit. Text blocks
+usually have no
 ``contentBlockStart`` (their first delta opens them); ``reasoningContent`` deltas carry
 reasoning text, its ``signature`` or ``redactedContent``, kept whole as a block, since
 the next request must carry them back unchanged. A block Bedrock runs itself
