@@ -33,7 +33,7 @@ from .encoders import (
     error_headers,
     media_type,
 )
-from .pairing import last_turn, pairing_problems
+from .pairing import last_turn, listed, pairing_problems
 from .reasoning import (
     IssuedBlock,
     asks_encrypted,
@@ -172,7 +172,7 @@ def _chat_results(body: dict[str, Any]) -> list[ReceivedResult]:
             is_error=None,
             problems=tuple(_media.chat(m.get("content"))[1]),
         )
-        for m in body.get("messages") or ()
+        for m in listed(body.get("messages"))
         if isinstance(m, dict) and m.get("role") == "tool"
     ]
 
@@ -200,7 +200,7 @@ def _responses_results(body: dict[str, Any]) -> list[ReceivedResult]:
 
 def _anthropic_results(body: dict[str, Any]) -> list[ReceivedResult]:
     found: list[ReceivedResult] = []
-    for message in body.get("messages") or ():
+    for message in listed(body.get("messages")):
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, list):
             continue
@@ -235,7 +235,7 @@ def _converse_text(content: Any) -> str:
 
 def _converse_results(body: dict[str, Any]) -> list[ReceivedResult]:
     found: list[ReceivedResult] = []
-    for message in body.get("messages") or ():
+    for message in listed(body.get("messages")):
         content = message.get("content") if isinstance(message, dict) else None
         for block in content if isinstance(content, list) else ():
             result = block.get("toolResult") if isinstance(block, dict) else None
@@ -259,9 +259,9 @@ def _converse_results(body: dict[str, Any]) -> list[ReceivedResult]:
 
 def _gemini_results(body: dict[str, Any]) -> list[ReceivedResult]:
     found: list[ReceivedResult] = []
-    for content in body.get("contents") or ():
+    for content in listed(body.get("contents")):
         parts = content.get("parts") if isinstance(content, dict) else None
-        for part in parts or ():
+        for part in listed(parts):
             response = part.get("functionResponse") if isinstance(part, dict) else None
             if isinstance(response, dict):
                 types, problems = _media.gemini(response)
@@ -624,7 +624,9 @@ class SimulatorApp:
         for result in results:
             if self._cross:
                 break  # new ids are the carrier's; the pairing check holds them
-            if result.call_id is not None and result.call_id not in self._all_ids:
+            if result.call_id is not None and (
+                not isinstance(result.call_id, str) or result.call_id not in self._all_ids
+            ):
                 problems.append(f"a tool result carries id {result.call_id!r}, which no call had")
         return problems
 

@@ -576,18 +576,22 @@ def _metrics(turn: Turn) -> dict[str, int]:
     }
 
 
-BEDROCK_EXCEPTIONS = frozenset(
+_STREAM_EXCEPTIONS = frozenset(
     {
         "internalServerException",
         "modelStreamErrorException",
-        "modelTimeoutException",
         "serviceUnavailableException",
         "throttlingException",
         "validationException",
     }
 )
-"""The exceptions ConverseStream and InvokeModelWithResponseStream send inside the stream
-(their ``:exception-type``)."""
+BEDROCK_EXCEPTIONS: dict[str, frozenset[str]] = {
+    "bedrock_converse": _STREAM_EXCEPTIONS,
+    # InvokeModel's stream also declares the model's timeout (the service model's
+    # ResponseStream); ConverseStream's does not.
+    "bedrock_anthropic": _STREAM_EXCEPTIONS | {"modelTimeoutException"},
+}
+"""Per dialect, the exceptions its stream declares (its ``:exception-type`` values)."""
 
 # The other providers' error codes, as the Bedrock exception that means the same.
 _BEDROCK_EXCEPTION_OF = {
@@ -605,19 +609,23 @@ _BEDROCK_EXCEPTION_OF = {
 }
 
 
-def bedrock_exception_type(code: str) -> str:
-    """The ``:exception-type`` an :class:`ErrorEvent` of ``code`` is sent as on Bedrock:
-    the code itself when it is one of :data:`BEDROCK_EXCEPTIONS`, else the exception that
-    means the same (``overloaded_error``: ``serviceUnavailableException``), else
-    ``modelStreamErrorException`` (the model failed mid-stream)."""
-    if code in BEDROCK_EXCEPTIONS:
-        return code
-    return _BEDROCK_EXCEPTION_OF.get(code, "modelStreamErrorException")
+def bedrock_exception_type(dialect: str, code: str) -> str:
+    """The ``:exception-type`` an :class:`ErrorEvent` of ``code`` is sent as in a Bedrock
+    ``dialect``: the code itself when its stream declares it (:data:`BEDROCK_EXCEPTIONS`),
+    else the declared exception that means the same (``overloaded_error``:
+    ``serviceUnavailableException``), else ``modelStreamErrorException`` (the model
+    failed mid-stream)."""
+    declared = BEDROCK_EXCEPTIONS[dialect]
+    kind = code if code in declared else _BEDROCK_EXCEPTION_OF.get(code, "")
+    return kind if kind in declared else "modelStreamErrorException"
 
 
-def _bedrock_error(error: ErrorEvent, *, model: str, turn_number: int, sequence: int) -> bytes:
-    payload = _json({"message": error.message})
-    return exception_message(bedrock_exception_type(error.code), payload)
+def _exception(dialect: str) -> _ErrorEncoder:
+    def encode(error: ErrorEvent, *, model: str, turn_number: int, sequence: int) -> bytes:
+        payload = _json({"message": error.message})
+        return exception_message(bedrock_exception_type(dialect, error.code), payload)
+
+    return encode
 
 
 # --------------------------------------------------------------------------------------
@@ -631,8 +639,8 @@ _ENCODERS: dict[str, tuple[_Encoder, _ErrorEncoder]] = {
     "openai_responses": (_responses, _responses_error),
     "anthropic": (_anthropic, _anthropic_error),
     "gemini": (_gemini, _gemini_error),
-    "bedrock_converse": (_converse, _bedrock_error),
-    "bedrock_anthropic": (_bedrock_anthropic, _bedrock_error),
+    "bedrock_converse": (_converse, _exception("bedrock_converse")),
+    "bedrock_anthropic": (_bedrock_anthropic, _exception("bedrock_anthropic")),
 }
 
 _EVENT_STREAM_DIALECTS = frozenset({"bedrock_converse", "bedrock_anthropic"})

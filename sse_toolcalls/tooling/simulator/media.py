@@ -72,7 +72,7 @@ def anthropic(content: Any) -> Found:
             continue
         allowed = _IMAGE_TYPES if kind == "image" else _DOCUMENT_TYPES
         media_type = source.get("media_type") if isinstance(source, dict) else None
-        if source_type != "base64" or media_type not in allowed:
+        if source_type != "base64" or not isinstance(media_type, str) or media_type not in allowed:
             problems.append(f"{where}.source: a {kind} needs a base64 source of {sorted(allowed)}")
         elif not _is_base64(source.get("data") if isinstance(source, dict) else None):
             problems.append(f"{where}.source.data: not valid base64")
@@ -200,7 +200,7 @@ def converse(content: Any) -> Found:
         formats = _CONVERSE_IMAGES if kind == "image" else _CONVERSE_DOCUMENTS
         fmt = value.get("format") if isinstance(value, dict) else None
         source = value.get("source") if isinstance(value, dict) else None
-        if fmt not in formats:
+        if not isinstance(fmt, str) or fmt not in formats:
             problems.append(f"{where}.{kind}.format: expected one of {sorted(formats)}")
             continue
         assert isinstance(value, dict)

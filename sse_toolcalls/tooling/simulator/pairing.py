@@ -21,6 +21,12 @@ class WireCall:
     args: Any
 
 
+def listed(value: Any) -> list[Any]:
+    """``value`` when it is a list, else an empty one: a request may hold anything where
+    a list belongs (``"messages": true``), which the checks read as nothing."""
+    return value if isinstance(value, list) else []
+
+
 def _parse(text: Any) -> Any:
     import orjson
 
@@ -31,25 +37,22 @@ def _parse(text: Any) -> Any:
 
 
 def _chat(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
-    messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
+    messages = [m for m in listed(body.get("messages")) if isinstance(m, dict)]
     last = max((n for n, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
     if last < 0:
         return [], []
     calls = [
-        WireCall(
-            call_id=c.get("id"),
-            name=(c.get("function") or {}).get("name"),
-            args=_parse((c.get("function") or {}).get("arguments")),
-        )
-        for c in messages[last].get("tool_calls") or ()
+        WireCall(call_id=c.get("id"), name=f.get("name"), args=_parse(f.get("arguments")))
+        for c in listed(messages[last].get("tool_calls"))
         if isinstance(c, dict)
+        for f in [c["function"] if isinstance(c.get("function"), dict) else {}]
     ]
     ids = [m.get("tool_call_id") for m in messages[last + 1 :] if m.get("role") == "tool"]
     return calls, ids
 
 
 def _responses(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
-    items = [i for i in body.get("input") or () if isinstance(i, dict)]
+    items = [i for i in listed(body.get("input")) if isinstance(i, dict)]
     calls: list[WireCall] = []
     fresh = True
     for item in items:
@@ -76,7 +79,7 @@ def _blocks(message: Any) -> list[dict[str, Any]]:
 
 
 def _anthropic(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
-    messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
+    messages = [m for m in listed(body.get("messages")) if isinstance(m, dict)]
     last = max((n for n, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
     if last < 0:
         return [], []
@@ -97,7 +100,7 @@ def _anthropic(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
 def _converse(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
     # Bedrock Converse: toolUse blocks in the assistant message, toolResult blocks under
     # their toolUseId in the next (user) message.
-    messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
+    messages = [m for m in listed(body.get("messages")) if isinstance(m, dict)]
     last = max((n for n, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
     if last < 0:
         return [], []
@@ -115,11 +118,11 @@ def _converse(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
 
 
 def _gemini(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
-    contents = [c for c in body.get("contents") or () if isinstance(c, dict)]
+    contents = [c for c in listed(body.get("contents")) if isinstance(c, dict)]
     last = max((n for n, c in enumerate(contents) if c.get("role") == "model"), default=-1)
     if last < 0:
         return [], []
-    parts = [p for p in contents[last].get("parts") or () if isinstance(p, dict)]
+    parts = [p for p in listed(contents[last].get("parts")) if isinstance(p, dict)]
     calls = [
         WireCall(
             call_id=p["functionCall"].get("id"),
@@ -132,7 +135,7 @@ def _gemini(body: dict[str, Any]) -> tuple[list[WireCall], list[Any]]:
     names = [
         p["functionResponse"].get("name")
         for c in contents[last + 1 : last + 2]
-        for p in c.get("parts") or ()
+        for p in listed(c.get("parts"))
         if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)
     ]
     return calls, names
@@ -166,25 +169,36 @@ def pairing_problems(dialect: str, body: dict[str, Any]) -> list[str]:
                 f"{answers})"
             ]
         return []
-    known = {c.call_id for c in calls}
+    # An id is a string (each API's schema says so, and answers 400 for anything else);
+    # the others are reported, and kept out of the sets below, where a list or an object
+    # cannot go.
+    problems = [
+        f"an id must be a string, got {value!r}"
+        for value in [*(c.call_id for c in calls), *answers]
+        if value is not None and not isinstance(value, str)
+    ]
+    answers = [a for a in answers if a is None or isinstance(a, str)]
+    known = {c.call_id for c in calls if isinstance(c.call_id, str)}
     if dialect == "openai_responses":
         # Every output needs its function_call somewhere in the input, not only in the
         # last turn.
         known = {
-            i.get("call_id")
-            for i in body.get("input") or ()
-            if isinstance(i, dict) and i.get("type") == "function_call"
+            i["call_id"]
+            for i in listed(body.get("input"))
+            if isinstance(i, dict)
+            and i.get("type") == "function_call"
+            and isinstance(i.get("call_id"), str)
         }
-        return [
+        return problems + [
             f"No tool call found for function call output with call_id {a!r}."
             for a in answers
             if a not in known
         ]
-    return [
+    return problems + [
         f"a tool result answers id {a!r}, which the assistant turn before it has no call for"
         for a in answers
         if a not in known
     ]
 
 
-__all__ = ["WireCall", "last_turn", "pairing_problems"]
+__all__ = ["WireCall", "last_turn", "listed", "pairing_problems"]

@@ -34,6 +34,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from .pairing import listed
 from .script import Turn
 
 _ANTHROPIC_THINKING = {"enabled", "adaptive"}
@@ -183,7 +184,8 @@ def _anthropic(
                         f"messages.{n}.content.{k}: Invalid `signature` in `thinking` block"
                     )
     thinking = body.get("thinking")
-    if not (isinstance(thinking, dict) and thinking.get("type") in _ANTHROPIC_THINKING):
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    if not (isinstance(kind, str) and kind in _ANTHROPIC_THINKING):
         return problems
     found = _last_assistant(messages, "assistant")
     if found is None:
@@ -308,7 +310,9 @@ def gemini_3_problems(model: str, body: dict[str, Any], signed: set[str]) -> lis
         return []
     start = 0
     for n, content in enumerate(contents):
-        parts = content.get("parts") if isinstance(content, dict) else None
+        if not isinstance(content, dict):
+            continue
+        parts = content.get("parts")
         if content.get("role", "user") == "user" and any(
             isinstance(part, dict) and "functionResponse" not in part
             for part in (parts if isinstance(parts, list) else ())
@@ -332,7 +336,9 @@ def gemini_3_problems(model: str, body: dict[str, Any], signed: set[str]) -> lis
                 f"Function call `{name}` in the {n + 1}. content block is missing a "
                 "`thought_signature`."
             )
-        elif sent not in signed and sent not in GEMINI_BYPASS_SIGNATURES:
+        elif not isinstance(sent, str) or (
+            sent not in signed and sent not in GEMINI_BYPASS_SIGNATURES
+        ):
             problems.append(f"contents[{n}].parts[{k}]: Thought signature is not valid.")
     return problems
 
@@ -407,7 +413,7 @@ def _chat(body: dict[str, Any], blocks: list[IssuedBlock], call_ids: list[str | 
     for n, message in enumerate(messages if isinstance(messages, list) else ()):
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
-        ids = [c.get("id") for c in message.get("tool_calls") or () if isinstance(c, dict)]
+        ids = [c.get("id") for c in listed(message.get("tool_calls")) if isinstance(c, dict)]
         if ids == call_ids:
             if message.get("reasoning_content") != streamed:
                 return [

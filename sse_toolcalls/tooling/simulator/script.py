@@ -54,9 +54,10 @@ class ErrorEvent:
 
     code: str = "overloaded_error"
     """The provider's error type or code. On Bedrock, the ``:exception-type`` of an
-    exception message: one of Bedrock's (``throttlingException``...) as given, another
-    provider's code as the exception that means the same (``overloaded_error``:
-    ``serviceUnavailableException``), anything else as ``modelStreamErrorException``."""
+    exception message: one its stream declares (``throttlingException``...) as given,
+    another provider's code as the declared exception that means the same
+    (``overloaded_error``: ``serviceUnavailableException``), anything else as
+    ``modelStreamErrorException``."""
 
     message: str = "Overloaded"
     """The human-readable message."""

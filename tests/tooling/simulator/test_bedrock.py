@@ -9,10 +9,12 @@ import dataclasses
 import itertools
 import json
 import string
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from botocore import eventstream as boto  # type: ignore[import-untyped]
+from botocore.exceptions import EventStreamError  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +46,7 @@ from sse_toolcalls.tooling.simulator.aws_eventstream import (
     error_message,
     flip_byte,
 )
+from sse_toolcalls.tooling.simulator.encoders import BEDROCK_EXCEPTIONS
 from sse_toolcalls.tooling.simulator.reasoning import signature
 from tests.outside import EXTERNAL_STREAMS, outside_corpus, skip_or_fail
 
@@ -376,9 +379,12 @@ def test_a_cut_is_always_a_cut(dialect: str) -> None:
         ("rate_limit_error", "throttlingException"),
         ("invalid_request_error", "validationException"),
         ("something_else", "modelStreamErrorException"),
+        ("DEADLINE_EXCEEDED", "modelTimeoutException"),
     ],
 )
 def test_an_error_event_is_an_exception_message(dialect: str, code: str, kind: str) -> None:
+    if kind == "modelTimeoutException" and dialect == "bedrock_converse":
+        kind = "modelStreamErrorException"  # ConverseStream's stream declares no timeout
     error = ErrorEvent(code=code, message="Nope", after_events=2)
     chunks = encode_error_event(dialect, TWO_CALLS, error)
     assert chunks[:2] == encode_turn(dialect, TWO_CALLS)[:2]
@@ -455,9 +461,9 @@ def test_a_cut_anywhere_is_our_error_and_never_a_half_call(dialect: Dialect) -> 
     )
     events = encode_turn(dialect, turn)
     data = b"".join(events)
-    # Converse's last message is its metadata, after messageStop: a cut exactly before it
-    # leaves a finished turn.
-    finished_at = len(data) - len(events[-1]) if dialect == "bedrock_converse" else None
+    # Converse's last message is its metadata, after messageStop, which ends the turn: a
+    # cut at or inside it may leave a finished turn (without its usage).
+    finished_at = len(data) - len(events[-1]) if dialect == "bedrock_converse" else len(data)
     scripted = [(c.name, c.args) for c in turn.calls]
     for cut in range(len(data)):
         parser = ToolCallParser(dialect)
@@ -467,7 +473,7 @@ def test_a_cut_anywhere_is_our_error_and_never_a_half_call(dialect: Dialect) -> 
         except StreamError as error:
             calls += getattr(error, "completed", ())
         else:
-            assert cut == finished_at, f"a stream cut at byte {cut} read as whole"
+            assert cut >= finished_at, f"a stream cut at byte {cut} read as whole"
         # Whatever was released is whole: the first calls of the script, exactly.
         assert [(c.name, c.args) for c in calls] == scripted[: len(calls)]
 
@@ -659,3 +665,67 @@ def test_the_library_reads_any_scripted_turn_at_any_split(
     assert [(c.call_id, c.name, c.args, c.provider) for c in calls] == [
         (f"{prefix}_4_{i}", c.name, c.args, dialect) for i, c in enumerate(turn.calls)
     ]
+
+
+# --------------------------------------------------------------------------------------
+# botocore's modeled reading: the bedrock-runtime service model's own event shapes.
+
+
+class _Body:
+    """A response body for botocore's ``EventStream``, in reads of ``size`` bytes."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        self._data, self._size = data, size
+
+    def stream(self) -> Iterator[bytes]:
+        for start in range(0, len(self._data), self._size):
+            yield self._data[start : start + self._size]
+
+    def close(self) -> None:
+        pass
+
+
+def botocore_events(dialect: Dialect, data: bytes, size: int) -> list[dict[str, Any]]:
+    from botocore.parsers import EventStreamJSONParser  # type: ignore[import-untyped]
+    from botocore.session import Session  # type: ignore[import-untyped]
+
+    model = Session().get_service_model("bedrock-runtime")
+    operation, member = {
+        "bedrock_converse": ("ConverseStream", "stream"),
+        "bedrock_anthropic": ("InvokeModelWithResponseStream", "body"),
+    }[dialect]
+    shape = model.operation_model(operation).output_shape.members[member]
+    stream = boto.EventStream(_Body(data, size), shape, EventStreamJSONParser(), operation)
+    return list(stream)
+
+
+@settings(max_examples=60, deadline=None)
+@given(dialect=st.sampled_from(BEDROCK), turn=turns, size=st.integers(1, 64))
+def test_botocores_modeled_parser_reads_every_turn(dialect: Dialect, turn: Turn, size: int) -> None:
+    turn = dataclasses.replace(turn, redacted_thinking="opaque" if turn.thinking else "")
+    data = b"".join(encode_turn(dialect, turn))
+    events = botocore_events(dialect, data, size)
+    raw = [(m.headers[":event-type"], json.loads(m.payload)) for m in read(data)]
+    assert len(events) == len(raw)
+    for event, (kind, payload) in zip(events, raw, strict=True):
+        payload.pop("p")
+        if dialect == "bedrock_anthropic":
+            assert event == {"chunk": {"bytes": base64.b64decode(payload["bytes"])}}
+        else:
+            # The one blob, redacted reasoning, comes decoded; everything else as sent.
+            reasoning = payload.get("delta", {}).get("reasoningContent", {})
+            if "redactedContent" in reasoning:
+                reasoning["redactedContent"] = base64.b64decode(reasoning["redactedContent"])
+            assert event == {kind: payload}
+
+
+@pytest.mark.parametrize(
+    ("dialect", "kind"),
+    [(dialect, kind) for dialect in BEDROCK for kind in sorted(BEDROCK_EXCEPTIONS[dialect])],
+)
+def test_botocore_raises_each_exception_the_simulator_sends(dialect: Dialect, kind: str) -> None:
+    error = ErrorEvent(code=kind, message="Nope", after_events=2)
+    data = b"".join(encode_error_event(dialect, TWO_CALLS, error))
+    with pytest.raises(EventStreamError) as caught:
+        botocore_events(dialect, data, 13)
+    assert caught.value.response["Error"] == {"Code": kind, "Message": "Nope"}

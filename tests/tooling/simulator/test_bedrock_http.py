@@ -26,6 +26,7 @@ from sse_toolcalls.tooling.simulator import (
     ExpectedResult,
     HTTPError,
     OneByteAtATime,
+    RawBody,
     Script,
     ScriptedCall,
     Simulator,
@@ -668,3 +669,14 @@ def test_tool_declarations_are_checked_as_converse_checks_them(
         answer = http.post(path, json={**body, "toolConfig": tools})
     assert answer.status_code == 400
     assert problem in answer.json()["message"]
+
+
+@pytest.mark.parametrize("dialect", ["bedrock_converse", "bedrock_anthropic"])
+def test_a_raw_body_goes_out_as_an_event_stream(dialect: Dialect, simulator: Simulator) -> None:
+    chunks = (b"\x00\x00\x00\x10", b"\x00\x00\x00\x00junk")
+    simulator.play(Script(turns=(Turn(fault=RawBody(chunks=chunks)),), check_results=False))
+    path, body = bedrock_request(dialect)
+    with httpx.Client(base_url=simulator.base_url) as http:
+        answer = http.post(path, json=body)
+    assert answer.headers["content-type"] == "application/vnd.amazon.eventstream"
+    assert answer.content == b"".join(chunks)
