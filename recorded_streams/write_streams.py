@@ -2886,20 +2886,35 @@ def converse_streams() -> list[AwsStream]:
         AwsStream(
             file="bedrock_converse/zero_argument_tools.eventstream",
             notes="Two tools without parameters: the first toolUse block has no input delta "
-            "at all, the second only an empty fragment. Both are calls with args {}. The "
-            "body ends after messageStop, without the metadata event: the turn is whole "
-            "(metadata only reports usage).",
+            "at all, the second only an empty fragment. Both are calls with args {}.",
             messages=[
                 c.start(),
                 *c.tool(0, "tooluse_RS0603time0000000000", "get_time", []),
                 *c.tool(1, "tooluse_RS0603date0000000000", "get_date", [""]),
-                *c.end(metadata=False),
+                *c.end(),
             ],
             outcome="complete",
             calls=[
                 call("get_time", {}, "tooluse_RS0603time0000000000"),
                 call("get_date", {}, "tooluse_RS0603date0000000000"),
             ],
+        )
+    )
+
+    add(
+        AwsStream(
+            file="bedrock_converse/message_stop_without_metadata.eventstream",
+            notes="The body ends after messageStop, without the metadata event that AWS "
+            "sends last in every ConverseStream body: it was cut, as an SSE body cut before "
+            "its last event is. The outcome is truncated; the call messageStop released "
+            "went out with a read or rides on the error, never a partial call.",
+            messages=[
+                c.start(),
+                *c.tool(0, "tooluse_RS0603nometa00000000", "get_time", ["{}"]),
+                *c.end(metadata=False),
+            ],
+            outcome="truncated",
+            calls=[],
         )
     )
 

@@ -116,12 +116,14 @@ def _status_and_headers(response: object) -> tuple[int | None, Mapping[str, str]
     return status, headers
 
 
-_MEDIA_TYPES = tuple(framing.media_type for framing in FRAMINGS.values())
-"""The media types a streamed body is read under, whatever the dialect: any framing's.
-An event stream is no error page; its framing is told by its first byte (the parser's
-when no dialect is named, the head's otherwise), and a stream in another framing than
-the dialect's is named by its first event (``_Head``), where its content type alone
-would only say "unexpected"."""
+def _media_types() -> tuple[str, ...]:
+    """The media types a streamed body is read under, whatever the dialect: any framing's
+    (read from the table at each response, so a framing registered later counts). An
+    event stream is no error page; its framing is told by its first byte (the parser's
+    when no dialect is named, the head's otherwise), and a stream in another framing than
+    the dialect's is named by its first event (``_Head``), where its content type alone
+    would only say "unexpected"."""
+    return tuple(framing.media_type for framing in FRAMINGS.values())
 
 
 def _bad_content_type(
@@ -369,7 +371,7 @@ class _BodyStep:
         self.idle_timeout = idle_timeout
         self.status, self.headers = _status_and_headers(response)
         self.head = _Head(provider)
-        self.media_types = _MEDIA_TYPES
+        self.media_types = _media_types()
         # The chunks of a body in another framing than the dialect's, held from the
         # parser while the head reads them (at most MAX_HEAD_BYTES and a chunk).
         self._held: list[bytes] = []

@@ -187,9 +187,12 @@ def test_the_rich_stream_has_text_reasoning_with_its_signature_and_usage() -> No
     assert [call.name for call in finished.calls] == ["f"]
 
 
-def test_message_stop_without_metadata_is_whole() -> None:
+def test_message_stop_without_metadata_is_truncation_with_its_calls_out() -> None:
+    # metadata is the body's last event: without it the body was cut, after messageStop
+    # released the calls (returned by the read, or carried by the error).
     raw = body(turn(tool_block(0, "t", "f", ["{}"]), usage=False))
-    assert [c.name for c in calls_of(raw, "bedrock_converse")] == ["f"]
+    kind, (_, completed) = same_at_every_cut(raw, "bedrock_converse")
+    assert (kind, completed) == ("TruncatedStreamError", [("f", {}, "t")])
 
 
 def test_a_server_tool_is_not_a_client_call() -> None:

@@ -107,18 +107,14 @@ def test_every_cut_before_the_turn_is_decided_is_a_truncation(
 
 
 @pytest.mark.parametrize("dialect", sorted(CASES))
-def test_a_cut_after_the_turn_is_decided_loses_nothing(dialect: Dialect) -> None:
-    # Converse's messageStop (or Anthropic's message_delta with its stop reason) came
-    # whole: the cut takes only the usage, as a cut after Anthropic's message_stop would.
+def test_a_cut_inside_the_last_message_is_truncation_that_loses_no_call(dialect: Dialect) -> None:
+    # The last message is each dialect's end marker (Converse's metadata, InvokeModel's
+    # message_stop chunk): a body cut inside it was cut, as an SSE body cut inside its
+    # last event is, and the call the turn completed is returned or carried, once.
     messages = CASES[dialect]
     body = b"".join(messages)
     for cut in range(len(body) - len(messages[-1]) + 1, len(body)):
         calls, exc = run(dialect, body[:cut])
-        if dialect == "bedrock_converse":
-            assert exc is None and [(c.name, c.args) for c in calls] == [("f", {"a": 1})], cut
-        else:
-            # Anthropic's end marker is message_stop itself: without it, a truncation
-            # that carries the completed call.
-            assert exc is not None and [(c.name, c.args) for c in calls + list(exc.completed)] == [
-                ("f", {"a": 1})
-            ], cut
+        assert exc is not None and [(c.name, c.args) for c in calls + list(exc.completed)] == [
+            ("f", {"a": 1})
+        ], cut

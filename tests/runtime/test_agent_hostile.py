@@ -11,6 +11,7 @@ a reply) but means a bug below the agent: such inputs are written to
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
@@ -34,6 +35,7 @@ from sse_toolcalls.conversation import (
     UserMessage,
 )
 from sse_toolcalls.errors import UsageError
+from sse_toolcalls.framing.eventstream import EventStreamFramer
 from sse_toolcalls.messages import build_request
 from sse_toolcalls.runtime.agent import Agent, AgentReply
 from sse_toolcalls.runtime.clients import AnthropicClient, client_for
@@ -51,6 +53,7 @@ from sse_toolcalls.tooling.simulator import (
     Turn,
     encode_turn,
 )
+from sse_toolcalls.tooling.simulator.aws_eventstream import event_message
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Async generator 'httpx2?\\.:ResourceWarning"),
@@ -330,9 +333,27 @@ def _with_value(dialect: Dialect, value: str) -> bytes:
     )
     raw = value.encode()
     body = _body_of(dialect, turn)
+    if body[:1] == b"\x00":
+        # An AWS event stream: the value goes into each message's payload (inside an
+        # InvokeModel chunk's base64), and the message is framed again with its lengths
+        # and CRCs, or the body would fail its checksums before any value is read.
+        out = []
+        for message in EventStreamFramer().feed(body):
+            payload = message.payload
+            if message.event_type == "chunk":
+                chunk = json.loads(payload)
+                inner = _replaced(base64.b64decode(chunk["bytes"]), raw)
+                chunk["bytes"] = base64.b64encode(inner).decode()
+                payload = json.dumps(chunk).encode()
+            out.append(event_message(message.event_type or "", _replaced(payload, raw)))
+        return b"".join(out)
+    return _replaced(body, raw)
+
+
+def _replaced(data: bytes, raw: bytes) -> bytes:
     # Inside argument text (a JSON string) the placeholder is escaped; as an object
     # (Gemini args) it is not. The hostile values hold no quote or backslash.
-    return body.replace(b'\\"' + PLACEHOLDER.encode() + b'\\"', raw).replace(
+    return data.replace(b'\\"' + PLACEHOLDER.encode() + b'\\"', raw).replace(
         b'"' + PLACEHOLDER.encode() + b'"', raw
     )
 

@@ -88,6 +88,8 @@ PROVIDER = {
     "openai_responses": "openai",
     "anthropic": "anthropic",
     "gemini": "gcp.gemini",
+    "bedrock_converse": "aws.bedrock",
+    "bedrock_anthropic": "aws.bedrock",
 }
 
 
@@ -374,6 +376,20 @@ RAW_USAGE: dict[str, dict[str, Any]] = {
         "cachedContentTokenCount": 100,
         "candidatesTokenCount": 5,
         "thoughtsTokenCount": 50,
+    },
+    # Converse's TokenUsage: the cache's tokens apart from inputTokens, as Anthropic's.
+    "bedrock_converse": {
+        "inputTokens": 10,
+        "cacheReadInputTokens": 100,
+        "cacheWriteInputTokens": 20,
+        "outputTokens": 55,
+        "totalTokens": 185,
+    },
+    "bedrock_anthropic": {
+        "input_tokens": 10,
+        "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 20,
+        "output_tokens": 55,
     },
 }
 

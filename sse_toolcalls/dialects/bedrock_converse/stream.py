@@ -4,12 +4,13 @@ Each message of the event stream is one event, named by its ``:event-type``
 (``framing.eventstream.message_event``): ``messageStart``, then content blocks by
 ``contentBlockIndex`` (``contentBlockStart`` / ``contentBlockDelta`` /
 ``contentBlockStop``), ``messageStop`` with the ``stopReason``, and ``metadata`` with the
-usage, the last event. A client call is a block whose ``contentBlockStart`` has
-``start.toolUse {toolUseId, name}``: its input streams as ``delta.toolUse.input`` string
-fragments (Claude sends an empty first one, Nova the whole input in one) and closes at
-``contentBlockStop``. As with Anthropic's own API, a closed call is released once the
-stream proves the token limit did not cut it: another block starts, or ``messageStop``
-gives a stop reason that is not a limit. Text blocks usually have no
+usage, the last event: the end marker (a body without it was cut). A client call is a
+block whose ``contentBlockStart`` has ``start.toolUse {toolUseId, name}``: its input
+streams as ``delta.toolUse.input`` string fragments (Claude sends an empty first one, Nova
+the whole input in one) and closes at ``contentBlockStop``. As with Anthropic's own API, a
+closed call is released once the stream proves the token limit did not cut it: another
+block starts, or ``messageStop`` gives a stop reason that is not a limit. Text blocks
+usually have no
 ``contentBlockStart`` (their first delta opens them); ``reasoningContent`` deltas carry
 reasoning text, its ``signature`` or ``redactedContent``, kept whole as a block, since
 the next request must carry them back unchanged. A block Bedrock runs itself
@@ -69,7 +70,7 @@ class BedrockConverseReassembler(Reassembler):
         self._reasoning: dict[int, _Reasoning] = {}
         """Open reasoningContent blocks by index."""
         self._stopped = False
-        """messageStop arrived; the turn ends at metadata (its usage) or the body's end."""
+        """messageStop arrived (its calls released); the turn ends at metadata."""
 
     def on_event(self, event: ServerSentEvent) -> None:
         name = event.event
@@ -263,15 +264,16 @@ class BedrockConverseReassembler(Reassembler):
 
     def finish(self) -> list[StreamEvent]:
         if not self.ended:
-            if not self._stopped:
-                raise self.truncated(
-                    "eof",
-                    "the stream ended before messageStop",
-                    self._held + list(self._calls.values()),
-                )
-            # messageStop without the metadata after it: whole, without usage.
-            self.ended = True
-            self.finished()
+            # The metadata event is the last of every ConverseStream body (AWS's stream
+            # reference): a body that ends before it was cut, even after messageStop,
+            # as every other dialect's body is cut before its last event. The calls
+            # messageStop released went out already (or ride on this error).
+            where = "metadata" if self._stopped else "messageStop"
+            raise self.truncated(
+                "eof",
+                f"the stream ended before {where}",
+                self._held + list(self._calls.values()),
+            )
         out, self.out = self.out, []
         return out
 

@@ -332,6 +332,7 @@ def test_a_redacted_reasoning_blob_is_carried_as_the_wire_carries_it() -> None:
         },
         {"contentBlockStop": {"contentBlockIndex": 0}},
         {"messageStop": {"stopReason": "end_turn"}},
+        {"metadata": {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}}},
     ]
     events = list(parse_events(items, "bedrock_converse"))
     [finished] = [e for e in events if isinstance(e, StreamFinished)]
