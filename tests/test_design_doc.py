@@ -123,14 +123,17 @@ def test_every_path_the_other_pages_name_exists_or_is_planned(page: str) -> None
             assert "planned" in line, line
 
 
-@pytest.mark.parametrize("path", sorted(PLANNED))
-def test_a_planned_path_is_named_as_planned_and_not_there_yet(path: str) -> None:
-    assert not (REPO / path).exists(), (
-        f"{path} exists now: drop it from PLANNED here and its *(planned)* mark in design.md"
-    )
-    lines = [line for line in TEXT.splitlines() if path in line]
-    assert lines, f"{path} is planned but design.md does not name it"
-    assert all("planned" in line for line in lines), lines
+def test_a_planned_path_is_named_as_planned_and_not_there_yet() -> None:
+    # One test over the set, not one per path: an empty set (today) must not be a skip,
+    # which CI's counted skips would fail.
+    for path in sorted(PLANNED):
+        assert not (REPO / path).exists(), (
+            f"{path} exists now: drop it from PLANNED here and its *(planned)* mark in "
+            "design.md"
+        )
+        lines = [line for line in TEXT.splitlines() if path in line]
+        assert lines, f"{path} is planned but design.md does not name it"
+        assert all("planned" in line for line in lines), lines
 
 
 def test_every_named_test_function_exists() -> None:
