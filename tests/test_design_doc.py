@@ -128,8 +128,7 @@ def test_a_planned_path_is_named_as_planned_and_not_there_yet() -> None:
     # which CI's counted skips would fail.
     for path in sorted(PLANNED):
         assert not (REPO / path).exists(), (
-            f"{path} exists now: drop it from PLANNED here and its *(planned)* mark in "
-            "design.md"
+            f"{path} exists now: drop it from PLANNED here and its *(planned)* mark in design.md"
         )
         lines = [line for line in TEXT.splitlines() if path in line]
         assert lines, f"{path} is planned but design.md does not name it"
