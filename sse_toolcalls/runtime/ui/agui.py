@@ -1,0 +1,765 @@
+"""AG-UI out of :meth:`~sse_toolcalls.runtime.Agent.run_stream` (issue 32).
+
+AG-UI (``@ag-ui/client``, protocol 1.0) is a stream of JSON events, one per SSE
+``data`` field. This module maps the run's events onto them and a ``RunAgentInput``
+onto a run:
+
+- the run: ``RUN_STARTED`` first, ``RUN_FINISHED`` (with ``usage``, one entry) or
+  ``RUN_ERROR`` last;
+- each assistant turn is one assistant message: its text as ``TEXT_MESSAGE_*``, its
+  calls as ``TOOL_CALL_START``/``ARGS``/``END`` under the turn's message
+  (``parentMessageId``), the arguments streaming as the provider sends them; each
+  result as ``TOOL_CALL_RESULT`` under its call's id;
+- reasoning as ``REASONING_START``, ``REASONING_MESSAGE_*``, ``REASONING_END``;
+- a retried request: AG-UI cannot take back what it showed, but
+  ``MESSAGES_SNAPSHOT`` replaces the client's whole message list, so the void
+  attempt's open messages and calls are closed and a snapshot without them follows;
+  the same snapshot corrects a call whose streamed argument text does not read as
+  the arguments that ran (Gemini's ``partialArgs``, a repaired text);
+- the fallback message as a text message of its own;
+- approvals as AG-UI's interrupts, the protocol's documented human-in-the-loop
+  mechanism (``RUN_FINISHED`` with ``outcome: {type: "interrupt"}``; the next run's
+  ``RunAgentInput.resume`` answers each interrupt by id). A custom event would need
+  a client-side convention of our own; an interrupt is what every AG-UI client
+  already reads. One interrupt per waiting call, its ``toolCallId`` the call's.
+
+The paused :class:`~sse_toolcalls.runtime.approval.ApprovalState` stays on the server
+in a :class:`PausedRuns` (the interrupt's id names it): the state is checked on resume
+anyway, but keeping it out of the browser keeps the stream small and needs no JSON
+form of the state.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from ...calls import (
+    DIALECTS,
+    Dialect,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from ...calls import ToolResult as CoreToolResult
+from ...conversation import (
+    AssistantMessage,
+    Message,
+    SystemPrompt,
+    ToolResultsMessage,
+    UserMessage,
+)
+from ...errors import SSEToolCallsError, UsageError
+from ..approval import ApprovalState, pending_ids
+from ..events import (
+    AgentEvent,
+    ApprovalRequested,
+    FallbackShown,
+    RequestStarted,
+    RetryScheduled,
+    RunFinished,
+    ToolArgumentsPreview,
+    ToolCallRefused,
+    ToolCallResult,
+)
+from ..usage import Usage
+from .sse_out import SSE_HEADERS, sse_event
+
+if TYPE_CHECKING:
+    from ..agent import Agent, AgentStream
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_PAUSED_RUNS",
+    "AguiInputError",
+    "PausedRuns",
+    "agui_events",
+    "agui_response",
+    "parse_run_input",
+]
+
+MAX_BODY_BYTES: Final = 8 * 1024 * 1024
+"""The largest ``RunAgentInput`` read, in bytes: the client posts the whole thread on
+every run, and 8 MiB holds a long conversation while keeping one request's memory
+bounded."""
+
+MAX_PAUSED_RUNS: Final = 10_000
+"""Paused runs a :class:`PausedRuns` keeps, the oldest dropped first: each holds its
+conversation, so the count bounds the memory; an answer to a dropped pause is refused
+(the user asks again)."""
+
+APPROVAL_REASON: Final = "tool_approval"
+"""The ``reason`` of an approval interrupt."""
+
+RESPONSE_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}},
+    "required": ["approved"],
+}
+"""What an approval interrupt expects back: ``{"approved": true|false}``."""
+
+
+class AguiInputError(UsageError):
+    """A ``RunAgentInput`` that cannot become a run (answered with HTTP 400)."""
+
+
+class PausedRuns:
+    """The paused runs of this process, by their pause token (bounded, oldest out)."""
+
+    def __init__(self, *, limit: int = MAX_PAUSED_RUNS) -> None:
+        if limit < 1:
+            raise UsageError(f"PausedRuns needs a limit of at least 1, not {limit}")
+        self._limit = limit
+        self._states: collections.OrderedDict[str, ApprovalState] = collections.OrderedDict()
+
+    def put(self, state: ApprovalState) -> None:
+        """Keep ``state`` under its token."""
+        self._states[state.token] = state
+        self._states.move_to_end(state.token)
+        while len(self._states) > self._limit:
+            self._states.popitem(last=False)
+
+    def get(self, token: str) -> ApprovalState | None:
+        """The state paused under ``token``, or ``None``."""
+        return self._states.get(token)
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+
+def interrupt_id(state: ApprovalState, name: str) -> str:
+    """The id of the interrupt asking about the pending call ``name`` of ``state``."""
+    # The token first: it finds the state; ``name`` (an approval id) may hold "#".
+    return f"{state.token}/{name}"
+
+
+# --------------------------------------------------------------------------------------
+# Out: the run's events as AG-UI events.
+
+
+def _usage(usage: Usage, model: str | None) -> list[dict[str, Any]]:
+    entry: dict[str, Any] = {}
+    if model:
+        entry["model"] = model
+    # Our counts already follow AG-UI's accounting: input includes cached tokens,
+    # output includes reasoning (see usage.Usage).
+    for ours, theirs in (
+        ("input_tokens", "inputTokens"),
+        ("output_tokens", "outputTokens"),
+        ("reasoning_tokens", "reasoningTokens"),
+        ("cache_read_tokens", "cachedInputTokens"),
+        ("cache_write_tokens", "cacheWriteInputTokens"),
+    ):
+        value = getattr(usage, ours)
+        if value is not None:
+            entry[theirs] = value
+    if usage.input_tokens is not None and usage.output_tokens is not None:
+        entry["totalTokens"] = usage.input_tokens + usage.output_tokens
+    return [entry] if entry.keys() - {"model"} else []
+
+
+def _result_text(result: CoreToolResult) -> str:
+    content = result.content
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def _reads_as(text: str, args: Any) -> bool:
+    try:
+        return bool(json.loads(text) == args)
+    except ValueError:
+        return False
+
+
+class _Mapper:
+    """The state of one run's mapping: which message, reasoning and calls are open."""
+
+    def __init__(
+        self,
+        *,
+        thread_id: str,
+        run_id: str,
+        messages: Sequence[Mapping[str, Any]],
+        step: int,
+        model: str | None,
+        paused: PausedRuns | None,
+    ) -> None:
+        self.thread_id, self.run_id, self.model, self.paused = thread_id, run_id, model, paused
+        self.step = step
+        self.attempt = 0
+        self.kept: list[dict[str, Any]] = [dict(m) for m in messages]
+        """The client's messages as they should stand: the input, then what this run
+        produced in attempts that were not voided."""
+        self.turn: list[dict[str, Any]] = []
+        """The messages of the current attempt (voided by a retry)."""
+        self.message_id: str | None = None
+        self.text_open = False
+        self.reasoning_id: str | None = None
+        self.open_calls: dict[int, str] = {}
+        self.streamed: dict[int, list[str]] = {}
+        self.stale = False
+        self.serial = 0
+
+    def _new_id(self, kind: str) -> str:
+        self.serial += 1
+        return f"{self.run_id}:{kind}{self.serial}"
+
+    def call_id(self, call_id: str | None, index: int) -> str:
+        # Gemini may send no id: the call's place names it, unique within the thread's
+        # runs only with the run id, which a resumed run does not share; the step does.
+        return call_id if call_id else f"{self.thread_id}:step{self.step}#{index}"
+
+    def _assistant(self) -> dict[str, Any]:
+        if self.message_id is None:
+            self.message_id = self._new_id("m")
+            self.turn.append({"id": self.message_id, "role": "assistant"})
+        return (
+            self.turn[-1]
+            if self.turn[-1]["id"] == self.message_id
+            else next(m for m in self.turn if m["id"] == self.message_id)
+        )
+
+    def close_reasoning(self) -> list[dict[str, Any]]:
+        if self.reasoning_id is None:
+            return []
+        rid, self.reasoning_id = self.reasoning_id, None
+        return [
+            {"type": "REASONING_MESSAGE_END", "messageId": rid},
+            {"type": "REASONING_END", "messageId": rid},
+        ]
+
+    def close_text(self) -> list[dict[str, Any]]:
+        if not self.text_open:
+            return []
+        self.text_open = False
+        return [{"type": "TEXT_MESSAGE_END", "messageId": self.message_id}]
+
+    def close_turn(self) -> list[dict[str, Any]]:
+        out = [*self.close_reasoning(), *self.close_text()]
+        for tool_id in self.open_calls.values():
+            out.append({"type": "TOOL_CALL_END", "toolCallId": tool_id})
+        self.open_calls.clear()
+        self.streamed.clear()
+        self.message_id = None
+        return out
+
+    def settle(self) -> list[dict[str, Any]]:
+        """Close the turn; keep its messages; a snapshot when the client's differ."""
+        out = self.close_turn()
+        self.kept.extend(self.turn)
+        self.turn = []
+        if self.stale:
+            self.stale = False
+            out.append({"type": "MESSAGES_SNAPSHOT", "messages": list(self.kept)})
+        return out
+
+    def map(self, event: AgentEvent) -> list[dict[str, Any]]:
+        handler = _HANDLERS.get(type(event))
+        return handler(self, event) if handler is not None else []
+
+    # -- the handlers, one per event type --------------------------------------------
+
+    def on_request(self, event: RequestStarted) -> list[dict[str, Any]]:
+        out = self.settle()
+        self.step, self.attempt = event.step, event.attempt
+        return out
+
+    def on_text(self, event: TextDelta) -> list[dict[str, Any]]:
+        if not event.text:
+            return []
+        out = self.close_reasoning()
+        if self.open_calls:
+            # Text after a call of the same turn: a message of its own, as the client
+            # shows text and calls of one message apart anyway.
+            out += self.close_turn()
+        message = self._assistant()
+        if not self.text_open:
+            self.text_open = True
+            out.append(
+                {"type": "TEXT_MESSAGE_START", "messageId": self.message_id, "role": "assistant"}
+            )
+        message["content"] = message.get("content", "") + event.text
+        out.append(
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": self.message_id, "delta": event.text}
+        )
+        return out
+
+    def on_reasoning(self, event: ReasoningDelta) -> list[dict[str, Any]]:
+        if not event.text:
+            return []
+        out: list[dict[str, Any]] = []
+        if self.reasoning_id is None:
+            out += self.close_text()
+            rid = self.reasoning_id = self._new_id("r")
+            self.turn.append({"id": rid, "role": "reasoning", "content": ""})
+            out += [
+                {"type": "REASONING_START", "messageId": rid},
+                {"type": "REASONING_MESSAGE_START", "messageId": rid, "role": "reasoning"},
+            ]
+        rid = self.reasoning_id
+        message = next(m for m in self.turn if m["id"] == rid)
+        message["content"] += event.text
+        out.append({"type": "REASONING_MESSAGE_CONTENT", "messageId": rid, "delta": event.text})
+        return out
+
+    def on_call_started(self, event: ToolCallStarted) -> list[dict[str, Any]]:
+        out = [*self.close_reasoning(), *self.close_text()]
+        tool_id = self.call_id(event.call_id, event.index)
+        message = self._assistant()
+        message.setdefault("toolCalls", []).append(
+            {"id": tool_id, "type": "function", "function": {"name": event.name, "arguments": ""}}
+        )
+        self.open_calls[event.index] = tool_id
+        self.streamed[event.index] = []
+        out.append(
+            {
+                "type": "TOOL_CALL_START",
+                "toolCallId": tool_id,
+                "toolCallName": event.name,
+                "parentMessageId": self.message_id,
+            }
+        )
+        return out
+
+    def on_preview(self, event: ToolArgumentsPreview) -> list[dict[str, Any]]:
+        tool_id = self.open_calls.get(event.index)
+        if tool_id is None or not event.delta:
+            return []
+        self.streamed[event.index].append(event.delta)
+        return [{"type": "TOOL_CALL_ARGS", "toolCallId": tool_id, "delta": event.delta}]
+
+    def on_call_completed(self, event: ToolCallCompleted) -> list[dict[str, Any]]:
+        call = event.call
+        tool_id = self.open_calls.pop(call.index, None)
+        out: list[dict[str, Any]] = []
+        if tool_id is None:
+            # A call that arrived whole, with no start: shown whole.
+            out += [*self.close_reasoning(), *self.close_text()]
+            tool_id = self.call_id(call.call_id, call.index)
+            self._assistant().setdefault("toolCalls", []).append(
+                {"id": tool_id, "type": "function", "function": {"name": call.name}}
+            )
+            out.append(
+                {
+                    "type": "TOOL_CALL_START",
+                    "toolCallId": tool_id,
+                    "toolCallName": call.name,
+                    "parentMessageId": self.message_id,
+                }
+            )
+            streamed = ""
+        else:
+            streamed = "".join(self.streamed.pop(call.index, ()))
+        text = call.raw_arguments if _reads_as(call.raw_arguments, call.args) else None
+        if text is None:
+            text = json.dumps(call.args, ensure_ascii=False)
+        if not streamed:
+            out.append({"type": "TOOL_CALL_ARGS", "toolCallId": tool_id, "delta": text})
+        elif not _reads_as(streamed, call.args):
+            # What streamed is not what runs: the snapshot at the turn's end corrects it.
+            self.stale = True
+        for message in self.turn:
+            for shown in message.get("toolCalls", ()):
+                if shown["id"] == tool_id:
+                    shown["function"] = {"name": call.name, "arguments": text}
+        out.append({"type": "TOOL_CALL_END", "toolCallId": tool_id})
+        return out
+
+    def _result(self, call: ToolCall, content: str) -> list[dict[str, Any]]:
+        out = self.settle()
+        tool_id = self.call_id(call.call_id, call.index)
+        message_id = self._new_id("t")
+        self.kept.append(
+            {"id": message_id, "role": "tool", "toolCallId": tool_id, "content": content}
+        )
+        out.append(
+            {
+                "type": "TOOL_CALL_RESULT",
+                "messageId": message_id,
+                "toolCallId": tool_id,
+                "content": content,
+                "role": "tool",
+            }
+        )
+        return out
+
+    def on_result(self, event: ToolCallResult) -> list[dict[str, Any]]:
+        return self._result(event.call, _result_text(event.result))
+
+    def on_refused(self, event: ToolCallRefused) -> list[dict[str, Any]]:
+        # The refusal is the call's result (the model reads it); it comes once more as
+        # a ToolCallResult after the dispatch, so here it only closes the turn.
+        return self.settle()
+
+    def on_retry(self, event: RetryScheduled) -> list[dict[str, Any]]:
+        out = self.close_turn()
+        if self.turn:
+            self.turn = []
+            out.append({"type": "MESSAGES_SNAPSHOT", "messages": list(self.kept)})
+        self.stale = False
+        out.append(
+            {
+                "type": "CUSTOM",
+                "name": "sse_toolcalls.retry",
+                "value": {"attempt": event.attempt, "delay": event.delay},
+            }
+        )
+        return out
+
+    def on_fallback(self, event: FallbackShown) -> list[dict[str, Any]]:
+        out = self.settle()
+        message_id = self._new_id("f")
+        self.kept.append({"id": message_id, "role": "assistant", "content": event.text})
+        out += [
+            {"type": "TEXT_MESSAGE_START", "messageId": message_id, "role": "assistant"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": event.text},
+            {"type": "TEXT_MESSAGE_END", "messageId": message_id},
+        ]
+        return out
+
+    def on_approval(self, event: ApprovalRequested) -> list[dict[str, Any]]:
+        if self.paused is not None:
+            self.paused.put(event.state)
+        return self.settle()
+
+    def on_finished(self, event: RunFinished) -> list[dict[str, Any]]:
+        out = self.settle()
+        reply = event.reply
+        finished: dict[str, Any] = {
+            "type": "RUN_FINISHED",
+            "threadId": self.thread_id,
+            "runId": self.run_id,
+        }
+        state = reply.state
+        if state is not None and reply.pending_approvals:
+            names = pending_ids(state)
+            finished["outcome"] = {
+                "type": "interrupt",
+                "interrupts": [
+                    {
+                        "id": interrupt_id(state, name),
+                        "reason": APPROVAL_REASON,
+                        "message": f"Allow {call.name}?",
+                        "toolCallId": self.call_id(call.call_id, call.index),
+                        "responseSchema": RESPONSE_SCHEMA,
+                    }
+                    for name, call in zip(names, state.pending, strict=True)
+                ],
+            }
+        else:
+            finished["outcome"] = {"type": "success"}
+        usage = _usage(reply.usage, self.model)
+        if usage:
+            finished["usage"] = usage
+        out.append(finished)
+        return out
+
+
+_HANDLERS: Final[dict[type[Any], Any]] = {
+    RequestStarted: _Mapper.on_request,
+    TextDelta: _Mapper.on_text,
+    ReasoningDelta: _Mapper.on_reasoning,
+    ToolCallStarted: _Mapper.on_call_started,
+    ToolArgumentsPreview: _Mapper.on_preview,
+    ToolCallCompleted: _Mapper.on_call_completed,
+    ToolCallRefused: _Mapper.on_refused,
+    ToolCallResult: _Mapper.on_result,
+    RetryScheduled: _Mapper.on_retry,
+    FallbackShown: _Mapper.on_fallback,
+    ApprovalRequested: _Mapper.on_approval,
+    RunFinished: _Mapper.on_finished,
+}
+"""Each run event's handler (STYLE 3); an event type not here shows nothing."""
+
+
+def _run_error(error: BaseException, code: str | None = None) -> dict[str, Any]:
+    return {
+        "type": "RUN_ERROR",
+        "message": str(error) or type(error).__name__,
+        "code": code or type(error).__name__,
+    }
+
+
+async def agui_events(
+    events: AsyncIterator[AgentEvent],
+    *,
+    thread_id: str,
+    run_id: str,
+    messages: Sequence[Mapping[str, Any]] = (),
+    model: str | None = None,
+    paused: PausedRuns | None = None,
+    step: int = 0,
+) -> AsyncIterator[dict[str, Any]]:
+    """The AG-UI events of a run, from its :data:`~..events.AgentEvent` s.
+
+    ``messages``: the client's messages before the run (AG-UI form), so that a
+    ``MESSAGES_SNAPSHOT`` after a voided attempt keeps them. ``paused``: where an
+    approval pause is kept for the answer. ``step``: the turn a resumed run goes on
+    from (its state's ``steps``). An error of ours from ``events`` ends the stream
+    with ``RUN_ERROR``; cancellation and foreign exceptions pass.
+    """
+    mapper = _Mapper(
+        thread_id=thread_id,
+        run_id=run_id,
+        messages=messages,
+        step=step,
+        model=model,
+        paused=paused,
+    )
+    yield {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id}
+    try:
+        async for event in events:
+            for out in mapper.map(event):
+                yield out
+    except SSEToolCallsError as exc:
+        for out in mapper.close_turn():
+            yield out
+        yield _run_error(exc)
+
+
+# --------------------------------------------------------------------------------------
+# In: a RunAgentInput as a run.
+
+
+def _text(content: Any, where: str) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if not isinstance(part, dict) or part.get("type") != "text":
+                raise AguiInputError(f"{where}: only text content is read, not {part!r:.80}")
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise AguiInputError(f"{where}: a text part without text")
+            parts.append(text)
+        return "".join(parts)
+    if content is None:
+        return ""
+    raise AguiInputError(f"{where}: content must be text or parts")
+
+
+def _str_field(obj: Mapping[str, Any], key: str, where: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or not value:
+        raise AguiInputError(f"{where}: {key!r} must be a non-empty string")
+    return value
+
+
+def conversation_of(messages: Sequence[Any], dialect: Dialect) -> list[Message]:
+    """The conversation of AG-UI ``messages`` (system, developer, user, assistant with
+    its tool calls, tool results; reasoning and activity messages are display only).
+
+    Raises:
+        AguiInputError: a message is malformed, or a result names no earlier call.
+    """
+    out: list[Message] = []
+    calls: dict[str, ToolCall] = {}
+    results: list[CoreToolResult] = []
+
+    def flush() -> None:
+        if results:
+            out.append(ToolResultsMessage(results=tuple(results)))
+            results.clear()
+
+    for n, message in enumerate(messages):
+        where = f"messages[{n}]"
+        if not isinstance(message, dict):
+            raise AguiInputError(f"{where} is not an object")
+        role = message.get("role")
+        if role == "tool":
+            call_id = _str_field(message, "toolCallId", where)
+            call = calls.get(call_id)
+            if call is None:
+                raise AguiInputError(f"{where} answers no earlier tool call: {call_id!r}")
+            error = message.get("error")
+            results.append(
+                CoreToolResult(
+                    call=call,
+                    content=_text(message.get("content"), where) or (error or ""),
+                    is_error=bool(error),
+                )
+            )
+            continue
+        if role in ("reasoning", "activity"):
+            continue
+        flush()
+        if role in ("system", "developer"):
+            out.append(SystemPrompt(text=_text(message.get("content"), where)))
+        elif role == "user":
+            out.append(UserMessage(text=_text(message.get("content"), where)))
+        elif role == "assistant":
+            turn: list[ToolCall] = []
+            for i, shown in enumerate(message.get("toolCalls") or ()):
+                spot = f"{where}.toolCalls[{i}]"
+                if not isinstance(shown, dict) or not isinstance(shown.get("function"), dict):
+                    raise AguiInputError(f"{spot} is not a tool call")
+                raw = shown["function"].get("arguments") or "{}"
+                try:
+                    args = json.loads(raw) if isinstance(raw, str) else None
+                except ValueError:
+                    args = None
+                if not isinstance(args, dict):
+                    raise AguiInputError(f"{spot}: arguments must be a JSON object text")
+                call = ToolCall(
+                    name=_str_field(shown["function"], "name", spot),
+                    args=args,
+                    provider=dialect,
+                    call_id=_str_field(shown, "id", spot),
+                    index=i,
+                    raw_arguments=raw,
+                )
+                calls[call.call_id or ""] = call
+                turn.append(call)
+            out.append(
+                AssistantMessage(text=_text(message.get("content"), where), calls=tuple(turn))
+            )
+        else:
+            raise AguiInputError(f"{where}: unknown role {role!r}")
+    flush()
+    return out
+
+
+def parse_run_input(body: bytes | Mapping[str, Any]) -> dict[str, Any]:
+    """A ``RunAgentInput`` read and checked (``threadId``, ``runId``, ``messages``).
+
+    Raises:
+        AguiInputError: not JSON, too large, or missing what a run needs.
+    """
+    if isinstance(body, bytes | bytearray):
+        if len(body) > MAX_BODY_BYTES:
+            raise AguiInputError(f"the body is over {MAX_BODY_BYTES} bytes")
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise AguiInputError(f"the body is not JSON: {exc}") from exc
+    else:
+        data = body
+    if not isinstance(data, Mapping):
+        raise AguiInputError("a RunAgentInput is a JSON object")
+    out = dict(data)
+    _str_field(out, "threadId", "RunAgentInput")
+    _str_field(out, "runId", "RunAgentInput")
+    if not isinstance(out.get("messages"), list):
+        raise AguiInputError("RunAgentInput: 'messages' must be a list")
+    resume = out.get("resume")
+    if resume is not None and not isinstance(resume, list):
+        raise AguiInputError("RunAgentInput: 'resume' must be a list")
+    return out
+
+
+def _answers(
+    resume: Sequence[Any], paused: PausedRuns
+) -> tuple[ApprovalState, list[str], list[str]]:
+    state: ApprovalState | None = None
+    approve: list[str] = []
+    deny: list[str] = []
+    for n, entry in enumerate(resume):
+        where = f"resume[{n}]"
+        if not isinstance(entry, dict):
+            raise AguiInputError(f"{where} is not an object")
+        token, _, name = _str_field(entry, "interruptId", where).partition("/")
+        found = paused.get(token)
+        if found is None or (state is not None and found is not state):
+            raise AguiInputError(f"{where}: no paused run here has that interrupt")
+        state = found
+        payload = entry.get("payload")
+        approved = (
+            entry.get("status") == "resolved"
+            and isinstance(payload, dict)
+            and payload.get("approved") is True
+        )
+        (approve if approved else deny).append(name)
+    if state is None:
+        raise AguiInputError("RunAgentInput: 'resume' answers nothing")
+    return state, approve, deny
+
+
+async def _bytes(agent: Agent, run: dict[str, Any], paused: PausedRuns) -> AsyncIterator[bytes]:
+    thread_id, run_id = run["threadId"], run["runId"]
+    sequence = 0
+
+    def frame(event: dict[str, Any]) -> bytes:
+        nonlocal sequence
+        sequence += 1
+        # A run-scoped sequence: Last-Event-ID names a place in this run's stream.
+        return sse_event(
+            json.dumps(event, ensure_ascii=False, separators=(",", ":")),
+            id=f"{run_id}:{sequence}",
+        )
+
+    model = getattr(agent.client, "model", None)
+    stream: AbstractAsyncContextManager[AgentStream]
+    step = 0
+    try:
+        if run.get("resume"):
+            state, approve, deny = _answers(run["resume"], paused)
+            stream = agent.resume_stream(state, approve=approve, deny=deny)
+            step = state.steps
+        else:
+            conversation = conversation_of(run["messages"], _dialect_of(agent))
+            stream = agent.run_stream(conversation, conversation_id=thread_id, request_id=run_id)
+        async with stream as events:
+            async for event in agui_events(
+                events,
+                thread_id=thread_id,
+                run_id=run_id,
+                messages=run["messages"],
+                model=model if isinstance(model, str) else None,
+                paused=paused,
+                step=step,
+            ):
+                yield frame(event)
+    except SSEToolCallsError as exc:
+        # Refused on entering (a state already answered, a bad conversation): the
+        # stream is already 200, so the error is the run's.
+        if sequence == 0:
+            yield frame({"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id})
+        yield frame(_run_error(exc))
+
+
+def _dialect_of(agent: Agent) -> Dialect:
+    dialect = getattr(agent.client, "dialect", None)
+    if dialect not in DIALECTS:
+        # The input's tool calls are sent back in the client's dialect: it must be known.
+        raise UsageError(f"the agent's client names no known dialect: {dialect!r}")
+    return cast("Dialect", dialect)
+
+
+_DEFAULT_PAUSED: Final = PausedRuns()
+
+
+def agui_response(
+    agent: Agent,
+    body: bytes | Mapping[str, Any],
+    *,
+    paused: PausedRuns | None = None,
+) -> tuple[int, dict[str, str], AsyncIterator[bytes]]:
+    """A ``RunAgentInput`` answered: ``(status, headers, body chunks)``.
+
+    A good input gives 200 and the run's event stream: the conversation is the
+    input's ``messages``, ``conversation_id`` its ``threadId`` and ``request_id`` its
+    ``runId``, so the same input posted again runs no write twice (their ledger keys
+    are made of the request id: the second run replays them). An input with
+    ``resume`` answers the interrupts of a pause kept in ``paused`` (this process's
+    by default): ``{"status": "resolved", "payload": {"approved": true}}`` approves
+    a call, anything else denies it. The input's ``tools`` (frontend tools) are not
+    offered to the model, and ``state``/``forwardedProps`` are not read: the agent
+    runs its own tools. A bad input gives 400 and one ``RUN_ERROR`` event.
+    """
+    keeper = paused if paused is not None else _DEFAULT_PAUSED
+    try:
+        run = parse_run_input(body)
+    except AguiInputError as exc:
+        error = sse_event(json.dumps(_run_error(exc, "bad_request")), id=f"{uuid.uuid4().hex}:1")
+        return 400, dict(SSE_HEADERS), _one(error)
+    return 200, dict(SSE_HEADERS), _bytes(agent, run, keeper)
+
+
+async def _one(chunk: bytes) -> AsyncIterator[bytes]:
+    yield chunk

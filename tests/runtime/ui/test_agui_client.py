@@ -1,0 +1,213 @@
+"""AG-UI out of a real run (issue 32): the simulator in every dialect, our stream read by
+``@ag-ui/client``'s own ``HttpAgent`` (``js/agui_read.mjs``), what it assembles compared
+with the run's; approvals as interrupts, answered by the next run's ``resume``; a run
+posted twice runs its write once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+
+from sse_toolcalls import Dialect
+from sse_toolcalls.calls import DIALECTS
+from sse_toolcalls.runtime.agent import Agent
+from sse_toolcalls.runtime.clients import ProviderClient, client_for
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.runtime.ui.agui import PausedRuns, agui_response
+from sse_toolcalls.tooling.simulator import ScriptedCall, Simulator, Turn
+
+from .js_clients import require_clients, run_script
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Async generator 'httpcore\\.:ResourceWarning"),
+]
+per_dialect = pytest.mark.parametrize("dialect", DIALECTS)
+
+NOTE = {"title": "groceries", "lines": ["milk", "eggs \u00e9\U0001f95a", "bread"], "pinned": True}
+
+
+class Notes:
+    def __init__(self) -> None:
+        self.saved: list[dict[str, Any]] = []
+
+    def registry(self, *, needs_approval: bool = False) -> ToolRegistry:
+        registry = ToolRegistry()
+
+        def save_note(title: str, lines: list[str], pinned: bool) -> str:
+            """Save a note.
+
+            Args:
+                title: its title.
+                lines: its lines.
+                pinned: whether it stays on top.
+            """
+            self.saved.append({"title": title, "lines": lines, "pinned": pinned})
+            return f"saved {title}"
+
+        registry.register(save_note, effect="write", needs_approval=needs_approval)
+        return registry
+
+
+def client(sim: Simulator, dialect: Dialect) -> ProviderClient:
+    return client_for(
+        dialect,
+        model="sim-model-1",
+        api_key="test-key",
+        base_url=sim.base_url_for(dialect),
+        idle_timeout=2.0,
+    )
+
+
+def body(run_id: str, messages: list[dict[str, Any]], **more: Any) -> dict[str, Any]:
+    return {
+        "threadId": "thread-1",
+        "runId": run_id,
+        "messages": messages,
+        "tools": [],
+        "context": [],
+        **more,
+    }
+
+
+async def post(agent: Agent, run: dict[str, Any], paused: PausedRuns) -> tuple[int, bytes]:
+    status, headers, chunks = agui_response(agent, json.dumps(run).encode(), paused=paused)
+    assert headers["content-type"].startswith("text/event-stream")
+    out: list[bytes] = []
+    with anyio.fail_after(30):
+        async for chunk in chunks:
+            out.append(chunk)
+    return status, b"".join(out)
+
+
+def read(stream: bytes, run: dict[str, Any]) -> Any:
+    return run_script(
+        "agui_read.mjs",
+        json.dumps(
+            {
+                "stream": stream.decode("utf-8"),
+                "messages": run["messages"],
+                "threadId": run["threadId"],
+                "runId": run["runId"],
+                **({"resume": run["resume"]} if "resume" in run else {}),
+            }
+        ).encode(),
+    )
+
+
+USER = {"id": "u1", "role": "user", "content": "Note: milk, eggs, bread"}
+
+
+@per_dialect
+async def test_the_client_assembles_the_runs_text_calls_and_results(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    require_clients()
+    notes = Notes()
+    simulator.play(
+        [
+            Turn(
+                text="Saving it.",
+                calls=(ScriptedCall(name="save_note", args=NOTE),),
+                fragment_size=3,
+                usage={"input_tokens": 11, "output_tokens": 5},
+            ),
+            Turn(text="Your note is saved.", usage={"input_tokens": 20, "output_tokens": 6}),
+        ]
+    )
+    run = body("run-1", [USER])
+    async with client(simulator, dialect) as provider:
+        status, stream = await post(Agent(provider, notes.registry()), run, PausedRuns())
+    simulator.assert_no_problems()
+    assert status == 200 and notes.saved == [NOTE]
+    got = read(stream, run)
+    assert got["error"] is None, got
+    assert got["posted"]["threadId"] == "thread-1" and got["posted"]["runId"] == "run-1"
+    assert got["outcome"]["outcome"] == "success"
+    [usage] = got["outcome"]["usage"]
+    assert (usage["inputTokens"], usage["outputTokens"]) == (31, 11)
+    messages = got["messages"]
+    assert messages[0] == USER
+    first, result, last = messages[1:]
+    assert first["role"] == "assistant" and first["content"] == "Saving it."
+    [call] = first["toolCalls"]
+    assert call["function"]["name"] == "save_note"
+    assert json.loads(call["function"]["arguments"]) == NOTE
+    assert result["role"] == "tool" and result["toolCallId"] == call["id"]
+    assert result["content"] == "saved groceries"
+    assert last == {"id": last["id"], "role": "assistant", "content": "Your note is saved."}
+    # Arguments streamed as the provider sent them (Gemini sends each call whole).
+    assert got["events"].count("TOOL_CALL_ARGS") > (1 if dialect != "gemini" else 0)
+    # Every event carries a run-scoped sequence id.
+    ids = [line for line in stream.decode().split("\n") if line.startswith("id: ")]
+    assert ids == [f"id: run-1:{n}" for n in range(1, len(ids) + 1)]
+    assert len(ids) == len(got["events"])
+
+
+@per_dialect
+async def test_an_approval_is_an_interrupt_answered_once_by_the_next_runs_resume(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    require_clients()
+    notes = Notes()
+    simulator.play(
+        [
+            Turn(calls=(ScriptedCall(name="save_note", args=NOTE),), fragment_size=5),
+            Turn(text="Saved."),
+        ]
+    )
+    paused = PausedRuns()
+    first = body("run-1", [USER])
+    async with client(simulator, dialect) as provider:
+        agent = Agent(provider, notes.registry(needs_approval=True))
+        status, stream = await post(agent, first, paused)
+        asked = read(stream, first)
+        assert status == 200 and notes.saved == [] and asked["error"] is None
+        assert asked["outcome"]["outcome"] == "interrupt"
+        [interrupt] = asked["outcome"]["interrupts"]
+        [call] = asked["messages"][-1]["toolCalls"]
+        assert interrupt["toolCallId"] == call["id"] and interrupt["reason"] == "tool_approval"
+        assert [i["id"] for i in asked["pendingInterrupts"]] == [interrupt["id"]]
+        answer = [
+            {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}
+        ]
+        second = body("run-2", asked["messages"], resume=answer)
+        status, stream = await post(agent, second, paused)
+        done = read(stream, second)
+        assert done["error"] is None and done["outcome"]["outcome"] == "success"
+        assert done["posted"]["resume"] == answer
+        result, last = done["messages"][-2:]
+        assert result["role"] == "tool" and result["toolCallId"] == call["id"]
+        assert last["content"] == "Saved."
+        assert notes.saved == [NOTE]
+        # The same answer posted again: refused as a run error, the write not run again.
+        status, stream = await post(agent, second, paused)
+        again = read(stream, second)
+    assert status == 200 and again["error"] is not None
+    assert again["error"]["code"] == "ApprovalStateError"
+    assert notes.saved == [NOTE]
+
+
+async def test_the_same_run_posted_twice_runs_its_write_once(simulator: Simulator) -> None:
+    notes = Notes()
+    turn = Turn(calls=(ScriptedCall(name="save_note", args=NOTE),))
+    simulator.play([turn, Turn(text="Saved."), turn, Turn(text="Saved.")])
+    run = body("run-1", [USER])
+    async with client(simulator, "openai_chat") as provider:
+        agent = Agent(provider, notes.registry())
+        for _ in range(2):
+            status, stream = await post(agent, run, PausedRuns())
+            assert status == 200 and b'"RUN_FINISHED"' in stream
+    assert notes.saved == [NOTE]
+    replayed = [
+        json.loads(line[6:])
+        for line in stream.decode().split("\n")
+        if line.startswith("data: ") and "TOOL_CALL_RESULT" in line
+    ]
+    # The second run's result is the first run's, replayed from the ledger.
+    [result] = [json.loads(r["content"]) for r in replayed]
+    assert result["replayed"] is True and result["result"] == "saved groceries"
