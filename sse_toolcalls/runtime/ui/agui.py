@@ -13,7 +13,9 @@ onto a run:
 - reasoning as ``REASONING_START``, ``REASONING_MESSAGE_*``, ``REASONING_END``;
 - a retried request: AG-UI cannot take back what it showed, but
   ``MESSAGES_SNAPSHOT`` replaces the client's whole message list, so the void
-  attempt's open messages and calls are closed and a snapshot without them follows;
+  attempt's open messages and calls are closed and a snapshot without them follows
+  (its reasoning messages emptied rather than left out: the client keeps reasoning
+  through a snapshot that holds none);
   the same snapshot corrects a call whose streamed argument text does not read as
   the arguments that ran (Gemini's ``partialArgs``, a repaired text);
 - the fallback message as a text message of its own;
@@ -399,6 +401,9 @@ class _Mapper:
     def on_retry(self, event: RetryScheduled) -> list[dict[str, Any]]:
         out = self.close_turn()
         if self.turn:
+            # @ag-ui/client keeps its reasoning messages through a snapshot that holds
+            # none: a voided one stays in the snapshot, emptied, to take its text back.
+            self.kept += [{**m, "content": ""} for m in self.turn if m["role"] == "reasoning"]
             self.turn = []
             out.append({"type": "MESSAGES_SNAPSHOT", "messages": list(self.kept)})
         self.stale = False

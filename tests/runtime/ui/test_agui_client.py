@@ -6,18 +6,23 @@ posted twice runs its write once."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from sse_toolcalls import Dialect
-from sse_toolcalls.calls import DIALECTS
+from sse_toolcalls.calls import DIALECTS, ReasoningDelta
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import ProviderClient, client_for
+from sse_toolcalls.runtime.events import AgentEvent, FallbackShown, RetryScheduled
+from sse_toolcalls.runtime.retry import RetryPolicy
 from sse_toolcalls.runtime.tools import ToolRegistry
-from sse_toolcalls.runtime.ui.agui import PausedRuns, agui_response
-from sse_toolcalls.tooling.simulator import ScriptedCall, Simulator, Turn
+from sse_toolcalls.runtime.ui.agui import PausedRuns, agui_events, agui_response, conversation_of
+from sse_toolcalls.runtime.ui.sse_out import sse_event
+from sse_toolcalls.tooling.simulator import Cut, HTTPError, ScriptedCall, Simulator, Turn
 
 from .js_clients import require_clients, run_script
 
@@ -211,3 +216,92 @@ async def test_the_same_run_posted_twice_runs_its_write_once(simulator: Simulato
     # The second run's result is the first run's, replayed from the ledger.
     [result] = [json.loads(r["content"]) for r in replayed]
     assert result["replayed"] is True and result["result"] == "saved groceries"
+
+
+async def no_sleep(seconds: float) -> None:
+    await anyio.lowlevel.checkpoint()
+
+
+async def tee(agent: Agent, run: dict[str, Any], seen: list[AgentEvent]) -> bytes:
+    """The run's AG-UI stream, keeping the run's own events in ``seen``."""
+
+    async def recorded(events: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:
+        async for event in events:
+            seen.append(event)
+            yield event
+
+    out: list[bytes] = []
+    with anyio.fail_after(30):
+        async with agent.run_stream(
+            conversation_of(run["messages"], agent.client.dialect),  # type: ignore[attr-defined]
+            conversation_id=run["threadId"],
+            request_id=run["runId"],
+        ) as events:
+            async for event in agui_events(
+                recorded(events),
+                thread_id=run["threadId"],
+                run_id=run["runId"],
+                messages=run["messages"],
+            ):
+                out.append(sse_event(json.dumps(event), id=str(len(out) + 1)))
+    return b"".join(out)
+
+
+@per_dialect
+async def test_a_retry_mid_call_voids_what_it_showed_by_a_messages_snapshot(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    require_clients()
+    notes = Notes()
+    simulator.play(
+        [
+            Turn(
+                thinking="Let me think.",
+                text="Half an answer",
+                calls=(ScriptedCall(name="save_note", args=NOTE),),
+                fragment_size=4,
+                fault=Cut(after_events=8, extra_bytes=3),
+            ),
+            Turn(thinking="Again.", text="Fresh."),
+        ]
+    )
+    retry = RetryPolicy(attempts=2, sleep=no_sleep, random=lambda: 0.5, base_delay=0.25)
+    run = body("run-1", [USER])
+    seen: list[AgentEvent] = []
+    async with client(simulator, dialect) as provider:
+        stream = await tee(Agent(provider, notes.registry(), retry=retry), run, seen)
+    assert notes.saved == []
+    assert any(isinstance(e, RetryScheduled) for e in seen), seen
+    got = read(stream, run)
+    assert got["error"] is None, got
+    assert "MESSAGES_SNAPSHOT" in got["events"]
+    last = max(i for i, e in enumerate(seen) if isinstance(e, RetryScheduled))
+    voided = "".join(e.text for e in seen[:last] if isinstance(e, ReasoningDelta))
+    reasoning = "".join(e.text for e in seen[last:] if isinstance(e, ReasoningDelta))
+    expected = [("user", USER["content"])]
+    # The voided attempt's reasoning is emptied (see agui), its text and call gone.
+    expected += [("reasoning", "")] if voided else []
+    expected += [("reasoning", reasoning)] if reasoning else []
+    expected.append(("assistant", "Fresh."))
+    assert [(m["role"], m.get("content")) for m in got["messages"]] == expected
+    assert not any(m.get("toolCalls") for m in got["messages"])
+
+
+@per_dialect
+async def test_a_fallback_is_a_text_message_and_the_run_finishes(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    require_clients()
+    simulator.play([Turn(fault=HTTPError(status=503)), Turn(fault=HTTPError(status=503))])
+    retry = RetryPolicy(attempts=2, sleep=no_sleep, random=lambda: 0.5, base_delay=0.25)
+    run = body("run-1", [USER])
+    seen: list[AgentEvent] = []
+    async with client(simulator, dialect) as provider:
+        stream = await tee(Agent(provider, Notes().registry(), retry=retry), run, seen)
+    [fallback] = [e for e in seen if isinstance(e, FallbackShown)]
+    got = read(stream, run)
+    assert got["error"] is None and got["outcome"]["outcome"] == "success"
+    assert [(m["role"], m["content"]) for m in got["messages"][1:]] == [
+        ("assistant", fallback.text)
+    ]
+    assert got["events"].count("CUSTOM") == 1  # the retry, said as such
