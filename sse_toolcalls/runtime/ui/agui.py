@@ -206,15 +206,26 @@ class _Mapper:
         self.streamed: dict[int, list[str]] = {}
         self.stale = False
         self.serial = 0
+        self.assigned: dict[tuple[str | None, int], str] = {}
+        """The AG-UI id given to each call of the turn, by (call id, index)."""
 
     def _new_id(self, kind: str) -> str:
         self.serial += 1
         return f"{self.run_id}:{kind}{self.serial}"
 
     def call_id(self, call_id: str | None, index: int) -> str:
-        # Gemini may send no id: the call's place names it, unique within the thread's
-        # runs only with the run id, which a resumed run does not share; the step does.
-        return call_id if call_id else f"{self.thread_id}:step{self.step}#{index}"
+        """The AG-UI id of a call of the current turn (the same for its result)."""
+        known = self.assigned.get((call_id, index))
+        if known is not None:
+            return known
+        # Gemini may send no id: the call's place names it. The run id would not do,
+        # as a resumed run (another run id) answers the calls; the turn's step does.
+        tool_id = call_id if call_id else f"{self.thread_id}:step{self.step}#{index}"
+        if tool_id in self.assigned.values():
+            # A proxy reusing one id for two calls: AG-UI needs them apart.
+            tool_id = f"{tool_id}#{index}"
+        self.assigned[(call_id, index)] = tool_id
+        return tool_id
 
     def _assistant(self) -> dict[str, Any]:
         if self.message_id is None:
@@ -269,16 +280,15 @@ class _Mapper:
     def on_request(self, event: RequestStarted) -> list[dict[str, Any]]:
         out = self.settle()
         self.step, self.attempt = event.step, event.attempt
+        self.assigned = {}
         return out
 
     def on_text(self, event: TextDelta) -> list[dict[str, Any]]:
         if not event.text:
             return []
         out = self.close_reasoning()
-        if self.open_calls:
-            # Text after a call of the same turn: a message of its own, as the client
-            # shows text and calls of one message apart anyway.
-            out += self.close_turn()
+        # Text after a call of the same turn reopens the turn's message (AG-UI lets a
+        # message's text and its calls stream side by side, and reopen by id).
         message = self._assistant()
         if not self.text_open:
             self.text_open = True

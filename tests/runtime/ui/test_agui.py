@@ -1,0 +1,333 @@
+"""The AG-UI mapping (issue 32) on made-up runs: any order of the run's events gives a
+well-formed AG-UI stream (every message, reasoning and call opened once and closed
+before the end, nothing after it), and what a reader assembles holds the arguments that
+ran, whatever the previews streamed; the way in refuses bad bodies with our error."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sse_toolcalls.calls import (
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallCompleted,
+    ToolCallStarted,
+    ToolResult,
+)
+from sse_toolcalls.errors import UsageError
+from sse_toolcalls.runtime.agent import Agent
+from sse_toolcalls.runtime.clients import client_for
+from sse_toolcalls.runtime.diagnostics import Diagnostic
+from sse_toolcalls.runtime.events import (
+    AgentEvent,
+    FallbackShown,
+    RequestStarted,
+    RetryScheduled,
+    RunFinished,
+    ToolArgumentsPreview,
+    ToolCallResult,
+)
+from sse_toolcalls.runtime.reply import AgentReply
+from sse_toolcalls.runtime.report import CallReport
+from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.runtime.ui.agui import (
+    MAX_BODY_BYTES,
+    AguiInputError,
+    PausedRuns,
+    agui_events,
+    agui_response,
+    conversation_of,
+    parse_run_input,
+)
+from sse_toolcalls.runtime.usage import Usage
+
+
+def reply(text: str = "done", usage: Usage | None = None) -> AgentReply:
+    return AgentReply(
+        text=text,
+        is_fallback=False,
+        reason=None,
+        diagnostics=(),
+        calls=(),
+        results=(),
+        reports=(),
+        conversation=(),
+        steps=1,
+        requests=1,
+        usage=usage or Usage(),
+    )
+
+
+def call(index: int, args: dict[str, Any], call_id: str | None) -> ToolCall:
+    return ToolCall(
+        name="save",
+        args=args,
+        provider="gemini" if call_id is None else "openai_chat",
+        call_id=call_id,
+        index=index,
+        raw_arguments=json.dumps(args),
+    )
+
+
+def result(c: ToolCall) -> ToolCallResult:
+    r = ToolResult(call=c, content={"ok": c.index})
+    return ToolCallResult(
+        call=c, result=r, outcome="ok", report=CallReport(call=c, result=r, outcome="ok", runs=1)
+    )
+
+
+async def mapped(events: Iterable[AgentEvent], **kw: Any) -> list[dict[str, Any]]:
+    async def source() -> AsyncIterator[AgentEvent]:
+        for event in events:
+            yield event
+
+    return [e async for e in agui_events(source(), thread_id="t", run_id="r", **kw)]
+
+
+def check_well_formed(out: list[dict[str, Any]]) -> None:
+    """AG-UI's own ordering rules (the client's verifier, in short)."""
+    assert out[0]["type"] == "RUN_STARTED"
+    assert out[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR")
+    text: set[str] = set()
+    calls: set[str] = set()
+    reasoning: set[str] = set()
+    spans: set[str] = set()
+    for event in out[1:-1]:
+        kind = event["type"]
+        assert kind not in ("RUN_STARTED", "RUN_FINISHED", "RUN_ERROR")
+        if kind == "TEXT_MESSAGE_START":
+            assert event["messageId"] not in text
+            text.add(event["messageId"])
+        elif kind == "TEXT_MESSAGE_CONTENT":
+            assert event["messageId"] in text and event["delta"]
+        elif kind == "TEXT_MESSAGE_END":
+            text.remove(event["messageId"])
+        elif kind == "TOOL_CALL_START":
+            assert event["toolCallId"] not in calls
+            calls.add(event["toolCallId"])
+        elif kind == "TOOL_CALL_ARGS":
+            assert event["toolCallId"] in calls
+        elif kind == "TOOL_CALL_END":
+            calls.remove(event["toolCallId"])
+        elif kind == "REASONING_START":
+            spans.add(event["messageId"])
+        elif kind == "REASONING_MESSAGE_START":
+            assert event["messageId"] in spans
+            reasoning.add(event["messageId"])
+        elif kind == "REASONING_MESSAGE_CONTENT":
+            assert event["messageId"] in reasoning
+        elif kind == "REASONING_MESSAGE_END":
+            reasoning.remove(event["messageId"])
+        elif kind == "REASONING_END":
+            assert event["messageId"] not in reasoning
+            spans.remove(event["messageId"])
+    assert not (text or calls or reasoning or spans)
+
+
+def assembled_calls(out: list[dict[str, Any]]) -> dict[str, str]:
+    """Each call's argument text as a reader ends with it (snapshots replace)."""
+    args: dict[str, str] = {}
+    for event in out:
+        if event["type"] == "TOOL_CALL_START":
+            args[event["toolCallId"]] = ""
+        elif event["type"] == "TOOL_CALL_ARGS":
+            args[event["toolCallId"]] += event["delta"]
+        elif event["type"] == "MESSAGES_SNAPSHOT":
+            args = {
+                c["id"]: c["function"]["arguments"]
+                for m in event["messages"]
+                for c in m.get("toolCalls", ())
+            }
+    return args
+
+
+ARGS = st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=6), max_size=3)
+
+
+@st.composite
+def turns(draw: st.DrawFn) -> tuple[list[AgentEvent], dict[str, Any]]:
+    """A run: turns of text, reasoning and calls in any order, retries, results."""
+    events: list[AgentEvent] = []
+    ran: dict[str, Any] = {}
+    steps = draw(st.integers(1, 3))
+    for step in range(1, steps + 1):
+        attempts = draw(st.integers(1, 2))
+        for attempt in range(1, attempts + 1):
+            events.append(RequestStarted(step=step, attempt=attempt))
+            n_calls = draw(st.integers(0, 2))
+            shared = draw(st.booleans())  # a proxy reusing one id, or none (Gemini)
+            made = [
+                call(
+                    i,
+                    draw(ARGS),
+                    None if shared and step == 1 else (f"id{step}" if shared else f"id{step}{i}"),
+                )
+                for i in range(n_calls)
+            ]
+            pieces: list[AgentEvent] = []
+            for c in made:
+                pieces.append(ToolCallStarted(index=c.index, call_id=c.call_id, name=c.name))
+                raw = c.raw_arguments
+                # The previews: the real text in fragments, or anything at all.
+                how = draw(st.sampled_from(["real", "junk", "none"]))
+                frags = {"real": [raw[:3], raw[3:]], "junk": ["[1,", "x"], "none": []}[how]
+                pieces += [
+                    ToolArgumentsPreview(index=c.index, name=c.name, delta=f, arguments=None)
+                    for f in frags
+                ]
+                pieces.append(ToolCallCompleted(call=c))
+            # Text and reasoning anywhere, before, between and inside the calls.
+            for piece in draw(st.lists(st.sampled_from(["t", "r"]), max_size=4)):
+                text = draw(st.text(max_size=5))
+                at = draw(st.integers(0, len(pieces)))
+                pieces.insert(
+                    at, TextDelta(text=text) if piece == "t" else ReasoningDelta(text=text)
+                )
+            events += pieces
+            if attempt < attempts:
+                diag = Diagnostic(kind="provider_retry", message="503")
+                events.append(RetryScheduled(attempt=attempt, delay=0.0, diagnostic=diag))
+                continue
+            for c in made:
+                events.append(result(c))
+                ran[f"{step}/{c.index}"] = c.args
+    if draw(st.booleans()):
+        events.append(FallbackShown(reason="step_limit", text="Sorry."))
+    events.append(RunFinished(reply=reply()))
+    return events, ran
+
+
+@settings(max_examples=150, deadline=None)
+@given(run=turns())
+def test_any_run_maps_to_a_well_formed_stream_holding_the_arguments_that_ran(
+    run: tuple[list[AgentEvent], dict[str, Any]],
+) -> None:
+    events, ran = run
+    out = anyio.run(mapped, events)
+    check_well_formed(out)
+    finals = assembled_calls(out)
+    results = {e["toolCallId"] for e in out if e["type"] == "TOOL_CALL_RESULT"}
+    # Every result is under a call the reader has, whose arguments read as those run.
+    assert results <= finals.keys()
+    assert sorted(json.dumps(json.loads(finals[i]), sort_keys=True) for i in results) == sorted(
+        json.dumps(a, sort_keys=True) for a in ran.values()
+    )
+
+
+@pytest.mark.anyio
+async def test_usage_is_carried_in_agui_accounting() -> None:
+    usage = Usage(input_tokens=10, output_tokens=4, cache_read_tokens=3, reasoning_tokens=1)
+    out = await mapped([RunFinished(reply=reply(usage=usage))], model="m1")
+    assert out[-1]["usage"] == [
+        {
+            "model": "m1",
+            "inputTokens": 10,
+            "outputTokens": 4,
+            "reasoningTokens": 1,
+            "cachedInputTokens": 3,
+            "totalTokens": 14,
+        }
+    ]
+    assert "usage" not in (await mapped([RunFinished(reply=reply())]))[-1]
+
+
+@pytest.mark.anyio
+async def test_an_error_of_ours_from_the_run_closes_what_is_open_and_is_a_run_error() -> None:
+    async def failing() -> AsyncIterator[AgentEvent]:
+        yield RequestStarted(step=1, attempt=1)
+        yield TextDelta(text="Hal")
+        raise UsageError("the conversation cannot be encoded")
+
+    out = [e async for e in agui_events(failing(), thread_id="t", run_id="r")]
+    check_well_formed(out)
+    assert out[-1] == {
+        "type": "RUN_ERROR",
+        "message": "the conversation cannot be encoded",
+        "code": "UsageError",
+    }
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[]",
+        b'{"threadId": "t", "runId": "r"}',
+        b'{"threadId": "", "runId": "r", "messages": []}',
+        b'{"threadId": "t", "runId": "r", "messages": [], "resume": {}}',
+        b"{" + b" " * MAX_BODY_BYTES + b"}",
+        b'{"threadId": "t", "runId": "r", "messages": [], "resume": [{"interruptId": "x/y"}]}',
+    ],
+)
+@pytest.mark.anyio
+async def test_a_bad_body_is_a_400_with_one_run_error_or_a_run_error(body: bytes) -> None:
+    # Nothing reaches the provider: the loopback address is never dialled.
+    provider = client_for("openai_chat", model="m", api_key="k", base_url="http://127.0.0.1:9")
+    status, headers, chunks = agui_response(
+        Agent(provider, ToolRegistry()), body, paused=PausedRuns()
+    )
+    data = b"".join([c async for c in chunks]).decode()
+    events = [json.loads(line[6:]) for line in data.split("\n") if line.startswith("data: ")]
+    assert headers["content-type"].startswith("text/event-stream")
+    assert events[-1]["type"] == "RUN_ERROR"
+    # A body that parses is a run (200) refused on entering; one that does not, a 400.
+    assert status == (200 if b"resume" in body and b"[{" in body else 400)
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [{"role": "tool", "toolCallId": "nope", "content": "x"}],
+        [{"role": "wizard", "content": "x"}],
+        [{"role": "user", "content": [{"type": "image", "url": "x"}]}],
+        [
+            {
+                "role": "assistant",
+                "toolCalls": [{"id": "a", "function": {"name": "f", "arguments": "[1]"}}],
+            }
+        ],
+        ["a string"],
+    ],
+)
+def test_messages_that_are_no_conversation_are_refused(messages: list[Any]) -> None:
+    with pytest.raises(AguiInputError):
+        conversation_of(messages, "openai_chat")
+
+
+def test_a_thread_reads_as_the_conversation_with_results_under_their_calls() -> None:
+    got = conversation_of(
+        [
+            {"id": "s", "role": "system", "content": "be brief"},
+            {"id": "u", "role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {
+                "id": "a",
+                "role": "assistant",
+                "content": "",
+                "toolCalls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
+            {"id": "r", "role": "reasoning", "content": "hmm"},
+            {"id": "t", "role": "tool", "toolCallId": "c1", "content": "ok"},
+        ],
+        "openai_chat",
+    )
+    kinds = [type(m).__name__ for m in got]
+    assert kinds == ["SystemPrompt", "UserMessage", "AssistantMessage", "ToolResultsMessage"]
+    assert got[-1].results[0].call.call_id == "c1"  # type: ignore[union-attr]
+
+
+def test_the_input_is_checked_and_the_paused_runs_are_bounded() -> None:
+    assert parse_run_input({"threadId": "t", "runId": "r", "messages": []})["runId"] == "r"
+    with pytest.raises(AguiInputError):
+        parse_run_input({"threadId": "t", "runId": 3, "messages": []})
+    with pytest.raises(UsageError):
+        PausedRuns(limit=0)
