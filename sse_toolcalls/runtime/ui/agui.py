@@ -669,7 +669,7 @@ def parse_run_input(body: bytes | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _answers(
-    resume: Sequence[Any], paused: PausedRuns
+    resume: Sequence[Any], paused: PausedRuns, thread_id: str
 ) -> tuple[ApprovalState, list[str], list[str]]:
     state: ApprovalState | None = None
     approve: list[str] = []
@@ -680,8 +680,12 @@ def _answers(
             raise AguiInputError(f"{where} is not an object")
         token, _, name = _str_field(entry, "interruptId", where).partition("/")
         found = paused.get(token)
-        if found is None or (state is not None and found is not state):
-            raise AguiInputError(f"{where}: no paused run here has that interrupt")
+        # An interrupt is answered from its own thread only: a token seen elsewhere
+        # (a shared link, another user's page) answers nothing.
+        if found is None or found.conversation_id != thread_id:
+            raise AguiInputError(f"{where}: no paused run of this thread has that interrupt")
+        if state is not None and found is not state:
+            raise AguiInputError(f"{where}: the answers are for two paused runs")
         state = found
         payload = entry.get("payload")
         approved = (
@@ -713,7 +717,7 @@ async def _bytes(agent: Agent, run: dict[str, Any], paused: PausedRuns) -> Async
     step = 0
     try:
         if run.get("resume"):
-            state, approve, deny = _answers(run["resume"], paused)
+            state, approve, deny = _answers(run["resume"], paused, thread_id)
             stream = agent.resume_stream(state, approve=approve, deny=deny)
             step = state.steps
         else:

@@ -305,3 +305,37 @@ async def test_a_fallback_is_a_text_message_and_the_run_finishes(
         ("assistant", fallback.text)
     ]
     assert got["events"].count("CUSTOM") == 1  # the retry, said as such
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "gemini"])
+async def test_a_denied_interrupt_runs_nothing_and_another_thread_cannot_answer(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    require_clients()
+    notes = Notes()
+    simulator.play(
+        [Turn(calls=(ScriptedCall(name="save_note", args=NOTE),)), Turn(text="Not saved.")]
+    )
+    paused = PausedRuns()
+    first = body("run-1", [USER])
+    async with client(simulator, dialect) as provider:
+        agent = Agent(provider, notes.registry(needs_approval=True))
+        _, stream = await post(agent, first, paused)
+        asked = read(stream, first)
+        [interrupt] = asked["outcome"]["interrupts"]
+        approve = [
+            {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}
+        ]
+        # The same interrupt id posted from another thread: refused, nothing decided.
+        stranger = {**body("run-x", asked["messages"], resume=approve), "threadId": "thread-2"}
+        status, stream = await post(agent, stranger, paused)
+        assert status == 200 and b'"RUN_ERROR"' in stream and notes.saved == []
+        cancel = [{"interruptId": interrupt["id"], "status": "cancelled"}]
+        second = body("run-2", asked["messages"], resume=cancel)
+        _, stream = await post(agent, second, paused)
+        done = read(stream, second)
+    assert done["error"] is None and notes.saved == []
+    result, last = done["messages"][-2:]
+    assert result["role"] == "tool" and result["toolCallId"] == interrupt["toolCallId"]
+    assert "declined" in result["content"]
+    assert last["content"] == "Not saved."
