@@ -339,3 +339,41 @@ async def test_a_denied_interrupt_runs_nothing_and_another_thread_cannot_answer(
     assert result["role"] == "tool" and result["toolCallId"] == interrupt["toolCallId"]
     assert "declined" in result["content"]
     assert last["content"] == "Not saved."
+
+
+async def test_a_paused_run_posted_again_and_approved_again_writes_once(
+    simulator: Simulator,
+) -> None:
+    # A reload re-posts the run (same runId) after its approval: a second pause, a second
+    # approval. The write runs once: both turns share the request's write key.
+    notes = Notes()
+    turn = Turn(calls=(ScriptedCall(name="save_note", args=NOTE),))
+    paused = PausedRuns()
+    first = body("run-1", [USER])
+    contents: list[str] = []
+    tokens: set[str] = set()
+    async with client(simulator, "openai_responses") as provider:
+        agent = Agent(provider, notes.registry(needs_approval=True))
+        for n in range(2):
+            simulator.play([turn, Turn(text="Saved.")])  # each post, a conversation of its own
+            _, stream = await post(agent, first, paused)
+            [interrupt] = next(
+                json.loads(line[6:])
+                for line in stream.decode().split("\n")
+                if line.startswith("data: ") and '"RUN_FINISHED"' in line
+            )["outcome"]["interrupts"]
+            tokens.add(interrupt["id"])
+            answer = {
+                "interruptId": interrupt["id"],
+                "status": "resolved",
+                "payload": {"approved": True},
+            }
+            _, stream = await post(agent, body(f"run-{n + 2}", [USER], resume=[answer]), paused)
+            contents += [
+                json.loads(line[6:])["content"]
+                for line in stream.decode().split("\n")
+                if line.startswith("data: ") and '"TOOL_CALL_RESULT"' in line
+            ]
+            simulator.assert_no_problems()
+    assert len(tokens) == 2 and notes.saved == [NOTE]
+    assert contents[0] == "saved groceries" and '"replayed": true' in contents[1]
