@@ -83,6 +83,8 @@ __all__ = [
     "PausedRuns",
     "agui_events",
     "agui_response",
+    "conversation_of",
+    "interrupt_id",
     "parse_run_input",
 ]
 
@@ -200,6 +202,7 @@ class _Mapper:
         self.turn: list[dict[str, Any]] = []
         """The messages of the current attempt (voided by a retry)."""
         self.message_id: str | None = None
+        self.message: dict[str, Any] | None = None
         self.text_open = False
         self.reasoning_id: str | None = None
         self.open_calls: dict[int, str] = {}
@@ -228,14 +231,12 @@ class _Mapper:
         return tool_id
 
     def _assistant(self) -> dict[str, Any]:
-        if self.message_id is None:
+        """The turn's assistant message, opened on first use."""
+        if self.message is None or self.message_id is None:
             self.message_id = self._new_id("m")
-            self.turn.append({"id": self.message_id, "role": "assistant"})
-        return (
-            self.turn[-1]
-            if self.turn[-1]["id"] == self.message_id
-            else next(m for m in self.turn if m["id"] == self.message_id)
-        )
+            self.message = {"id": self.message_id, "role": "assistant"}
+            self.turn.append(self.message)
+        return self.message
 
     def close_reasoning(self) -> list[dict[str, Any]]:
         if self.reasoning_id is None:
@@ -258,7 +259,7 @@ class _Mapper:
             out.append({"type": "TOOL_CALL_END", "toolCallId": tool_id})
         self.open_calls.clear()
         self.streamed.clear()
-        self.message_id = None
+        self.message_id, self.message = None, None
         return out
 
     def settle(self) -> list[dict[str, Any]]:
