@@ -33,6 +33,7 @@ form of the state.
 
 from __future__ import annotations
 
+import base64
 import collections
 import json
 import uuid
@@ -43,6 +44,8 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from ...calls import (
     DIALECTS,
     Dialect,
+    Document,
+    Image,
     ReasoningDelta,
     TextDelta,
     ToolCall,
@@ -168,9 +171,51 @@ def _usage(usage: Usage, model: str | None) -> list[dict[str, Any]]:
     return [entry] if entry.keys() - {"model"} else []
 
 
-def _result_text(result: CoreToolResult) -> str:
+def _result_content(result: CoreToolResult) -> str | list[dict[str, Any]]:
+    """A result as AG-UI content: its text, or with media, parts (text first)."""
     content = result.content
-    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    if not result.media:
+        return text
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    for media in result.media:
+        source: dict[str, Any] = (
+            {"type": "url", "value": media.url, "mimeType": media.media_type}
+            if media.data is None and media.url is not None
+            else {
+                "type": "data",
+                "value": base64.b64encode(media.data or b"").decode("ascii"),
+                "mimeType": media.media_type,
+            }
+        )
+        kind = "image" if isinstance(media, Image) else "document"
+        parts.append({"type": kind, "source": source})
+    return parts
+
+
+def _media_of(part: Mapping[str, Any], where: str) -> Image | Document:
+    """An image or document part of a tool message, back as the result's media."""
+    source = part.get("source")
+    if not isinstance(source, dict) or not isinstance(source.get("value"), str):
+        raise AguiInputError(f"{where}: a {part.get('type')} part needs a source with a value")
+    image = part.get("type") == "image"
+    mime = source.get("mimeType")
+    if not isinstance(mime, str) or not mime:
+        mime = "image/png" if image else "application/pdf"
+    url: str | None = None
+    data: bytes | None = None
+    if source.get("type") == "url":
+        url = source["value"]
+    elif source.get("type") == "data":
+        try:
+            data = base64.b64decode(source["value"], validate=True)
+        except ValueError as exc:
+            raise AguiInputError(f"{where}: the data is not base64") from exc
+    else:
+        raise AguiInputError(f"{where}: only data and url sources are read")
+    if image:
+        return Image(media_type=mime, data=data, url=url)
+    return Document(media_type=mime, data=data, url=url)
 
 
 def _reads_as(text: str, args: Any) -> bool:
@@ -383,7 +428,7 @@ class _Mapper:
         out.append({"type": "TOOL_CALL_END", "toolCallId": tool_id})
         return out
 
-    def _result(self, call: ToolCall, content: str) -> list[dict[str, Any]]:
+    def _result(self, call: ToolCall, content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
         out = self.settle()
         tool_id = self.call_id(call.call_id, call.index)
         message_id = self._new_id("t")
@@ -402,7 +447,7 @@ class _Mapper:
         return out
 
     def on_result(self, event: ToolCallResult) -> list[dict[str, Any]]:
-        return self._result(event.call, _result_text(event.result))
+        return self._result(event.call, _result_content(event.result))
 
     def on_refused(self, event: ToolCallRefused) -> list[dict[str, Any]]:
         # The refusal is the call's result (the model reads it); it comes once more as
@@ -594,11 +639,26 @@ def conversation_of(messages: Sequence[Any], dialect: Dialect) -> list[Message]:
             if call is None:
                 raise AguiInputError(f"{where} answers no earlier tool call: {call_id!r}")
             error = message.get("error")
+            content = message.get("content")
+            media: list[Image | Document] = []
+            if isinstance(content, list):
+                # A result's media come back as the parts we sent them as.
+                media = [
+                    _media_of(part, f"{where}.content[{i}]")
+                    for i, part in enumerate(content)
+                    if isinstance(part, dict) and part.get("type") in ("image", "document")
+                ]
+                content = [
+                    part
+                    for part in content
+                    if not (isinstance(part, dict) and part.get("type") in ("image", "document"))
+                ]
             results.append(
                 CoreToolResult(
                     call=call,
-                    content=_text(message.get("content"), where) or (error or ""),
+                    content=_text(content, where) or (error if isinstance(error, str) else ""),
                     is_error=bool(error),
+                    media=tuple(media),
                 )
             )
             continue

@@ -15,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_toolcalls.calls import (
+    Document,
+    Image,
     ReasoningDelta,
     TextDelta,
     ToolCall,
@@ -47,7 +49,10 @@ from sse_toolcalls.runtime.ui.agui import (
     conversation_of,
     parse_run_input,
 )
+from sse_toolcalls.runtime.ui.sse_out import sse_event
 from sse_toolcalls.runtime.usage import Usage
+
+from .js_clients import require_clients, run_script
 
 
 def reply(text: str = "done", usage: Usage | None = None) -> AgentReply:
@@ -331,3 +336,41 @@ def test_the_input_is_checked_and_the_paused_runs_are_bounded() -> None:
         parse_run_input({"threadId": "t", "runId": 3, "messages": []})
     with pytest.raises(UsageError):
         PausedRuns(limit=0)
+
+
+@pytest.mark.anyio
+async def test_a_results_media_are_parts_the_client_keeps_and_read_back_the_same() -> None:
+    c = call(0, {"q": 1}, "c1")
+    media = (
+        Image(data=b"\x89PNG\r\n\x1a\n\x00\xff", media_type="image/png"),
+        Document(url="https://example.invalid/a.pdf", media_type="application/pdf"),
+    )
+    r = ToolResult(call=c, content="two files", media=media)
+    events: list[AgentEvent] = [
+        RequestStarted(step=1, attempt=1),
+        ToolCallStarted(index=0, call_id="c1", name="save"),
+        ToolCallCompleted(call=c),
+        ToolCallResult(
+            call=c,
+            result=r,
+            outcome="ok",
+            report=CallReport(call=c, result=r, outcome="ok", runs=1),
+        ),
+        RunFinished(reply=reply()),
+    ]
+    out = await mapped(events)
+    [shown] = [e for e in out if e["type"] == "TOOL_CALL_RESULT"]
+    assert [p["type"] for p in shown["content"]] == ["text", "image", "document"]
+    require_clients()
+    stream = b"".join(sse_event(json.dumps(e), id=str(n)) for n, e in enumerate(out, 1))
+    got = run_script(
+        "agui_read.mjs",
+        json.dumps(
+            {"stream": stream.decode(), "messages": [], "threadId": "t", "runId": "r"}
+        ).encode(),
+    )
+    assert got["error"] is None, got
+    assistant, tool = got["messages"]
+    assert tool["content"] == shown["content"]
+    [back] = conversation_of([assistant, tool], "anthropic")[1].results  # type: ignore[union-attr]
+    assert back.content == "two files" and back.media == media
