@@ -671,7 +671,10 @@ def conversation_of(messages: Sequence[Any], dialect: Dialect) -> list[Message]:
             out.append(UserMessage(text=_text(message.get("content"), where)))
         elif role == "assistant":
             turn: list[ToolCall] = []
-            for i, shown in enumerate(message.get("toolCalls") or ()):
+            shown_calls = message.get("toolCalls")
+            if shown_calls is not None and not isinstance(shown_calls, list):
+                raise AguiInputError(f"{where}: 'toolCalls' must be a list")
+            for i, shown in enumerate(shown_calls or ()):
                 spot = f"{where}.toolCalls[{i}]"
                 if not isinstance(shown, dict) or not isinstance(shown.get("function"), dict):
                     raise AguiInputError(f"{spot} is not a tool call")

@@ -300,6 +300,8 @@ async def test_a_bad_body_is_a_400_with_one_run_error_or_a_run_error(body: bytes
             }
         ],
         ["a string"],
+        [{"role": "assistant", "toolCalls": 5}],
+        [{"role": "assistant", "toolCalls": True}],
     ],
 )
 def test_messages_that_are_no_conversation_are_refused(messages: list[Any]) -> None:
@@ -374,3 +376,59 @@ async def test_a_results_media_are_parts_the_client_keeps_and_read_back_the_same
     assert tool["content"] == shown["content"]
     [back] = conversation_of([assistant, tool], "anthropic")[1].results  # type: ignore[union-attr]
     assert back.content == "two files" and back.media == media
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+ROLE = st.sampled_from(["user", "assistant", "tool", "system", "developer", "reasoning", "x"])
+MESSAGE = st.fixed_dictionaries(
+    {"id": st.text(max_size=3), "role": ROLE},
+    optional={
+        "content": JSON
+        | st.lists(
+            st.fixed_dictionaries(
+                {"type": st.sampled_from(["text", "image", "document"])},
+                optional={"text": JSON, "source": JSON},
+            )
+        ),
+        "toolCallId": st.sampled_from(["c1", "c2"]) | JSON,
+        "toolCalls": st.integers()
+        | st.booleans()
+        | st.lists(
+            st.fixed_dictionaries(
+                {"id": st.sampled_from(["c1", "c2"]) | JSON},
+                optional={
+                    "function": st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "name": JSON,
+                            "arguments": st.sampled_from(["{}", '{"a": 1}', "[", ""]) | JSON,
+                        },
+                    )
+                },
+            ),
+            max_size=2,
+        )
+        | JSON,
+        "error": JSON,
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages=st.lists(MESSAGE | JSON, max_size=5), body=JSON)
+def test_any_input_is_a_run_or_our_error(messages: list[Any], body: Any) -> None:
+    try:
+        conversation_of(messages, "anthropic")
+    except AguiInputError:
+        pass
+    for raw in (body, {"threadId": "t", "runId": "r", "messages": messages}):
+        try:
+            parse_run_input(json.dumps(raw).encode())
+        except AguiInputError:
+            pass
