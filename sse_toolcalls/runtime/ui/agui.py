@@ -723,7 +723,10 @@ def parse_run_input(body: bytes | Mapping[str, Any]) -> dict[str, Any]:
         raise AguiInputError("a RunAgentInput is a JSON object")
     out = dict(data)
     _str_field(out, "threadId", "RunAgentInput")
-    _str_field(out, "runId", "RunAgentInput")
+    run_id = _str_field(out, "runId", "RunAgentInput")
+    if any(c in run_id for c in "\r\n\0"):
+        # The run id is in every event's SSE id, which holds no line break or NUL.
+        raise AguiInputError("RunAgentInput: 'runId' holds a line break or NUL")
     if not isinstance(out.get("messages"), list):
         raise AguiInputError("RunAgentInput: 'messages' must be a list")
     resume = out.get("resume")

@@ -268,6 +268,8 @@ async def test_an_error_of_ours_from_the_run_closes_what_is_open_and_is_a_run_er
         b'{"threadId": "t", "runId": "r"}',
         b'{"threadId": "", "runId": "r", "messages": []}',
         b'{"threadId": "t", "runId": "r", "messages": [], "resume": {}}',
+        b'{"threadId": "t", "runId": "r\\n1", "messages": []}',
+        b'{"threadId": "t", "runId": "r\\u0000", "messages": []}',
         b"{" + b" " * MAX_BODY_BYTES + b"}",
         b'{"threadId": "t", "runId": "r", "messages": [], "resume": [{"interruptId": "x/y"}]}',
     ],
