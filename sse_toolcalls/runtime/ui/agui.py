@@ -150,7 +150,22 @@ def interrupt_id(state: ApprovalState, name: str) -> str:
 # Out: the run's events as AG-UI events.
 
 
-def _usage(usage: Usage, model: str | None) -> list[dict[str, Any]]:
+def _less(total: int | None, before: int | None) -> int | None:
+    return None if total is None else total - (before or 0)
+
+
+def _usage(usage: Usage, model: str | None, before: Usage | None) -> list[dict[str, Any]]:
+    """AG-UI's usage entry; ``before``: what a resumed run's state already counted."""
+    if before is not None:
+        # AG-UI: "a run that resumes an interrupted one reports only the calls it made
+        # itself"; our reply's totals go on from the pause's.
+        usage = Usage(
+            input_tokens=_less(usage.input_tokens, before.input_tokens),
+            output_tokens=_less(usage.output_tokens, before.output_tokens),
+            cache_read_tokens=_less(usage.cache_read_tokens, before.cache_read_tokens),
+            cache_write_tokens=_less(usage.cache_write_tokens, before.cache_write_tokens),
+            reasoning_tokens=_less(usage.reasoning_tokens, before.reasoning_tokens),
+        )
     entry: dict[str, Any] = {}
     if model:
         entry["model"] = model
@@ -237,8 +252,10 @@ class _Mapper:
         step: int,
         model: str | None,
         paused: PausedRuns | None,
+        usage_before: Usage | None,
     ) -> None:
         self.thread_id, self.run_id, self.model, self.paused = thread_id, run_id, model, paused
+        self.usage_before = usage_before
         self.step = step
         self.attempt = 0
         self.kept: list[dict[str, Any]] = [dict(m) for m in messages]
@@ -514,7 +531,7 @@ class _Mapper:
             }
         else:
             finished["outcome"] = {"type": "success"}
-        usage = _usage(reply.usage, self.model)
+        usage = _usage(reply.usage, self.model, self.usage_before)
         if usage:
             finished["usage"] = usage
         out.append(finished)
@@ -554,23 +571,25 @@ async def agui_events(
     messages: Sequence[Mapping[str, Any]] = (),
     model: str | None = None,
     paused: PausedRuns | None = None,
-    step: int = 0,
+    resumed: ApprovalState | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """The AG-UI events of a run, from its :data:`~..events.AgentEvent` s.
 
     ``messages``: the client's messages before the run (AG-UI form), so that a
     ``MESSAGES_SNAPSHOT`` after a voided attempt keeps them. ``paused``: where an
-    approval pause is kept for the answer. ``step``: the turn a resumed run goes on
-    from (its state's ``steps``). An error of ours from ``events`` ends the stream
-    with ``RUN_ERROR``; cancellation and foreign exceptions pass.
+    approval pause is kept for the answer. ``resumed``: the state a resumed run goes
+    on from (its turn names id-less calls; its usage is not this run's). An error of
+    ours from ``events`` ends the stream with ``RUN_ERROR``; cancellation and foreign
+    exceptions pass.
     """
     mapper = _Mapper(
         thread_id=thread_id,
         run_id=run_id,
         messages=messages,
-        step=step,
+        step=resumed.steps if resumed is not None else 0,
         model=model,
         paused=paused,
+        usage_before=resumed.usage if resumed is not None else None,
     )
     yield {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id}
     try:
@@ -781,12 +800,12 @@ async def _bytes(agent: Agent, run: dict[str, Any], paused: PausedRuns) -> Async
 
     model = getattr(agent.client, "model", None)
     stream: AbstractAsyncContextManager[AgentStream]
-    step = 0
+    resumed: ApprovalState | None = None
     try:
         if run.get("resume"):
             state, approve, deny = _answers(run["resume"], paused, thread_id)
             stream = agent.resume_stream(state, approve=approve, deny=deny)
-            step = state.steps
+            resumed = state
         else:
             conversation = conversation_of(run["messages"], _dialect_of(agent))
             stream = agent.run_stream(conversation, conversation_id=thread_id, request_id=run_id)
@@ -798,7 +817,7 @@ async def _bytes(agent: Agent, run: dict[str, Any], paused: PausedRuns) -> Async
                 messages=run["messages"],
                 model=model if isinstance(model, str) else None,
                 paused=paused,
-                step=step,
+                resumed=resumed,
             ):
                 yield frame(event)
     except SSEToolCallsError as exc:

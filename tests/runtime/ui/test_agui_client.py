@@ -161,8 +161,12 @@ async def test_an_approval_is_an_interrupt_answered_once_by_the_next_runs_resume
     notes = Notes()
     simulator.play(
         [
-            Turn(calls=(ScriptedCall(name="save_note", args=NOTE),), fragment_size=5),
-            Turn(text="Saved."),
+            Turn(
+                calls=(ScriptedCall(name="save_note", args=NOTE),),
+                fragment_size=5,
+                usage={"input_tokens": 11, "output_tokens": 5},
+            ),
+            Turn(text="Saved.", usage={"input_tokens": 20, "output_tokens": 6}),
         ]
     )
     paused = PausedRuns()
@@ -184,6 +188,11 @@ async def test_an_approval_is_an_interrupt_answered_once_by_the_next_runs_resume
         status, stream = await post(agent, second, paused)
         done = read(stream, second)
         assert done["error"] is None and done["outcome"]["outcome"] == "success"
+        # Each run reports its own calls' usage (AG-UI's rule for a resumed run).
+        [before] = asked["outcome"]["usage"]
+        [after] = done["outcome"]["usage"]
+        assert (before["inputTokens"], before["outputTokens"]) == (11, 5)
+        assert (after["inputTokens"], after["outputTokens"]) == (20, 6)
         assert done["posted"]["resume"] == answer
         result, last = done["messages"][-2:]
         assert result["role"] == "tool" and result["toolCallId"] == call["id"]
