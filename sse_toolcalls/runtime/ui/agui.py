@@ -51,8 +51,8 @@ from ...calls import (
     ToolCall,
     ToolCallCompleted,
     ToolCallStarted,
+    ToolResult,
 )
-from ...calls import ToolResult as CoreToolResult
 from ...conversation import (
     AssistantMessage,
     Message,
@@ -186,7 +186,7 @@ def _usage(usage: Usage, model: str | None, before: Usage | None) -> list[dict[s
     return [entry] if entry.keys() - {"model"} else []
 
 
-def _result_content(result: CoreToolResult) -> str | list[dict[str, Any]]:
+def _result_content(result: ToolResult) -> str | list[dict[str, Any]]:
     """A result as AG-UI content: its text, or with media, parts (text first)."""
     content = result.content
     text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
@@ -640,7 +640,7 @@ def conversation_of(messages: Sequence[Any], dialect: Dialect) -> list[Message]:
     """
     out: list[Message] = []
     calls: dict[str, ToolCall] = {}
-    results: list[CoreToolResult] = []
+    results: list[ToolResult] = []
 
     def flush() -> None:
         if results:
@@ -673,7 +673,7 @@ def conversation_of(messages: Sequence[Any], dialect: Dialect) -> list[Message]:
                     if not (isinstance(part, dict) and part.get("type") in ("image", "document"))
                 ]
             results.append(
-                CoreToolResult(
+                ToolResult(
                     call=call,
                     content=_text(content, where) or (error if isinstance(error, str) else ""),
                     is_error=bool(error),
