@@ -442,7 +442,20 @@ class _Mapper:
             for shown in message.get("toolCalls", ()):
                 if shown["id"] == tool_id:
                     shown["function"] = {"name": call.name, "arguments": text}
+                    if call.thought_signature:
+                        shown["encryptedValue"] = call.thought_signature
         out.append({"type": "TOOL_CALL_END", "toolCallId": tool_id})
+        if call.thought_signature:
+            # Gemini's signature goes back with the call: AG-UI stores such an opaque
+            # value on the tool call, and the next input returns it there.
+            out.append(
+                {
+                    "type": "REASONING_ENCRYPTED_VALUE",
+                    "subtype": "tool-call",
+                    "entityId": tool_id,
+                    "encryptedValue": call.thought_signature,
+                }
+            )
         return out
 
     def _result(self, call: ToolCall, content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -704,6 +717,7 @@ def conversation_of(messages: Sequence[Any], dialect: Dialect) -> list[Message]:
                     args = None
                 if not isinstance(args, dict):
                     raise AguiInputError(f"{spot}: arguments must be a JSON object text")
+                signature = shown.get("encryptedValue")
                 call = ToolCall(
                     name=_str_field(shown["function"], "name", spot),
                     args=args,
@@ -711,6 +725,7 @@ def conversation_of(messages: Sequence[Any], dialect: Dialect) -> list[Message]:
                     call_id=_str_field(shown, "id", spot),
                     index=i,
                     raw_arguments=raw,
+                    thought_signature=signature if isinstance(signature, str) else None,
                 )
                 calls[call.call_id or ""] = call
                 turn.append(call)

@@ -5,6 +5,7 @@ ran, whatever the previews streamed; the way in refuses bad bodies with our erro
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
@@ -434,3 +435,30 @@ def test_any_input_is_a_run_or_our_error(messages: list[Any], body: Any) -> None
             parse_run_input(json.dumps(raw).encode())
         except AguiInputError:
             pass
+
+
+@pytest.mark.anyio
+async def test_a_calls_signature_goes_to_the_client_and_comes_back_with_the_call() -> None:
+    c = dataclasses.replace(call(0, {"q": 1}, None), thought_signature="c2lnbmF0dXJl")
+    events: list[AgentEvent] = [
+        RequestStarted(step=1, attempt=1),
+        ToolCallStarted(index=0, call_id=None, name="save"),
+        ToolCallCompleted(call=c),
+        result(c),
+        RunFinished(reply=reply()),
+    ]
+    out = await mapped(events)
+    require_clients()
+    stream = b"".join(sse_event(json.dumps(e), id=str(n)) for n, e in enumerate(out, 1))
+    got = run_script(
+        "agui_read.mjs",
+        json.dumps(
+            {"stream": stream.decode(), "messages": [], "threadId": "t", "runId": "r"}
+        ).encode(),
+    )
+    assert got["error"] is None, got
+    [shown] = got["messages"][0]["toolCalls"]
+    assert shown["encryptedValue"] == "c2lnbmF0dXJl"
+    back = conversation_of(got["messages"], "gemini")
+    assert back[0].calls[0].thought_signature == "c2lnbmF0dXJl"  # type: ignore[union-attr]
+    assert back[1].results[0].call.thought_signature == "c2lnbmF0dXJl"  # type: ignore[union-attr]
