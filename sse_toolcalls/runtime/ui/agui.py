@@ -8,8 +8,9 @@ onto a run:
   ``RUN_ERROR`` last;
 - each assistant turn is one assistant message: its text as ``TEXT_MESSAGE_*``, its
   calls as ``TOOL_CALL_START``/``ARGS``/``END`` under the turn's message
-  (``parentMessageId``), the arguments streaming as the provider sends them; each
-  result as ``TOOL_CALL_RESULT`` under its call's id;
+  (``parentMessageId``), the arguments streaming as the provider sends them, a
+  Gemini signature as ``REASONING_ENCRYPTED_VALUE`` on its call; each result as
+  ``TOOL_CALL_RESULT`` under its call's id (its media as image/document parts);
 - reasoning as ``REASONING_START``, ``REASONING_MESSAGE_*``, ``REASONING_END``;
 - a retried request: AG-UI cannot take back what it showed, but
   ``MESSAGES_SNAPSHOT`` replaces the client's whole message list, so the void
