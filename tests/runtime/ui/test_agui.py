@@ -462,3 +462,32 @@ async def test_a_calls_signature_goes_to_the_client_and_comes_back_with_the_call
     back = conversation_of(got["messages"], "gemini")
     assert back[0].calls[0].thought_signature == "c2lnbmF0dXJl"  # type: ignore[union-attr]
     assert back[1].results[0].call.thought_signature == "c2lnbmF0dXJl"  # type: ignore[union-attr]
+
+
+@settings(max_examples=15, deadline=None)
+@given(run=turns())
+def test_any_run_passes_the_clients_own_verifier(
+    run: tuple[list[AgentEvent], dict[str, Any]],
+) -> None:
+    # The official client checks every ordering rule as it reads (a break is a run
+    # error) and assembles the calls: the ones that ran, with the arguments that ran.
+    require_clients()
+    events, ran = run
+    out = anyio.run(mapped, events)
+    stream = b"".join(sse_event(json.dumps(e), id=str(n)) for n, e in enumerate(out, 1))
+    got = run_script(
+        "agui_read.mjs",
+        json.dumps(
+            {"stream": stream.decode(), "messages": [], "threadId": "t", "runId": "r"}
+        ).encode(),
+    )
+    assert got["error"] is None, got
+    results = {m["toolCallId"] for m in got["messages"] if m["role"] == "tool"}
+    shown = {
+        c["id"]: json.loads(c["function"]["arguments"])
+        for m in got["messages"]
+        for c in m.get("toolCalls") or ()
+    }
+    assert sorted(json.dumps(shown[i], sort_keys=True) for i in results) == sorted(
+        json.dumps(a, sort_keys=True) for a in ran.values()
+    )
