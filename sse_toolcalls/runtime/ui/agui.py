@@ -801,7 +801,13 @@ def _answers(
     return state, approve, deny
 
 
-async def _bytes(agent: Agent, run: dict[str, Any], paused: PausedRuns) -> AsyncIterator[bytes]:
+async def _bytes(
+    agent: Agent,
+    run: dict[str, Any],
+    paused: PausedRuns,
+    stream: AbstractAsyncContextManager[AgentStream],
+    resumed: ApprovalState | None,
+) -> AsyncIterator[bytes]:
     thread_id, run_id = run["threadId"], run["runId"]
     sequence = 0
 
@@ -815,16 +821,7 @@ async def _bytes(agent: Agent, run: dict[str, Any], paused: PausedRuns) -> Async
         )
 
     model = getattr(agent.client, "model", None)
-    stream: AbstractAsyncContextManager[AgentStream]
-    resumed: ApprovalState | None = None
     try:
-        if run.get("resume"):
-            state, approve, deny = _answers(run["resume"], paused, thread_id)
-            stream = agent.resume_stream(state, approve=approve, deny=deny)
-            resumed = state
-        else:
-            conversation = conversation_of(run["messages"], _dialect_of(agent))
-            stream = agent.run_stream(conversation, conversation_id=thread_id, request_id=run_id)
         async with stream as events:
             async for event in agui_events(
                 events,
@@ -837,8 +834,8 @@ async def _bytes(agent: Agent, run: dict[str, Any], paused: PausedRuns) -> Async
             ):
                 yield frame(event)
     except SSEToolCallsError as exc:
-        # Refused on entering (a state already answered, a bad conversation): the
-        # stream is already 200, so the error is the run's.
+        # Refused on entering (a state already answered, a conversation the dialect
+        # cannot encode): the stream is already 200, so the error is the run's.
         if sequence == 0:
             yield frame({"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id})
         yield frame(_run_error(exc))
@@ -871,15 +868,32 @@ def agui_response(
     by default): ``{"status": "resolved", "payload": {"approved": true}}`` approves
     a call, anything else denies it. The input's ``tools`` (frontend tools) are not
     offered to the model, and ``state``/``forwardedProps`` are not read: the agent
-    runs its own tools. A bad input gives 400 and one ``RUN_ERROR`` event.
+    runs its own tools. A bad input (not a ``RunAgentInput``, messages that are no
+    conversation, answers to no interrupt of this thread) gives 400 and one
+    ``RUN_ERROR`` event; a run refused on entering (an answer already given) is a 200
+    stream ending in ``RUN_ERROR``.
+
+    Raises:
+        UsageError: the agent's client names no known dialect.
     """
     keeper = paused if paused is not None else _DEFAULT_PAUSED
+    stream: AbstractAsyncContextManager[AgentStream]
+    resumed: ApprovalState | None = None
     try:
+        # Everything the input alone decides is checked here, before the 200.
         run = parse_run_input(body)
+        if run.get("resume"):
+            resumed, approve, deny = _answers(run["resume"], keeper, run["threadId"])
+            stream = agent.resume_stream(resumed, approve=approve, deny=deny)
+        else:
+            conversation = conversation_of(run["messages"], _dialect_of(agent))
+            stream = agent.run_stream(
+                conversation, conversation_id=run["threadId"], request_id=run["runId"]
+            )
     except AguiInputError as exc:
         error = sse_event(json.dumps(_run_error(exc, "bad_request")), id=f"{uuid.uuid4().hex}:1")
         return 400, dict(SSE_HEADERS), _one(error)
-    return 200, dict(SSE_HEADERS), _bytes(agent, run, keeper)
+    return 200, dict(SSE_HEADERS), _bytes(agent, run, keeper, stream, resumed)
 
 
 async def _one(chunk: bytes) -> AsyncIterator[bytes]:

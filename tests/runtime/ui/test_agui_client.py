@@ -338,7 +338,7 @@ async def test_a_denied_interrupt_runs_nothing_and_another_thread_cannot_answer(
         # The same interrupt id posted from another thread: refused, nothing decided.
         stranger = {**body("run-x", asked["messages"], resume=approve), "threadId": "thread-2"}
         status, stream = await post(agent, stranger, paused)
-        assert status == 200 and b'"RUN_ERROR"' in stream and notes.saved == []
+        assert status == 400 and b'"RUN_ERROR"' in stream and notes.saved == []
         cancel = [{"interruptId": interrupt["id"], "status": "cancelled"}]
         second = body("run-2", asked["messages"], resume=cancel)
         _, stream = await post(agent, second, paused)
