@@ -1,0 +1,50 @@
+// Reads our UI message stream as useChat does: the SSE bytes on stdin through the ai
+// package's own parser (parseJsonEventStream with uiMessageChunkSchema, as
+// DefaultChatTransport.processResponseStream does), then readUIMessageStream. Prints
+// {message, chunks, errors}; argv[2], when given, is the JSON of the message a resumed
+// stream continues. tests/runtime/ui/test_vercel*.py.
+import {
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  parseJsonEventStream,
+  readUIMessageStream,
+  uiMessageChunkSchema,
+} from "ai";
+
+const input = [];
+for await (const piece of process.stdin) input.push(piece);
+const bytes = Buffer.concat(input);
+const start = process.argv[2] ? JSON.parse(process.argv[2]) : undefined;
+
+const chunks = [];
+const errors = [];
+const raw = new ReadableStream({
+  start(controller) {
+    controller.enqueue(new Uint8Array(bytes));
+    controller.close();
+  },
+});
+const parsed = parseJsonEventStream({ stream: raw, schema: uiMessageChunkSchema }).pipeThrough(
+  new TransformStream({
+    transform(chunk, controller) {
+      if (!chunk.success) throw chunk.error;
+      chunks.push(chunk.value);
+      controller.enqueue(chunk.value);
+    },
+  }),
+);
+let message;
+try {
+  for await (const m of readUIMessageStream({
+    stream: parsed,
+    message: start,
+    onError: (e) => errors.push(String(e && e.message ? e.message : e)),
+  })) {
+    message = m;
+  }
+} catch (e) {
+  // An error chunk reaches onError; anything else (a chunk the schema refuses) too.
+  errors.push(`thrown: ${e && e.message ? e.message : e}`);
+}
+const answered = (msg) =>
+  lastAssistantMessageIsCompleteWithApprovalResponses({ messages: [msg] });
+console.log(JSON.stringify({ message, chunks, errors, autoSend: message ? answered(message) : null }));

@@ -1,0 +1,197 @@
+"""The Vercel UI message stream read by the ``ai`` package itself (issue 32): a real
+run against the simulator, every dialect, asyncio and trio, its bytes parsed by the
+SDK's own SSE parser and assembled by ``readUIMessageStream``; the approval round trip
+through the body ``useChat`` posts; an approved write runs once when posted twice."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import anyio
+import pytest
+
+from sse_toolcalls import Dialect
+from sse_toolcalls.calls import DIALECTS
+from sse_toolcalls.runtime.agent import Agent
+from sse_toolcalls.runtime.ui.vercel import VERCEL_HEADERS, vercel_response
+from sse_toolcalls.tooling.simulator import HTTPError, ScriptedCall, Simulator, Turn
+from tests.runtime.test_run_stream import NOTE, Notes, client, no_sleep
+
+from .js_clients import run_script
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Async generator 'httpcore\\.:ResourceWarning"),
+]
+per_dialect = pytest.mark.parametrize("dialect", DIALECTS)
+
+
+def user_body(chat: str, message_id: str, text: str) -> dict[str, Any]:
+    return {
+        "id": chat,
+        "trigger": "submit-message",
+        "messages": [{"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}],
+    }
+
+
+async def post(agent: Agent, body: dict[str, Any] | bytes) -> bytes:
+    status, headers, chunks = await vercel_response(agent, body)
+    assert status == 200 and headers == VERCEL_HEADERS
+    out = []
+    with anyio.fail_after(60):  # a hang guard
+        async for piece in chunks:
+            out.append(piece)
+    return b"".join(out)
+
+
+def read(stream: bytes, message: dict[str, Any] | None = None) -> dict[str, Any]:
+    args = (json.dumps(message),) if message is not None else ()
+    found: dict[str, Any] = run_script("vercel_read.mjs", stream, *args)
+    return found
+
+
+def tool_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for p in message["parts"] if p["type"].startswith("tool-")]
+
+
+def texts(message: dict[str, Any], kind: str = "text") -> str:
+    return "".join(p["text"] for p in message["parts"] if p["type"] == kind)
+
+
+@per_dialect
+async def test_the_sdk_assembles_the_run_text_calls_and_results(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    notes = Notes()
+    simulator.play(
+        [
+            Turn(
+                text="Saving it.",
+                calls=(ScriptedCall(name="save_note", args=NOTE),),
+                fragment_size=3,
+                usage={"input_tokens": 11, "output_tokens": 5},
+            ),
+            Turn(text="Your note is saved.", usage={"input_tokens": 20, "output_tokens": 6}),
+        ]
+    )
+    async with client(simulator, dialect) as provider:
+        agent = Agent(provider, notes.registry())
+        stream = await post(agent, user_body("chat-1", "u1", "Note: milk, eggs, bread"))
+    simulator.assert_no_problems()
+    assert stream.endswith(b"data: [DONE]\n\n")
+    found = read(stream)
+    assert found["errors"] == []
+    message = found["message"]
+    assert message["role"] == "assistant"
+    assert texts(message) == "Saving it.Your note is saved."
+    [part] = tool_parts(message)
+    assert part["type"] == "tool-save_note" and part["state"] == "output-available"
+    assert part["input"] == NOTE and part["output"] == "saved groceries"
+    assert notes.saved == [NOTE]
+    deltas = [c for c in found["chunks"] if c["type"] == "tool-input-delta"]
+    if dialect != "gemini":  # Gemini sends each call whole
+        assert len(deltas) > 3
+        assert json.loads("".join(c["inputTextDelta"] for c in deltas)) == NOTE
+    assert [p["type"] for p in message["parts"]].count("step-start") == 2
+    usage = message["metadata"]["usage"]
+    assert (usage["inputTokens"], usage["outputTokens"]) == (31, 11)
+    # Every event has an id, in order, scoped to the message.
+    ids = [line[4:] for line in stream.decode().split("\n") if line.startswith("id: ")]
+    prefix = ids[0].rpartition(":")[0]
+    assert ids == [f"{prefix}:{n}" for n in range(1, len(ids) + 1)]
+
+
+@per_dialect
+async def test_a_retry_voids_its_parts_and_a_fallback_is_text(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    from sse_toolcalls.runtime.retry import RetryPolicy
+
+    simulator.play([Turn(fault=HTTPError(status=503)), Turn(fault=HTTPError(status=503))])
+    retry = RetryPolicy(attempts=2, sleep=no_sleep, random=lambda: 0.5, base_delay=0.25)
+    async with client(simulator, dialect) as provider:
+        agent = Agent(provider, Notes().registry(), retry=retry)
+        found = read(await post(agent, user_body("chat-2", "u1", "hello")))
+    message = found["message"]
+    [retried] = [p for p in message["parts"] if p["type"] == "data-retry"]
+    assert retried["data"]["attempt"] == 1
+    assert texts(message) != "" and message["metadata"]["fallback"] == "provider_unavailable"
+
+
+@per_dialect
+async def test_an_approval_round_trip_runs_the_write_once_even_posted_twice(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    notes = Notes()
+    simulator.play(
+        [Turn(calls=(ScriptedCall(name="save_note", args=NOTE),)), Turn(text="done")]
+    )
+    async with client(simulator, dialect) as provider:
+        agent = Agent(provider, notes.registry(needs_approval=True))
+        first = read(await post(agent, user_body("chat-3", "u1", "note")))
+        asked = first["message"]
+        [part] = tool_parts(asked)
+        assert part["state"] == "approval-requested" and part["input"] == NOTE
+        assert notes.saved == [] and asked["metadata"]["pendingApprovals"] == 1
+        # What addToolApprovalResponse makes of the part, posted as useChat posts it.
+        answered = copy.deepcopy(asked)
+        answered["parts"][asked["parts"].index(part)].update(
+            state="approval-responded", approval={"id": part["approval"]["id"], "approved": True}
+        )
+        body = {
+            "id": "chat-3",
+            "trigger": "submit-message",
+            "messages": [user_body("chat-3", "u1", "note")["messages"][0], answered],
+        }
+        second = read(await post(agent, body), answered)
+        assert notes.saved == [NOTE]
+        message = second["message"]
+        assert message["id"] == asked["id"]
+        [part] = tool_parts(message)
+        assert part["state"] == "output-available" and part["output"] == "saved groceries"
+        assert texts(message) == "done"
+        # The same answer again (a retried POST, a double click): nothing runs again.
+        again = read(await post(agent, json.dumps(body).encode()), answered)
+        assert notes.saved == [NOTE]
+        assert again["errors"] and "already" in again["errors"][0]
+
+
+@per_dialect
+async def test_a_denied_approval_is_output_denied(dialect: Dialect, simulator: Simulator) -> None:
+    notes = Notes()
+    simulator.play(
+        [Turn(calls=(ScriptedCall(name="save_note", args=NOTE),)), Turn(text="ok, not saved")]
+    )
+    async with client(simulator, dialect) as provider:
+        agent = Agent(provider, notes.registry(needs_approval=True))
+        asked = read(await post(agent, user_body("chat-4", "u1", "note")))["message"]
+        [part] = tool_parts(asked)
+        answered = copy.deepcopy(asked)
+        answered["parts"][asked["parts"].index(part)].update(
+            state="approval-responded",
+            approval={"id": part["approval"]["id"], "approved": False, "reason": "no"},
+        )
+        body = {"id": "chat-4", "messages": [answered]}
+        message = read(await post(agent, body), answered)["message"]
+    assert notes.saved == []
+    [part] = tool_parts(message)
+    assert part["state"] == "output-denied"
+
+
+@per_dialect
+async def test_the_same_user_message_posted_twice_runs_its_write_once(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    notes = Notes()
+    turns = [Turn(calls=(ScriptedCall(name="save_note", args=NOTE),)), Turn(text="saved")]
+    simulator.play(turns + turns)
+    async with client(simulator, dialect) as provider:
+        agent = Agent(provider, notes.registry())
+        for _ in range(2):
+            message = read(await post(agent, user_body("chat-5", "u1", "note")))["message"]
+            [part] = tool_parts(message)
+            assert part["state"] == "output-available"
+    assert notes.saved == [NOTE]
