@@ -126,9 +126,7 @@ async def test_an_approval_round_trip_runs_the_write_once_even_posted_twice(
     dialect: Dialect, simulator: Simulator
 ) -> None:
     notes = Notes()
-    simulator.play(
-        [Turn(calls=(ScriptedCall(name="save_note", args=NOTE),)), Turn(text="done")]
-    )
+    simulator.play([Turn(calls=(ScriptedCall(name="save_note", args=NOTE),)), Turn(text="done")])
     async with client(simulator, dialect) as provider:
         agent = Agent(provider, notes.registry(needs_approval=True))
         first = read(await post(agent, user_body("chat-3", "u1", "note")))
