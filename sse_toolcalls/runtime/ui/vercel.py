@@ -555,8 +555,10 @@ async def _resume_args(
         raise UIRequestError("the approval answers must all answer one paused run")
     [token] = tokens
     state = await paused.get(token)
-    if state is None:
-        raise UIRequestError("no paused run here has these approvals (expired or unknown)")
+    # A token names a pause of this chat only: an answer posted in another chat (which
+    # saw the token somehow) must not decide it.
+    if state is None or state.conversation_id != request.chat_id:
+        raise UIRequestError("no paused run of this chat has these approvals (expired or unknown)")
     approve: list[str] = []
     deny: list[str] = []
     for approval, approved, _reason in request.answers:

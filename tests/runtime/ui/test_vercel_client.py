@@ -193,3 +193,24 @@ async def test_the_same_user_message_posted_twice_runs_its_write_once(
             [part] = tool_parts(message)
             assert part["state"] == "output-available"
     assert notes.saved == [NOTE]
+
+
+async def test_an_answer_posted_in_another_chat_decides_nothing(simulator: Simulator) -> None:
+    notes = Notes()
+    simulator.play([Turn(calls=(ScriptedCall(name="save_note", args=NOTE),)), Turn(text="done")])
+    async with client(simulator, "openai_chat") as provider:
+        agent = Agent(provider, notes.registry(needs_approval=True))
+        asked = read(await post(agent, user_body("chat-a", "u1", "note")))["message"]
+        [part] = tool_parts(asked)
+        answered = copy.deepcopy(asked)
+        answered["parts"][asked["parts"].index(part)].update(
+            state="approval-responded", approval={"id": part["approval"]["id"], "approved": True}
+        )
+        status, _, chunks = await vercel_response(agent, {"id": "chat-b", "messages": [answered]})
+        assert status == 400 and b"no paused run of this chat" in b"".join(
+            [c async for c in chunks]
+        )
+        assert notes.saved == []
+        # The right chat still can.
+        read(await post(agent, {"id": "chat-a", "messages": [answered]}), answered)
+    assert notes.saved == [NOTE]
