@@ -84,6 +84,12 @@ async def test_the_sdk_assembles_the_run_text_calls_and_results(
     assert stream.endswith(b"data: [DONE]\n\n")
     found = read(stream)
     assert found["errors"] == []
+    # The SDK's own response headers, but for the hop-by-hop "connection" (an ASGI
+    # server sets it, and HTTP/2 forbids it) and our content-type's charset.
+    sdk = {k: v for k, v in found["headers"].items() if k != "connection"}
+    assert VERCEL_HEADERS["content-type"].startswith(sdk.pop("content-type"))
+    assert VERCEL_HEADERS["cache-control"].startswith(sdk.pop("cache-control"))
+    assert sdk.items() <= VERCEL_HEADERS.items()
     message = found["message"]
     assert message["role"] == "assistant"
     assert texts(message) == "Saving it.Your note is saved."
@@ -214,3 +220,57 @@ async def test_an_answer_posted_in_another_chat_decides_nothing(simulator: Simul
         # The right chat still can.
         read(await post(agent, {"id": "chat-a", "messages": [answered]}), answered)
     assert notes.saved == [NOTE]
+
+
+@pytest.mark.parametrize("dialect", ["openai_chat", "anthropic", "gemini"])
+async def test_a_failing_tool_is_output_error_and_a_policy_denial_output_denied(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    from sse_toolcalls.runtime.approval import ApprovalContext, Decision, Deny
+    from sse_toolcalls.runtime.tools import ToolRegistry
+
+    registry = ToolRegistry()
+
+    def lookup(city: str) -> str:
+        """Look a city up.
+
+        Args:
+            city: its name.
+        """
+        raise ValueError("the atlas is closed")
+
+    def erase(city: str) -> str:
+        """Erase a city.
+
+        Args:
+            city: its name.
+        """
+        raise AssertionError("a denied call never runs")
+
+    registry.register(lookup)
+    registry.register(erase, effect="write")
+
+    def policy(context: ApprovalContext, call: Any) -> Decision:
+        return Deny(reason="no erasing") if call.name == "erase" else "allow"
+
+    simulator.play(
+        [
+            Turn(
+                calls=(
+                    ScriptedCall(name="lookup", args={"city": "Lyon"}),
+                    ScriptedCall(name="erase", args={"city": "Lyon"}),
+                )
+            ),
+            Turn(text="Sorry."),
+        ]
+    )
+    async with client(simulator, dialect) as provider:
+        agent = Agent(provider, registry, policy=policy)
+        found = read(await post(agent, user_body("chat-6", "u1", "Lyon?")))
+    assert found["errors"] == []
+    looked, erased = tool_parts(found["message"])
+    assert (looked["type"], looked["state"]) == ("tool-lookup", "output-error")
+    assert looked["errorText"] != ""
+    assert (erased["type"], erased["state"]) == ("tool-erase", "output-denied")
+    assert looked["toolCallId"] != erased["toolCallId"]
+    assert texts(found["message"]) == "Sorry."

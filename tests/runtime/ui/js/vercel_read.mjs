@@ -7,6 +7,7 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   parseJsonEventStream,
   readUIMessageStream,
+  UI_MESSAGE_STREAM_HEADERS,
   uiMessageChunkSchema,
 } from "ai";
 
@@ -19,7 +20,13 @@ const chunks = [];
 const errors = [];
 const raw = new ReadableStream({
   start(controller) {
-    controller.enqueue(new Uint8Array(bytes));
+    // Pieces of 1 to 13 bytes, as a network may cut them (inside a line, a UTF-8
+    // sequence, a CRLF): the reader must assemble the same message however split.
+    let at = 0;
+    for (let size = 1; at < bytes.length; size = (size % 13) + 1) {
+      controller.enqueue(new Uint8Array(bytes.subarray(at, at + size)));
+      at += size;
+    }
     controller.close();
   },
 });
@@ -47,4 +54,12 @@ try {
 }
 const answered = (msg) =>
   lastAssistantMessageIsCompleteWithApprovalResponses({ messages: [msg] });
-console.log(JSON.stringify({ message, chunks, errors, autoSend: message ? answered(message) : null }));
+console.log(
+  JSON.stringify({
+    message,
+    chunks,
+    errors,
+    autoSend: message ? answered(message) : null,
+    headers: UI_MESSAGE_STREAM_HEADERS,
+  }),
+);
