@@ -21,9 +21,12 @@ How our events become chunks (:func:`ui_message_chunks`):
   part (``state: "approval-responded"``) of the messages it posts next.
 - A retry voids what its attempt showed: the protocol cannot take a part back, so the
   open parts are closed, the attempt's unfinished calls get ``tool-output-error``
-  (``"void: the request was retried"``), and a ``data-retry`` part names every part id
-  of the attempt in ``voids`` (a UI hides them); the step ends, the next attempt opens
-  a new one.
+  (``"void: the request was retried"``), a ``data-retry`` part ends the step and the
+  next attempt opens a new one. Every part of a step that ends with a ``data-retry``
+  part is void (the UI's parts of text and reasoning carry no id, so the step is the
+  unit): a UI hides them. Its ``voidedToolCallIds`` name the attempt's calls; a call
+  of the next attempt that reuses one of those ids is renamed ``<id>~<n>``, so that it
+  never updates the voided part.
 - A fallback message is a text part of its own; an exception is an ``error`` chunk.
 - ``finish`` carries the message metadata: usage, steps, requests, retries, the
   fallback reason and whether the run paused.
@@ -156,15 +159,15 @@ class _Chunker:
         self.unfinished: dict[str, str] = {}
         """toolCallId -> tool name of calls shown whose input is not yet available."""
         self.shown: list[str] = []
-        """Part ids (text, reasoning, tool calls) the current attempt showed."""
+        """toolCallIds the current attempt showed."""
+        self.voided: set[str] = set()
+        """toolCallIds shown by attempts a retry voided."""
         self.denied: set[str] = set()
         self.retries = 0
 
     def _part(self, kind: str) -> str:
         self.parts += 1
-        part = f"{kind}-{self.parts}"
-        self.shown.append(part)
-        return part
+        return f"{kind}-{self.parts}"
 
     def close(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -193,7 +196,11 @@ class _Chunker:
         known = self.calls.get(index)
         if known is not None:
             return known
-        made = tool_call_id(call_id, self.step, index)
+        made = base = tool_call_id(call_id, self.step, index)
+        renamed = 0
+        while made in self.voided:
+            renamed += 1
+            made = f"{base}~{renamed}"
         self.calls[index] = made
         return made
 
@@ -306,7 +313,8 @@ class _Chunker:
             out.append({"type": "tool-output-error", "toolCallId": ident, "errorText": VOID_TEXT})
         self.unfinished.clear()
         self.retries += 1
-        data = {"attempt": event.attempt, "delay": event.delay, "voids": list(self.shown)}
+        self.voided.update(self.shown)
+        data = {"attempt": event.attempt, "delay": event.delay, "voidedToolCallIds": self.shown}
         out.append({"type": "data-retry", "id": f"retry-{self.retries}", "data": data})
         out += self.end_step()
         self.shown = []

@@ -148,7 +148,7 @@ async def test_a_retry_voids_the_attempt_s_parts_and_unfinished_calls() -> None:
     assert {"type": "tool-input-delta", "toolCallId": call, "inputTextDelta": '{"a"'} in chunks
     assert {"type": "tool-output-error", "toolCallId": call, "errorText": VOID_TEXT} in chunks
     [retry] = [c for c in chunks if c["type"] == "data-retry"]
-    assert retry["data"] == {"attempt": 1, "delay": 0.5, "voids": ["text-1", call]}
+    assert retry["data"] == {"attempt": 1, "delay": 0.5, "voidedToolCallIds": [call]}
     # The voided text part is closed before the next attempt shows its own.
     assert types.index("text-end") < types.index("data-retry") < types.index("finish-step")
     assert chunks[-1] == {"type": "text-delta", "id": "text-2", "delta": "whole"}
@@ -270,3 +270,22 @@ async def test_a_bad_body_or_an_unknown_approval_is_a_400() -> None:
     }
     status, _, _ = await vercel_response(agent, body(messages=[answered]))
     assert status == 400
+
+
+async def test_a_call_id_reused_after_a_retry_is_renamed_so_the_void_part_stays_void() -> None:
+    retry = RetryScheduled(attempt=1, delay=0.0, diagnostic=Diagnostic(kind="x", message="y"))
+    again = RetryScheduled(attempt=2, delay=0.0, diagnostic=Diagnostic(kind="x", message="y"))
+    chunks = await chunks_of(
+        [
+            RequestStarted(step=1, attempt=1),
+            ToolCallStarted(index=0, call_id="c1", name="t"),
+            retry,
+            RequestStarted(step=1, attempt=2),
+            ToolCallStarted(index=0, call_id="c1", name="t"),
+            again,
+            RequestStarted(step=1, attempt=3),
+            ToolCallStarted(index=0, call_id="c1", name="t"),
+        ]
+    )
+    started = [c["toolCallId"] for c in chunks if c["type"] == "tool-input-start"]
+    assert started == ["c1", "c1~1", "c1~2"]

@@ -274,3 +274,44 @@ async def test_a_failing_tool_is_output_error_and_a_policy_denial_output_denied(
     assert (erased["type"], erased["state"]) == ("tool-erase", "output-denied")
     assert looked["toolCallId"] != erased["toolCallId"]
     assert texts(found["message"]) == "Sorry."
+
+
+@per_dialect
+async def test_a_cut_in_a_call_s_arguments_is_voided_and_the_retry_shown_fresh(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    from sse_toolcalls.runtime.retry import RetryPolicy
+    from sse_toolcalls.runtime.ui.vercel import VOID_TEXT
+    from sse_toolcalls.tooling.simulator.script import CutInArguments
+
+    notes = Notes()
+    call = ScriptedCall(name="save_note", args=NOTE)
+    simulator.play(
+        [
+            Turn(text="Saving", calls=(call,), fragment_size=3, fault=CutInArguments()),
+            Turn(text="Saving it.", calls=(call,), fragment_size=3),
+            Turn(text="Saved."),
+        ]
+    )
+    retry = RetryPolicy(attempts=3, sleep=no_sleep, random=lambda: 0.5, base_delay=0.25)
+    async with client(simulator, dialect) as provider:
+        agent = Agent(provider, notes.registry(), retry=retry)
+        found = read(await post(agent, user_body("chat-7", "u1", "note")))
+    assert notes.saved == [NOTE] and found["errors"] == []
+    message = found["message"]
+    [retried] = [p for p in message["parts"] if p["type"] == "data-retry"]
+    # The step that ends with the data-retry part is void: the UI hides it; what is
+    # left is the run.
+    parts = message["parts"]
+    end = parts.index(retried)
+    begin = max(i for i in range(end) if parts[i]["type"] == "step-start")
+    void, live = parts[begin : end + 1], parts[:begin] + parts[end + 1 :]
+    assert {p["toolCallId"] for p in void if "toolCallId" in p} == set(
+        retried["data"]["voidedToolCallIds"]
+    )
+    assert "".join(p["text"] for p in live if p["type"] == "text") == "Saving it.Saved."
+    [done] = [p for p in live if p["type"] == "tool-save_note"]
+    assert done["state"] == "output-available" and done["input"] == NOTE
+    for part in void:
+        if part["type"] == "tool-save_note":
+            assert part["state"] == "output-error" and part["errorText"] == VOID_TEXT
