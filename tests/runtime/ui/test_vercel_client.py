@@ -315,3 +315,59 @@ async def test_a_cut_in_a_call_s_arguments_is_voided_and_the_retry_shown_fresh(
     for part in void:
         if part["type"] == "tool-save_note":
             assert part["state"] == "output-error" and part["errorText"] == VOID_TEXT
+
+
+TRICKY = 'line one\nline two\r\nthree\r four \u2028 five \U0001f95a \u00e9 "quoted" \\ data: [DONE]'
+"""Line breaks of every kind, a JS line separator, non-BMP and escapes, and text that
+looks like the stream's own end: the JSON in one data field must carry it all."""
+
+
+@per_dialect
+async def test_reasoning_and_tricky_text_arrive_whole(
+    dialect: Dialect, simulator: Simulator
+) -> None:
+    simulator.play([Turn(thinking="Think: " + TRICKY, text=TRICKY, fragment_size=2)])
+    async with client(simulator, dialect) as provider:
+        agent = Agent(provider, Notes().registry())
+        found = read(await post(agent, user_body("chat-8", "u1", "hi")))
+    assert found["errors"] == []
+    message = found["message"]
+    assert texts(message) == TRICKY
+    assert texts(message, "reasoning") == "Think: " + TRICKY
+    kinds = [p["type"] for p in message["parts"]]
+    assert kinds.index("reasoning") < kinds.index("text")
+    assert all(p.get("state") == "done" for p in message["parts"] if "state" in p)
+
+
+async def test_answers_must_cover_every_pending_call(simulator: Simulator) -> None:
+    notes = Notes()
+    other = {**NOTE, "title": "chores"}
+    simulator.play(
+        [
+            Turn(
+                calls=(
+                    ScriptedCall(name="save_note", args=NOTE),
+                    ScriptedCall(name="save_note", args=other),
+                )
+            ),
+            Turn(text="one saved"),
+        ]
+    )
+    async with client(simulator, "anthropic") as provider:
+        agent = Agent(provider, notes.registry(needs_approval=True))
+        asked = read(await post(agent, user_body("chat-9", "u1", "notes")))["message"]
+        first, second = tool_parts(asked)
+        answered = copy.deepcopy(asked)
+        answered["parts"][asked["parts"].index(first)].update(
+            state="approval-responded", approval={"id": first["approval"]["id"], "approved": True}
+        )
+        body = {"id": "chat-9", "messages": [answered]}
+        status, _, _ = await vercel_response(agent, body)
+        assert status == 400 and notes.saved == []
+        answered["parts"][asked["parts"].index(second)].update(
+            state="approval-responded",
+            approval={"id": second["approval"]["id"], "approved": False},
+        )
+        message = read(await post(agent, body), answered)["message"]
+    assert notes.saved == [NOTE]
+    assert [p["state"] for p in tool_parts(message)] == ["output-available", "output-denied"]

@@ -1,10 +1,9 @@
 // Reads our UI message stream as useChat does: the SSE bytes on stdin through the ai
 // package's own parser (parseJsonEventStream with uiMessageChunkSchema, as
 // DefaultChatTransport.processResponseStream does), then readUIMessageStream. Prints
-// {message, chunks, errors}; argv[2], when given, is the JSON of the message a resumed
+// {message, chunks, errors, headers (the SDK's own response headers)}; argv[2], when given, is the JSON of the message a resumed
 // stream continues. tests/runtime/ui/test_vercel*.py.
 import {
-  lastAssistantMessageIsCompleteWithApprovalResponses,
   parseJsonEventStream,
   readUIMessageStream,
   UI_MESSAGE_STREAM_HEADERS,
@@ -49,17 +48,14 @@ try {
     message = m;
   }
 } catch (e) {
-  // An error chunk reaches onError; anything else (a chunk the schema refuses) too.
+  // An error chunk reaches onError; a chunk the schema refuses is thrown, and kept here.
   errors.push(`thrown: ${e && e.message ? e.message : e}`);
 }
-const answered = (msg) =>
-  lastAssistantMessageIsCompleteWithApprovalResponses({ messages: [msg] });
 console.log(
   JSON.stringify({
     message,
     chunks,
     errors,
-    autoSend: message ? answered(message) : null,
     headers: UI_MESSAGE_STREAM_HEADERS,
   }),
 );
