@@ -113,8 +113,23 @@ class UIRequestError(SSEToolCallsError):
 
 
 def _json(value: Any) -> str:
-    # A tool's output is JSON-ish; anything else is shown as its text, never a crash.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    """Strict JSON (the browser's ``JSON.parse`` reads no ``NaN``), never a crash.
+
+    The runtime's results are JSON already (non-finite numbers as ``null``); should a
+    value still hold a non-finite number or a cycle, a chunk's fields that are not plain
+    go out as their text rather than break the whole stream."""
+    try:
+        return json.dumps(
+            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str
+        )
+    except (ValueError, RecursionError):
+        if not isinstance(value, dict):
+            return json.dumps(str(value), ensure_ascii=False)
+        plain = {
+            key: item if item is None or isinstance(item, str | int | bool) else str(item)
+            for key, item in value.items()
+        }
+        return json.dumps(plain, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _usage(usage: Usage) -> dict[str, int]:

@@ -289,3 +289,38 @@ async def test_a_call_id_reused_after_a_retry_is_renamed_so_the_void_part_stays_
     )
     started = [c["toolCallId"] for c in chunks if c["type"] == "tool-input-start"]
     assert started == ["c1", "c1~1", "c1~2"]
+
+
+async def test_values_json_cannot_carry_are_text_and_the_stream_stays_json() -> None:
+    from tests.runtime.test_agent import calling
+
+    registry = ToolRegistry()
+
+    def measure() -> dict[str, Any]:
+        """Measure."""
+        return {"ratio": float("nan"), "limit": float("inf")}
+
+    registry.register(measure)
+    agent = Agent(FakeClient([calling(("measure", {})), answer("done")]), registry)
+    status, _, chunks = await vercel_response(agent, body())
+    assert status == 200
+    stream = b"".join([c async for c in chunks]).decode()
+    datas = [line[6:] for line in stream.split("\n") if line.startswith("data: ")]
+    assert datas[-1] == "[DONE]"
+    # Strict JSON, as JSON.parse reads it: no NaN or Infinity tokens.
+    parsed = [json.loads(d, parse_constant=pytest.fail) for d in datas[:-1]]
+    [output] = [c for c in parsed if c["type"].startswith("tool-output")]
+    # What the model was sent, too.
+    assert output["output"] == {"ratio": None, "limit": None}
+
+
+def test_a_chunk_json_cannot_carry_goes_out_with_its_odd_fields_as_text() -> None:
+    from sse_toolcalls.runtime.ui.vercel import _json
+
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    for odd in (float("nan"), cyclic, {"x": float("inf")}):
+        chunk = {"type": "tool-output-available", "toolCallId": "c", "output": odd}
+        back = json.loads(_json(chunk), parse_constant=pytest.fail)
+        assert back["type"] == "tool-output-available" and back["toolCallId"] == "c"
+        assert back["output"] == str(odd)

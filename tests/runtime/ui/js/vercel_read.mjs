@@ -1,8 +1,9 @@
 // Reads our UI message stream as useChat does: the SSE bytes on stdin through the ai
 // package's own parser (parseJsonEventStream with uiMessageChunkSchema, as
 // DefaultChatTransport.processResponseStream does), then readUIMessageStream. Prints
-// {message, chunks, errors, headers (the SDK's own response headers)}; argv[2], when given, is the JSON of the message a resumed
-// stream continues. tests/runtime/ui/test_vercel*.py.
+// {message, chunks, errors, headers} (headers: the SDK's own response headers);
+// argv[2], when given, is the JSON of the message a resumed stream continues.
+// tests/runtime/ui/test_vercel*.py.
 import {
   parseJsonEventStream,
   readUIMessageStream,
