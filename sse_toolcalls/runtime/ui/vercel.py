@@ -162,9 +162,13 @@ def tool_call_id(call_id: str | None, step: int, index: int) -> str:
 class _Chunker:
     """The mapping's state: the open parts, the step's calls, the attempt's part ids."""
 
-    def __init__(self, *, message_id: str | None, step: int) -> None:
+    def __init__(self, *, message_id: str | None, step: int, resumed: bool) -> None:
         self.message_id = message_id
         self.step = step
+        self.resumed_step = step if resumed else None
+        """The paused step a resume's first results answer: its calls were shown by the
+        stream that paused."""
+        self.announced: set[str] = set()
         self.in_step = False
         self.parts = 0
         self.text_part: str | None = None
@@ -263,6 +267,7 @@ class _Chunker:
         out = self.open_step() + self.close()
         ident = self.call_id(event.call_id, event.index)
         self.shown.append(ident)
+        self.announced.add(ident)
         self.unfinished[ident] = event.name
         out.append({"type": "tool-input-start", "toolCallId": ident, "toolName": event.name})
         return out
@@ -283,6 +288,7 @@ class _Chunker:
             self.shown.append(ident)
             out.append({"type": "tool-input-start", "toolCallId": ident, "toolName": call.name})
         self.unfinished.pop(ident, None)
+        self.announced.add(ident)
         if call.arguments_error is not None:
             out.append(
                 {
@@ -304,22 +310,41 @@ class _Chunker:
             )
         return out
 
+    def announce(self, call: ToolCall) -> tuple[str, list[dict[str, Any]]]:
+        """The call's id, and its input first if this stream never showed the call: the
+        SDK refuses an output for a call it does not know (a client whose stream gives
+        only the finished turn sends no call events)."""
+        ident = self.result_id(call)
+        if ident in self.announced or self.step == self.resumed_step:
+            return ident, []
+        self.announced.add(ident)
+        return ident, [
+            *self.open_step(),
+            {
+                "type": "tool-input-available",
+                "toolCallId": ident,
+                "toolName": call.name,
+                "input": call.args,
+            },
+        ]
+
     def refused(self, event: ToolCallRefused) -> list[dict[str, Any]]:
-        ident = self.result_id(event.call)
+        ident, out = self.announce(event.call)
         self.denied.add(ident)
-        return [{"type": "tool-output-denied", "toolCallId": ident}]
+        return [*out, {"type": "tool-output-denied", "toolCallId": ident}]
 
     def result(self, event: ToolCallResult) -> list[dict[str, Any]]:
-        ident = self.result_id(event.call)
+        ident, out = self.announce(event.call)
         if ident in self.denied:
-            return []  # its refusal was already shown
+            return out  # its refusal was already shown
         if event.outcome == "declined":
-            return [{"type": "tool-output-denied", "toolCallId": ident}]
+            return [*out, {"type": "tool-output-denied", "toolCallId": ident}]
         if event.result.is_error:
             text = _output_text(event.result.content)
-            return [{"type": "tool-output-error", "toolCallId": ident, "errorText": text}]
+            return [*out, {"type": "tool-output-error", "toolCallId": ident, "errorText": text}]
         return [
-            {"type": "tool-output-available", "toolCallId": ident, "output": event.result.content}
+            *out,
+            {"type": "tool-output-available", "toolCallId": ident, "output": event.result.content},
         ]
 
     def retry(self, event: RetryScheduled) -> list[dict[str, Any]]:
@@ -394,7 +419,11 @@ _HANDLERS: dict[type[Any], Callable[[_Chunker, Any], list[dict[str, Any]]]] = {
 
 
 async def ui_message_chunks(
-    events: AsyncIterator[AgentEvent], *, message_id: str | None = None, step: int = 1
+    events: AsyncIterator[AgentEvent],
+    *,
+    message_id: str | None = None,
+    step: int = 1,
+    resumed: bool = False,
 ) -> AsyncIterator[dict[str, Any]]:
     """The UI message stream's chunks for a run's events, ``start`` to ``finish``.
 
@@ -403,13 +432,15 @@ async def ui_message_chunks(
         message_id: the assistant message's id (``start``'s ``messageId``); on a resume,
             the id of the message being continued.
         step: the step a resumed run's first results belong to (the paused turn + 1).
+        resumed: the events are ``resume_stream``'s, continuing the message whose
+            stream paused (its calls were shown there).
 
     Yields:
         Chunk dicts, as :data:`UIMessageChunk` in the ``ai`` package types them. An
         exception from ``events`` ends the stream with an ``error`` chunk (ours, by its
         message) after the parts are closed, then propagates.
     """
-    chunker = _Chunker(message_id=message_id, step=step)
+    chunker = _Chunker(message_id=message_id, step=step, resumed=resumed)
     start: dict[str, Any] = {"type": "start"}
     if message_id is not None:
         start["messageId"] = message_id
@@ -660,7 +691,10 @@ async def _stream(
             run = agent.resume_stream(state, approve=approve, deny=deny, deps=deps)
             step = state.turn + 1
         async with run as events:
-            async for chunk in ui_message_chunks(kept(events), message_id=message_id, step=step):
+            chunks = ui_message_chunks(
+                kept(events), message_id=message_id, step=step, resumed=resume is not None
+            )
+            async for chunk in chunks:
                 yield frame(chunk)
     except SSEToolCallsError as exc:
         if sequence == 0:

@@ -371,3 +371,14 @@ async def test_answers_must_cover_every_pending_call(simulator: Simulator) -> No
         message = read(await post(agent, body), answered)["message"]
     assert notes.saved == [NOTE]
     assert [p["state"] for p in tool_parts(message)] == ["output-available", "output-denied"]
+
+
+async def test_a_client_that_sends_only_finished_turns_still_shows_each_call() -> None:
+    from tests.runtime.test_agent import FakeClient, answer, calling
+
+    notes = Notes()
+    agent = Agent(FakeClient([calling(("save_note", NOTE)), answer("saved")]), notes.registry())
+    found = read(await post(agent, user_body("chat-10", "u1", "note")))
+    assert found["errors"] == [] and notes.saved == [NOTE]
+    [part] = tool_parts(found["message"])
+    assert part["state"] == "output-available" and part["input"] == NOTE
