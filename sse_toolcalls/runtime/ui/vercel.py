@@ -49,7 +49,8 @@ import hashlib
 import json
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Final, Protocol
 from weakref import WeakKeyDictionary
@@ -424,7 +425,7 @@ async def ui_message_chunks(
     message_id: str | None = None,
     step: int = 1,
     resumed: bool = False,
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncGenerator[dict[str, Any], None]:
     """The UI message stream's chunks for a run's events, ``start`` to ``finish``.
 
     Args:
@@ -628,7 +629,7 @@ async def vercel_response(
     *,
     paused: PausedRuns | None = None,
     deps: Any = None,
-) -> tuple[int, dict[str, str], AsyncIterator[bytes]]:
+) -> tuple[int, dict[str, str], AsyncGenerator[bytes, None]]:
     """The response to a ``useChat`` POST: ``(status, headers, body chunks)``.
 
     The run starts when the body is iterated, and stops if the iteration is closed
@@ -649,7 +650,7 @@ async def vercel_response(
     return 200, dict(VERCEL_HEADERS), _stream(agent, request, resume, paused, deps)
 
 
-async def _one(text: str) -> AsyncIterator[bytes]:
+async def _one(text: str) -> AsyncGenerator[bytes, None]:
     yield text.encode("utf-8")
 
 
@@ -659,7 +660,7 @@ async def _stream(
     resume: tuple[ApprovalState, list[str], list[str]] | None,
     paused: PausedRuns,
     deps: Any,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     message_id = request.message_id or f"msg-{uuid.uuid4().hex}"
     sequence = 0
 
@@ -670,7 +671,7 @@ async def _stream(
         data = chunk if isinstance(chunk, str) else _json(chunk)
         return sse_event(data, id=f"{message_id}:{sequence}")
 
-    async def kept(events: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:
+    async def kept(events: AsyncIterator[AgentEvent]) -> AsyncGenerator[AgentEvent, None]:
         async for event in events:
             if isinstance(event, ApprovalRequested):
                 await paused.put(event.state)
@@ -690,12 +691,24 @@ async def _stream(
             state, approve, deny = resume
             run = agent.resume_stream(state, approve=approve, deny=deny, deps=deps)
             step = state.turn + 1
-        async with run as events:
-            chunks = ui_message_chunks(
-                kept(events), message_id=message_id, step=step, resumed=resume is not None
-            )
+        async with (
+            run as events,
+            aclosing(kept(events)) as watched,
+            aclosing(
+                ui_message_chunks(
+                    watched, message_id=message_id, step=step, resumed=resume is not None
+                )
+            ) as chunks,
+        ):
             async for chunk in chunks:
                 yield frame(chunk)
+    except BaseExceptionGroup as group:
+        # The server closed the body early (the browser went away): the run's task
+        # group, left at our yield, reports the GeneratorExit inside a group. Closing
+        # is what was asked; anything else in the group is not ours to hide.
+        if group.split(GeneratorExit)[1] is None:
+            return
+        raise
     except SSEToolCallsError as exc:
         if sequence == 0:
             # Refused on entering (a decided approval, a misuse): nothing was shown.

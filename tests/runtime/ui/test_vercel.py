@@ -324,3 +324,25 @@ def test_a_chunk_json_cannot_carry_goes_out_with_its_odd_fields_as_text() -> Non
         back = json.loads(_json(chunk), parse_constant=pytest.fail)
         assert back["type"] == "tool-output-available" and back["toolCallId"] == "c"
         assert back["output"] == str(odd)
+
+
+async def test_closing_the_body_early_ends_the_run_cleanly() -> None:
+    from tests.runtime.test_agent import calling
+
+    ran: list[str] = []
+    registry = ToolRegistry()
+
+    def touch() -> str:
+        """Touch."""
+        ran.append("touch")
+        return "ok"
+
+    registry.register(touch, effect="write")
+    agent = Agent(FakeClient([calling(("touch", {})), answer("done")]), registry)
+    status, _, chunks = await vercel_response(agent, body())
+    assert status == 200
+    first = await chunks.__anext__()
+    assert b'"type":"start"' in first
+    await chunks.aclose()
+    # The server stopped reading before the turn's calls: nothing ran.
+    assert ran == []
