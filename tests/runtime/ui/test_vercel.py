@@ -346,3 +346,63 @@ async def test_closing_the_body_early_ends_the_run_cleanly() -> None:
     await chunks.aclose()
     # The server stopped reading before the turn's calls: nothing ran.
     assert ran == []
+
+
+async def paused_chat() -> tuple[Agent, list[str], list[dict[str, Any]]]:
+    """An agent whose chat "chat" paused on two writes; the chunks it streamed."""
+    from tests.runtime.test_agent import calling
+
+    ran: list[str] = []
+    registry = ToolRegistry()
+
+    def touch(what: str) -> str:
+        """Touch.
+
+        Args:
+            what: what.
+        """
+        ran.append(what)
+        return "ok"
+
+    registry.register(touch, effect="write", needs_approval=True)
+    agent = Agent(
+        FakeClient([calling(("touch", {"what": "a"}), ("touch", {"what": "b"})), answer("x")]),
+        registry,
+    )
+    _, _, stream = await vercel_response(agent, body())
+    text = b"".join([c async for c in stream]).decode()
+    chunks = [
+        json.loads(line[6:])
+        for line in text.split("\n")
+        if line.startswith("data: {")  # the JSON chunks, not [DONE]
+    ]
+    return agent, ran, chunks
+
+
+def answering(*answers: tuple[str, bool]) -> dict[str, Any]:
+    parts = [
+        {"type": "tool-touch", "state": "approval-responded", "approval": {"id": i, "approved": a}}
+        for i, a in answers
+    ]
+    return body(messages=[{"id": "a1", "role": "assistant", "parts": parts}])
+
+
+async def test_answers_that_do_not_match_the_pause_are_a_400_and_run_nothing() -> None:
+    agent, ran, chunks = await paused_chat()
+    asked = [c["approvalId"] for c in chunks if c["type"] == "tool-approval-request"]
+    assert len(asked) == 2 and ran == []
+    token = asked[0].partition(".")[0]
+    for answers in (
+        [(asked[0], True)],  # one of two
+        [(asked[0], True), (asked[0], False)],  # the same twice
+        [(asked[0], True), (f"{token}.nosuch", True)],  # a call not pending
+        [(asked[0], True), ("other-token." + asked[1].partition(".")[2], True)],  # two pauses
+        [("no-dot", True), (asked[1], True)],
+    ):
+        status, _, _ = await vercel_response(agent, answering(*answers))
+        assert status == 400, answers
+    assert ran == []
+    status, _, stream = await vercel_response(agent, answering((asked[0], True), (asked[1], True)))
+    assert status == 200
+    assert b"[DONE]" in b"".join([c async for c in stream])
+    assert sorted(ran) == ["a", "b"]  # each once (they may run side by side)
