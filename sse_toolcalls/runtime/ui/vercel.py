@@ -633,7 +633,12 @@ async def vercel_response(
     """The response to a ``useChat`` POST: ``(status, headers, body chunks)``.
 
     The run starts when the body is iterated, and stops if the iteration is closed
-    early. A bad body is a 400 with a JSON ``{"error": ...}``.
+    early (``aclose``, as a server does when the browser goes away). A bad body is a
+    400 with a JSON ``{"error": ...}``. Served by any framework, e.g. Starlette::
+
+        async def chat(request):
+            status, headers, body = await vercel_response(agent, await request.body())
+            return StreamingResponse(body, status_code=status, headers=headers)
 
     Args:
         agent: the agent that runs.
