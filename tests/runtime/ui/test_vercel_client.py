@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from typing import Any
 
 import anyio
@@ -382,3 +383,96 @@ async def test_a_client_that_sends_only_finished_turns_still_shows_each_call() -
     assert found["errors"] == [] and notes.saved == [NOTE]
     [part] = tool_parts(found["message"])
     assert part["state"] == "output-available" and part["input"] == NOTE
+
+
+def seeded_run(rng: random.Random) -> tuple[list[Any], str, dict[str, dict[str, Any]]]:
+    """A random run's events in run_stream's order (attempts, text and reasoning in any
+    interleaving, calls whose arguments stream, retries that void an attempt); the
+    text and the calls of its attempts that were not voided."""
+    from sse_toolcalls.calls import ReasoningDelta, TextDelta, ToolCall, ToolCallCompleted
+    from sse_toolcalls.calls import ToolCallStarted as Started
+    from sse_toolcalls.runtime.diagnostics import Diagnostic
+    from sse_toolcalls.runtime.events import RequestStarted, RetryScheduled, ToolArgumentsPreview
+
+    events: list[Any] = []
+    kept_text: list[str] = []
+    kept_calls: dict[str, dict[str, Any]] = {}
+    for step in range(1, rng.randint(1, 3) + 1):
+        for attempt in range(1, 3):
+            events.append(RequestStarted(step=step, attempt=attempt))
+            text: list[str] = []
+            calls: dict[str, dict[str, Any]] = {}
+            for _ in range(rng.randint(0, 6)):
+                piece = rng.choice(["a", "\u00e9\n", "\U0001f95a", " ", "\r\n"])
+                if rng.random() < 0.5:
+                    events.append(TextDelta(text=piece))
+                    text.append(piece)
+                else:
+                    events.append(ReasoningDelta(text=piece))
+            voided = attempt == 1 and rng.random() < 0.4
+            for index in range(rng.randint(0, 2)):
+                args = {"n": rng.randint(0, 9), "s": rng.choice(["x", "\u00e9", "\U0001f95a"])}
+                raw = json.dumps(args, ensure_ascii=False)
+                call_id = rng.choice([None, f"c{index}"])
+                events.append(Started(index=index, call_id=call_id, name="t"))
+                cut = rng.randint(0, len(raw))
+                for piece in (raw[:cut], raw[cut:]):
+                    if piece:
+                        events.append(
+                            ToolArgumentsPreview(index=index, name="t", delta=piece, arguments=None)
+                        )
+                if voided and rng.random() < 0.5:
+                    break  # cut in the arguments: never completed
+                call = ToolCall(
+                    name="t", args=args, provider="anthropic", call_id=call_id, index=index
+                )
+                events.append(ToolCallCompleted(call=call))
+                calls[f"{step}/{index}"] = args
+            if voided:
+                events.append(
+                    RetryScheduled(
+                        attempt=1, delay=0.0, diagnostic=Diagnostic(kind="x", message="y")
+                    )
+                )
+                continue
+            kept_text += text
+            kept_calls.update(calls)
+            break
+    return events, "".join(kept_text), kept_calls
+
+
+async def test_seeded_orders_of_events_are_read_whole_by_the_sdk() -> None:
+    from sse_toolcalls.runtime.ui.sse_out import sse_event
+    from sse_toolcalls.runtime.ui.vercel import ui_message_chunks
+
+    runs = [seeded_run(random.Random(seed)) for seed in range(60)]
+
+    async def stream_of(events: list[Any]) -> str:
+        async def gen() -> Any:
+            for event in events:
+                yield event
+
+        out = [sse_event(json.dumps(c)) async for c in ui_message_chunks(gen())]
+        return b"".join([*out, sse_event("[DONE]")]).decode()
+
+    texts_in = [await stream_of(events) for events, _, _ in runs]
+    found = run_script("vercel_many.mjs", json.dumps(texts_in).encode())
+    for (events, text, calls), got in zip(runs, found, strict=True):
+        assert got["errors"] == [], events
+        # Nothing to show is no message at all (the SDK writes one on its first part).
+        parts = got["message"]["parts"] if "message" in got else []
+        # The live parts: those outside a step that a data-retry part ends.
+        live: list[dict[str, Any]] = []
+        step: list[dict[str, Any]] = []
+        for part in parts:
+            if part["type"] == "step-start":
+                live += step
+                step = []
+            step.append(part)
+            if part["type"] == "data-retry":
+                step = []
+        live += step
+        assert "".join(p["text"] for p in live if p["type"] == "text") == text
+        inputs = [p["input"] for p in live if p["type"] == "tool-t"]
+        assert inputs == list(calls.values())
+        assert all(p["state"] == "input-available" for p in live if p["type"] == "tool-t")
