@@ -82,3 +82,59 @@ def test_other_methods_and_large_bodies_never_reach_the_responder(server: str) -
 def test_the_body_bound_is_a_positive_count(bad: object) -> None:
     with pytest.raises(UsageError):
         ui_app(_echo, max_body_bytes=bad)  # type: ignore[arg-type]
+
+
+def test_a_chat_served_by_the_app_is_read_by_the_ai_package() -> None:
+    """The whole way: useChat's body POSTed to ``ui_app`` under uvicorn, a real run against
+    the simulator, the answer's bytes read by the ``ai`` package (as the browser would)."""
+    from sse_toolcalls.runtime.agent import Agent
+    from sse_toolcalls.runtime.ui.vercel import VERCEL_HEADERS, vercel_response
+    from sse_toolcalls.tooling.simulator import ScriptedCall, Simulator, Turn
+
+    from ..test_run_stream import NOTE, Notes, client
+    from .test_vercel_client import read, tool_parts, user_body
+
+    notes = Notes()
+
+    async def respond(body: bytes) -> UIResponse:
+        # In the server's own event loop: the provider's connections belong to it.
+        provider = client(simulator, "anthropic")
+        status, headers, chunks = await vercel_response(Agent(provider, notes.registry()), body)
+
+        async def closing() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in chunks:
+                    yield chunk
+            finally:
+                await provider.aclose()
+
+        return status, headers, closing()
+
+    with Simulator() as simulator:
+        simulator.play(
+            [
+                Turn(text="Saving.", calls=(ScriptedCall(name="save_note", args=NOTE),)),
+                Turn(text="Saved."),
+            ]
+        )
+        served = LoopbackServer(ui_app(respond), what="the UI app")
+        served.start()
+        try:
+            with httpx.Client(timeout=60) as http:
+                answer = http.post(
+                    f"http://127.0.0.1:{served.port}/api/chat",
+                    json=user_body("chat-asgi", "u1", "Note: milk"),
+                )
+        finally:
+            served.stop()
+        simulator.assert_no_problems()
+    assert answer.status_code == 200
+    assert (
+        answer.headers["x-vercel-ai-ui-message-stream"]
+        == VERCEL_HEADERS["x-vercel-ai-ui-message-stream"]
+    )
+    found = read(answer.content)
+    assert found["errors"] == []
+    [part] = tool_parts(found["message"])
+    assert (part["state"], part["input"]) == ("output-available", NOTE)
+    assert notes.saved == [NOTE]
