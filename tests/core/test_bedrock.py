@@ -443,3 +443,42 @@ def test_parsed_chunks_read_as_the_wire_does() -> None:
     messages = EventStreamFramer().feed(raw)
     events = [(m.event_type or "", json.loads(m.payload)) for m in messages]
     assert [(c.name, c.args) for c in parsed(events, "bedrock_anthropic")] == [("f", {"x": [1, 2]})]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {":event-type": "contentBlockDelta", ":message-type": "event"},
+        {":event-type": "contentBlockDelta"},
+        {":event-type": "", ":message-type": "event"},
+        {":event-type": 7, ":message-type": "event"},
+        {":event-type": "x", ":message-type": 1},
+        {
+            ":event-type": "x",
+            ":message-type": "exception",
+            ":exception-type": "throttlingException",
+        },
+        {":message-type": "exception"},
+        {":message-type": "error", ":error-code": "Boom", ":error-message": "m"},
+        {":message-type": "surprise"},
+        {},
+    ],
+)
+def test_a_message_reads_as_the_same_event_on_the_fast_path_and_the_general_one(
+    headers: dict[str, Any],
+) -> None:
+    # The general rule, written plainly from the properties (what message_event does for
+    # a message off its fast path).
+    from sse_toolcalls.framing.eventstream import EventStreamMessage, message_event
+
+    message = EventStreamMessage(headers=headers, payload=b'{"a": 1}')
+    kind = message.message_type
+    if kind == "event":
+        want = (message.event_type or "message", '{"a": 1}')
+    elif kind == "exception":
+        want = (message.exception_type or "exception", '{"a": 1}')
+    else:
+        body = {"errorCode": message.error_code or kind, "message": message.error_message or ""}
+        want = ("error", json.dumps(body, separators=(",", ":")))
+    got = message_event(message)
+    assert (got.event, got.data) == want
