@@ -18,10 +18,13 @@ from sse_toolcalls.calls import DIALECTS, ReasoningDelta
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.clients import ProviderClient, client_for
 from sse_toolcalls.runtime.events import AgentEvent, FallbackShown, RetryScheduled
+from sse_toolcalls.runtime.ledgers.memory import InMemoryLedger
 from sse_toolcalls.runtime.retry import RetryPolicy
 from sse_toolcalls.runtime.tools import ToolRegistry
 from sse_toolcalls.runtime.ui.agui import PausedRuns, agui_events, agui_response, conversation_of
+from sse_toolcalls.runtime.ui.asgi import UIResponse, ui_app
 from sse_toolcalls.runtime.ui.sse_out import sse_event
+from sse_toolcalls.tooling._loopback import LoopbackServer
 from sse_toolcalls.tooling.simulator import Cut, HTTPError, ScriptedCall, Simulator, Turn
 
 from .js_clients import require_clients, run_script
@@ -386,3 +389,54 @@ async def test_a_paused_run_posted_again_and_approved_again_writes_once(
             simulator.assert_no_problems()
     assert len(tokens) == 2 and notes.saved == [NOTE]
     assert contents[0] == "saved groceries" and '"replayed": true' in contents[1]
+
+
+def test_the_clients_own_posts_served_by_ui_app_approve_a_write_once() -> None:
+    """The whole way: HttpAgent posts its RunAgentInput to ``ui_app`` under uvicorn, a
+    real run against the simulator pauses, the client answers the interrupt with its own
+    ``buildResumeArray``, and the approved write runs once."""
+    require_clients()
+    notes = Notes()
+    paused = PausedRuns()
+    ledger = InMemoryLedger()  # one ledger for every request, as workers share one
+
+    async def respond(body: bytes) -> UIResponse:
+        # In the server's own event loop: the provider's connections belong to it.
+        provider = client(simulator, "anthropic")
+        agent = Agent(provider, notes.registry(needs_approval=True), ledger=ledger)
+        status, headers, chunks = agui_response(agent, body, paused=paused)
+
+        async def closing() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in chunks:
+                    yield chunk
+            finally:
+                await provider.aclose()
+
+        return status, headers, closing()
+
+    with Simulator() as simulator:
+        simulator.play(
+            [Turn(calls=(ScriptedCall(name="save_note", args=NOTE),)), Turn(text="Saved.")]
+        )
+        served = LoopbackServer(ui_app(respond), what="the UI app")
+        served.start()
+        try:
+            got = run_script(
+                "agui_http.mjs",
+                json.dumps(
+                    {
+                        "url": f"http://127.0.0.1:{served.port}/agent",
+                        "threadId": "thread-asgi",
+                        "text": "Note: milk",
+                        "approve": True,
+                    }
+                ).encode(),
+            )
+        finally:
+            served.stop()
+        simulator.assert_no_problems()
+    assert [r.get("outcome") for r in got["runs"]] == ["interrupt", "success"], got
+    assert notes.saved == [NOTE]
+    assert [m["role"] for m in got["messages"]] == ["user", "assistant", "tool", "assistant"]
+    assert got["messages"][-1]["content"] == "Saved."
