@@ -35,7 +35,6 @@ form of the state.
 from __future__ import annotations
 
 import base64
-import collections
 import json
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -75,6 +74,7 @@ from ..events import (
     ToolCallResult,
 )
 from ..usage import Usage
+from .paused import MAX_BODY_BYTES, MAX_PAUSED_RUNS, PausedRuns
 from .sse_out import SSE_HEADERS, sse_event
 
 if TYPE_CHECKING:
@@ -92,16 +92,6 @@ __all__ = [
     "parse_run_input",
 ]
 
-MAX_BODY_BYTES: Final = 8 * 1024 * 1024
-"""The largest ``RunAgentInput`` read, in bytes: the client posts the whole thread on
-every run, and 8 MiB holds a long conversation while keeping one request's memory
-bounded."""
-
-MAX_PAUSED_RUNS: Final = 10_000
-"""Paused runs a :class:`PausedRuns` keeps, the oldest dropped first: each holds its
-conversation, so the count bounds the memory; an answer to a dropped pause is refused
-(the user asks again)."""
-
 APPROVAL_REASON: Final = "tool_approval"
 """The ``reason`` of an approval interrupt."""
 
@@ -115,30 +105,6 @@ RESPONSE_SCHEMA: Final[dict[str, Any]] = {
 
 class AguiInputError(UsageError):
     """A ``RunAgentInput`` that cannot become a run (answered with HTTP 400)."""
-
-
-class PausedRuns:
-    """The paused runs of this process, by their pause token (bounded, oldest out)."""
-
-    def __init__(self, *, limit: int = MAX_PAUSED_RUNS) -> None:
-        if limit < 1:
-            raise UsageError(f"PausedRuns needs a limit of at least 1, not {limit}")
-        self._limit = limit
-        self._states: collections.OrderedDict[str, ApprovalState] = collections.OrderedDict()
-
-    def put(self, state: ApprovalState) -> None:
-        """Keep ``state`` under its token."""
-        self._states[state.token] = state
-        self._states.move_to_end(state.token)
-        while len(self._states) > self._limit:
-            self._states.popitem(last=False)
-
-    def get(self, token: str) -> ApprovalState | None:
-        """The state paused under ``token``, or ``None``."""
-        return self._states.get(token)
-
-    def __len__(self) -> int:
-        return len(self._states)
 
 
 def interrupt_id(state: ApprovalState, name: str) -> str:

@@ -21,12 +21,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Mutable
 from typing import Any, Final
 
 from ..._checks import check_count
+from .paused import MAX_BODY_BYTES
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "Responder", "UIResponse", "ui_app"]
 
-DEFAULT_MAX_BODY_BYTES: Final = 8 * 1024 * 1024
-"""Bound on a request body, in bytes: a chat's whole history as the UI posts it (useChat
-sends every message each time), images inline included, within 8 MiB."""
+DEFAULT_MAX_BODY_BYTES: Final = MAX_BODY_BYTES
+"""Bound on a request body, in bytes: the protocols' own (:data:`.paused.MAX_BODY_BYTES`)."""
 
 UIResponse = tuple[int, Mapping[str, str], AsyncIterator[bytes]]
 """What a responder answers: the status, the headers and the body's chunks."""

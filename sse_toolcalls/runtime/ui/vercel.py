@@ -48,7 +48,6 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, fields
@@ -70,6 +69,8 @@ from ..events import (
     ToolCallResult,
 )
 from ..usage import Usage
+from .paused import MAX_BODY_BYTES, MAX_PAUSED_RUNS
+from .paused import PausedRuns as BoundedPausedRuns
 from .sse_out import SSE_HEADERS, sse_event
 
 if TYPE_CHECKING:
@@ -94,14 +95,6 @@ __all__ = [
 VERCEL_HEADERS: Final[dict[str, str]] = {**SSE_HEADERS, "x-vercel-ai-ui-message-stream": "v1"}
 """The response headers: an event stream, marked as the UI message stream, version 1
 (the AI SDK's ``UI_MESSAGE_STREAM_HEADERS``)."""
-
-MAX_BODY_BYTES: Final = 8 * 1024 * 1024
-"""The largest request body read, in bytes: ``useChat`` posts the whole chat each time,
-and a long chat with tool outputs stays well under 8 MiB; past it, a 400."""
-
-MAX_PAUSED_RUNS: Final = 10_000
-"""Paused runs an :class:`InMemoryPausedRuns` keeps, the oldest dropped first: a
-week's pauses of a busy single worker (several workers share a store of their own)."""
 
 VOID_TEXT: Final = "void: the request was retried"
 """The ``errorText`` of a call shown by an attempt that a retry voided."""
@@ -578,21 +571,20 @@ class PausedRuns(Protocol):
 
 
 class InMemoryPausedRuns:
-    """A :class:`PausedRuns` in this process, at most :data:`MAX_PAUSED_RUNS`."""
+    """A :class:`PausedRuns` in this process, at most :data:`MAX_PAUSED_RUNS` (the
+    bounded keeper both protocols use, :class:`.paused.PausedRuns`, behind this
+    protocol's async methods)."""
 
     def __init__(self, max_runs: int = MAX_PAUSED_RUNS) -> None:
-        self._states: OrderedDict[str, ApprovalState] = OrderedDict()
-        self._max = max_runs
+        self._kept = BoundedPausedRuns(limit=max_runs)
 
     async def put(self, state: ApprovalState) -> None:
         """Keep ``state``; drop the oldest past the limit."""
-        self._states[state.token] = state
-        while len(self._states) > self._max:
-            self._states.popitem(last=False)
+        self._kept.put(state)
 
     async def get(self, token: str) -> ApprovalState | None:
         """The state of ``token``, or ``None``."""
-        return self._states.get(token)
+        return self._kept.get(token)
 
 
 _DEFAULT_PAUSED: WeakKeyDictionary[Any, InMemoryPausedRuns] = WeakKeyDictionary()
