@@ -61,9 +61,6 @@ class SqlRunLog:
         self.bell = Bell()
         self._db = db
         self._clock = clock
-        # Who claimed a run: a claim whose commit was lost with the connection and
-        # tried again finds its own row, and still runs the run.
-        self._owner = uuid.uuid4().hex
 
     def _is_ended(self, ended_at: float | None, touched_at: float, now: float) -> bool:
         return ended_at is not None or now - float(touched_at) > self.limits.abandon_seconds
@@ -84,13 +81,16 @@ class SqlRunLog:
 
     async def open(self, run_key: str, *, chat_id: str) -> bool:
         """See :meth:`~.runlog.RunLog.open`."""
+        # This claim's own mark: tried again after a commit lost with the connection,
+        # the claim finds its own row (and still runs the run); any other finds another.
+        owner = uuid.uuid4().hex
 
         async def claim(execute: Execute) -> tuple[bool, list[str]]:
             now = self._clock()
             await self._expire(execute, now)
             rows = await execute(f"SELECT owner FROM {RUNS_TABLE} WHERE run_key = ?", (run_key,))
             if rows:
-                return rows[0][0] == self._owner, []
+                return rows[0][0] == owner, []
             [(count,)] = await execute(f"SELECT count(*) FROM {RUNS_TABLE}", ())
             dropped: list[str] = []
             if count >= self.limits.max_runs:
@@ -104,10 +104,10 @@ class SqlRunLog:
             await execute(
                 f"INSERT INTO {RUNS_TABLE} (run_key, chat_id, owner, touched_at) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (run_key) DO NOTHING",
-                (run_key, chat_id, self._owner, now),
+                (run_key, chat_id, owner, now),
             )
             rows = await execute(f"SELECT owner FROM {RUNS_TABLE} WHERE run_key = ?", (run_key,))
-            return bool(rows) and rows[0][0] == self._owner, dropped
+            return bool(rows) and rows[0][0] == owner, dropped
 
         claimed, dropped = await self._db.transaction("open a run", claim)
         for key in dropped:

@@ -62,6 +62,8 @@ class Call:
         if message["type"] == "http.response.start":
             self.status = message["status"]
             self.headers = dict(message.get("headers", []))
+            if self.drop_after == 0:
+                self.left.set()  # gone as soon as the response started
             return
         chunk = message.get("body", b"")
         if chunk:
