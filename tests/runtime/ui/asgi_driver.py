@@ -25,6 +25,7 @@ class Call:
         headers: Sequence[tuple[bytes, bytes]] = (),
         query: bytes = b"",
         drop_after: int | None = None,
+        drop_when: Callable[[bytes], bool] | None = None,
     ) -> None:
         self.app = app
         self.scope: dict[str, Any] = {
@@ -40,6 +41,8 @@ class Call:
         }
         self.body = body
         self.drop_after = drop_after
+        self.drop_when = drop_when
+        """Leave right after the first event this says yes to."""
         self.status: int | None = None
         self.headers: dict[bytes, bytes] = {}
         self.events: list[bytes] = []
@@ -68,8 +71,10 @@ class Call:
         chunk = message.get("body", b"")
         if chunk:
             self.events.append(chunk)
-        if not message.get("more_body", False) or (
-            self.drop_after is not None and len(self.events) >= self.drop_after
+        if (
+            not message.get("more_body", False)
+            or (self.drop_after is not None and len(self.events) >= self.drop_after)
+            or (chunk and self.drop_when is not None and self.drop_when(chunk))
         ):
             self.left.set()
 
