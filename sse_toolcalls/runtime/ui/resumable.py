@@ -329,8 +329,10 @@ async def _follow(
         try:
             await _tail(runs, run_key, after, send)
             await send({"type": "http.response.body", "body": b""})
-        except OSError:
-            pass  # the server could not send (the client left): only this tail ends
+        except Exception:
+            # The server could not send (the client left; servers say it in their own
+            # exceptions): only this tail ends, never the run drained beside it.
+            pass
         group.cancel_scope.cancel()
 
 

@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from sse_toolcalls import UsageError
+from sse_toolcalls.runtime.ui import resumable
 from sse_toolcalls.runtime.ui.resumable import KeyedResponse, resumable_app
 from sse_toolcalls.runtime.ui.runlog import MemoryRunLog, RunLimits
 from sse_toolcalls.runtime.ui.sse_out import SSE_HEADERS, sse_event
@@ -106,7 +107,11 @@ async def test_a_drop_after_any_k_events_then_a_resume_gives_the_run_exactly_onc
         assert list(script.started.values()) == [1] and list(script.finished.values()) == [1]
 
 
-async def test_a_drop_mid_run_neither_stops_the_run_nor_loses_its_events() -> None:
+async def test_a_drop_mid_run_neither_stops_the_run_nor_loses_its_events(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No polling: a follower in the draining process must wake on the log's bell alone.
+    monkeypatch.setattr(resumable, "POLL_INTERVAL_S", 3600.0)
     script = Script()
     script.gate = anyio.Event()
     runs = MemoryRunLog()
@@ -260,3 +265,31 @@ def test_the_apps_and_the_logs_numbers_are_checked(bad: Any) -> None:
         resumable_app(Script(), max_body_bytes=bad)
     with pytest.raises(UsageError):
         RunLimits(max_runs=bad)
+
+
+async def test_a_send_that_fails_ends_the_tail_not_the_run() -> None:
+    script = Script()
+    script.gate = anyio.Event()
+    app = resumable_app(script)
+    sent: list[dict[str, Any]] = []
+    asked = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal asked
+        if not asked:
+            asked = True
+            return {"type": "http.request", "body": post_body("c", "m"), "more_body": False}
+        await anyio.sleep_forever()
+        raise AssertionError  # pragma: no cover
+
+    async def send(message: dict[str, Any]) -> None:
+        if len(sent) == 2:
+            script.gate.set()
+            raise RuntimeError("the server's own word for a client that left")
+        sent.append(message)
+
+    scope = Call(app, "POST", "/chat").scope
+    with anyio.fail_after(30):
+        await app(scope, receive, send)
+    assert list(script.finished.values()) == [1]
+    assert len((await request(app, "GET", "/chat/c/stream")).events) == EVENTS

@@ -236,3 +236,17 @@ def test_a_reconnect_to_another_worker_on_postgres_follows_the_live_run(
 
     logs: list[RunLog] = [PostgresRunLog(postgres_dsn), PostgresRunLog(postgres_dsn)]
     drop_and_resume_on_another_worker(protocol, logs, MARKERS[protocol])
+
+
+@pytest.mark.parametrize("protocol", ["vercel", "agui"])
+async def test_a_bad_body_is_the_protocol_s_400_and_nothing_is_kept(
+    protocol: str, simulator: Simulator
+) -> None:
+    runs = MemoryRunLog()
+    async with client(simulator, "anthropic") as provider:
+        app = app_for(protocol, Agent(provider, Notes().registry()), runs)
+        for body in (b"not json", b"[]", b'{"id": "c", "messages": []}'):
+            answer = await request(app, "POST", "/api/chat", body=body)
+            assert answer.status == 400 and answer.events
+    assert repr(runs) == "MemoryRunLog(runs=0)"
+    assert simulator.requests == ()
