@@ -16,6 +16,11 @@
   id names another run or a place past the end, or when the run ended at it; 400 for
   a malformed id.
 
+A Vercel approval answer continues the paused assistant message, so its run's ids reuse
+that message's id (``<messageId>:1``...): an id kept from the paused stream names the
+same place in the resumed one. ``useChat`` sends none (its resume is a replay), and a
+page that does should drop its last id when it posts an answer.
+
 No task outlives its request and no loop-wide state is used, so the app runs on
 asyncio and trio, under any ASGI server, mounted in FastAPI as it is::
 

@@ -7,17 +7,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sse_toolcalls import UsageError
 from sse_toolcalls.runtime.ui import resumable
 from sse_toolcalls.runtime.ui.resumable import KeyedResponse, resumable_app
 from sse_toolcalls.runtime.ui.runlog import MemoryRunLog, RunLimits
+from sse_toolcalls.runtime.ui.runlog_sqlite import SQLiteRunLog
 from sse_toolcalls.runtime.ui.sse_out import SSE_HEADERS, sse_event
 
 from .asgi_driver import App, Call, request
@@ -269,9 +274,9 @@ def test_the_apps_and_the_logs_numbers_are_checked(bad: Any) -> None:
 
 async def test_a_send_that_fails_ends_the_tail_not_the_run() -> None:
     script = Script()
-    script.gate = anyio.Event()
+    gate = script.gate = anyio.Event()
     app = resumable_app(script)
-    sent: list[dict[str, Any]] = []
+    sent: list[MutableMapping[str, Any]] = []
     asked = False
 
     async def receive() -> dict[str, Any]:
@@ -282,9 +287,9 @@ async def test_a_send_that_fails_ends_the_tail_not_the_run() -> None:
         await anyio.sleep_forever()
         raise AssertionError  # pragma: no cover
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         if len(sent) == 2:
-            script.gate.set()
+            gate.set()
             raise RuntimeError("the server's own word for a client that left")
         sent.append(message)
 
@@ -293,3 +298,59 @@ async def test_a_send_that_fails_ends_the_tail_not_the_run() -> None:
         await app(scope, receive, send)
     assert list(script.finished.values()) == [1]
     assert len((await request(app, "GET", "/chat/c/stream")).events) == EVENTS
+
+
+async def _chain(app: App, n: int, drops: list[int], use_query: list[bool]) -> list[bytes]:
+    """POST, then GETs, each dropped after its count of events, then a GET to the end:
+    what the client saw, in order."""
+    seen: list[bytes] = []
+    async with anyio.create_task_group() as group:
+        call = Call(app, "POST", "/chat", body=post_body("c", "m", n), drop_after=drops[0])
+        group.start_soon(call.run)
+        with anyio.fail_after(30):
+            await call.left.wait()
+        seen += call.events
+        for step, drop in enumerate([*drops[1:], None]):
+            headers: list[tuple[bytes, bytes]] = []
+            query = b""
+            if seen:
+                if use_query[step % len(use_query)]:
+                    query = b"lastEventId=" + last_id(seen).replace(b":", b"%3A")
+                else:
+                    headers = [(b"last-event-id", last_id(seen))]
+            call = Call(app, "GET", "/c/c/stream", headers=headers, query=query, drop_after=drop)
+            group.start_soon(call.run)
+            with anyio.fail_after(30):
+                await call.left.wait()
+            assert call.status in {200, 204}
+            seen += call.events
+    return seen
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(1, 30),
+    drops=st.lists(st.integers(0, 8), min_size=1, max_size=6),
+    use_query=st.lists(st.booleans(), min_size=1, max_size=3),
+    store=st.sampled_from(["memory", "sqlite"]),
+    backend=st.sampled_from(["asyncio", "trio"]),
+)
+def test_any_chain_of_drops_and_resumes_sees_the_run_once_in_order(
+    n: int, drops: list[int], use_query: list[bool], store: str, backend: str
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+
+        async def main() -> tuple[list[bytes], list[bytes], Counter[str]]:
+            script = Script()
+            runs = MemoryRunLog() if store == "memory" else SQLiteRunLog(Path(folder) / "r.db")
+            seen = await _chain(resumable_app(script, runs=runs), n, drops, use_query)
+            expected = (
+                await request(resumable_app(Script()), "POST", "/c", body=post_body("c", "m", n))
+            ).events
+            if isinstance(runs, SQLiteRunLog):
+                runs.close()
+            return seen, expected, script.started
+
+        seen, expected, started = anyio.run(main, backend=backend)
+    assert seen == expected
+    assert list(started.values()) == [1]

@@ -250,3 +250,19 @@ async def test_a_bad_body_is_the_protocol_s_400_and_nothing_is_kept(
             assert answer.status == 400 and answer.events
     assert repr(runs) == "MemoryRunLog(runs=0)"
     assert simulator.requests == ()
+
+
+async def test_a_store_that_cannot_be_reached_is_a_503_and_the_run_never_starts(
+    simulator: Simulator, tmp_path: Path
+) -> None:
+    from sse_toolcalls.runtime.ui.runlog_postgres import PostgresRunLog
+
+    # Without psycopg the log refuses the same way (RunLogError). A unix socket folder with no server in it: refused at once, nothing leaves the host.
+    runs = PostgresRunLog(f"postgresql:///none?host={tmp_path}", timeout=1, attempts=1)
+    async with client(simulator, "anthropic") as provider:
+        app = app_for("vercel", Agent(provider, Notes().registry()), runs)
+        answer = await request(app, "POST", "/api/chat", body=body_for("vercel", "c"))
+        assert answer.status == 503 and b"cannot be kept" in answer.data
+        got = await request(app, "GET", "/api/chat/c/stream")
+        assert got.status == 503
+    assert simulator.requests == ()
