@@ -43,8 +43,11 @@ Execute = Callable[[str, Sequence[Any]], Awaitable[list[tuple[Any, ...]]]]
 class Transactions(Protocol):
     """A store's way to run one operation as one transaction."""
 
-    async def transaction(self, doing: str, operation: Callable[[Execute], Awaitable[T]]) -> T:
+    async def transaction(
+        self, doing: str, operation: Callable[[Execute], Awaitable[T]], *, write: bool = True
+    ) -> T:
         """Run ``operation`` in a transaction; commit it, or roll back if it raised.
+        ``write=False``: it only reads (a store may then take no write lock).
 
         Raises:
             RunLogError: the database refused or could not be reached.
@@ -171,7 +174,7 @@ class SqlRunLog:
                 event_key=event_key,
             )
 
-        return await self._db.transaction("read a run", fetch)
+        return await self._db.transaction("read a run", fetch, write=False)
 
     async def end(self, run_key: str) -> None:
         """See :meth:`~.runlog.RunLog.end`."""

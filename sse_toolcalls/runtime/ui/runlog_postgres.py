@@ -47,7 +47,10 @@ class _Postgres:
     def __init__(self, pool: PgPool) -> None:
         self.pool = pool
 
-    async def transaction(self, doing: str, operation: Callable[[Execute], Awaitable[T]]) -> T:
+    async def transaction(
+        self, doing: str, operation: Callable[[Execute], Awaitable[T]], *, write: bool = True
+    ) -> T:
+        # A read takes no lock in PostgreSQL either way (``write`` changes nothing).
         async def attempt(session: Session) -> T:
             async def execute(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
                 _, rows = await session.execute(sql.replace("?", "%s"), params)

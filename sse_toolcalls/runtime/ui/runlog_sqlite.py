@@ -59,7 +59,9 @@ class _SQLite:
     def _run(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return self.db.execute(sql, params).fetchall()
 
-    async def transaction(self, doing: str, operation: Callable[[Execute], Awaitable[T]]) -> T:
+    async def transaction(
+        self, doing: str, operation: Callable[[Execute], Awaitable[T]], *, write: bool = True
+    ) -> T:
         if self._lock is None:
             self._lock = anyio.Lock()
 
@@ -69,8 +71,9 @@ class _SQLite:
         async with self._lock:
             try:
                 # IMMEDIATE: the write lock first, so two processes claiming the same
-                # run take turns instead of both reading "not there".
-                await execute("BEGIN IMMEDIATE", ())
+                # run take turns instead of both reading "not there". A read takes no
+                # lock (WAL): followers polling never hold a drain's write back.
+                await execute("BEGIN IMMEDIATE" if write else "BEGIN", ())
                 try:
                     result = await operation(execute)
                 except BaseException:

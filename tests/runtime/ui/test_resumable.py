@@ -354,3 +354,20 @@ def test_any_chain_of_drops_and_resumes_sees_the_run_once_in_order(
         seen, expected, started = anyio.run(main, backend=backend)
     assert seen == expected
     assert list(started.values()) == [1]
+
+
+async def test_mounted_in_a_starlette_app_its_routes_answer_under_the_mount() -> None:
+    # FastAPI's app.mount is Starlette's Mount.
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    script = Script()
+    site = Starlette(routes=[Mount("/api/chat", app=resumable_app(script))])
+    posted = await request(site, "POST", "/api/chat/", body=post_body("c", "m"))
+    assert posted.status == 200 and posted.events == await whole_run()
+    resumed = await request(
+        site, "GET", "/api/chat/c/stream", headers=[(b"last-event-id", b"m:10")]
+    )
+    assert resumed.events == posted.events[10:]
+    assert (await request(site, "GET", "/api/chat/other/stream")).status == 204
+    assert list(script.started.values()) == [1]
