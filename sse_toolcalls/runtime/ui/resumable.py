@@ -59,6 +59,7 @@ from .asgi import (
     _read_body,
     _TooLarge,
 )
+from .paused import MAX_BODY_BYTES
 from .paused import PausedRuns as AguiPausedRuns
 from .runlog import MemoryRunLog, RunLog, RunLogError
 from .sse_out import SSE_HEADERS
@@ -128,6 +129,8 @@ def _parsed(body: bytes | Mapping[str, Any]) -> bytes | Mapping[str, Any]:
     the protocol's function then says why)."""
     if not isinstance(body, bytes | bytearray):
         return body
+    if len(body) > MAX_BODY_BYTES:
+        return bytes(body)  # not parsed: the protocol's function refuses it by its size
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):

@@ -10,6 +10,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -19,6 +20,7 @@ import pytest
 
 from sse_toolcalls.runtime.agent import Agent
 from sse_toolcalls.runtime.tools import ToolRegistry
+from sse_toolcalls.runtime.ui.paused import MAX_BODY_BYTES
 from sse_toolcalls.runtime.ui.resumable import (
     KeyedResponse,
     keyed_agui_response,
@@ -266,3 +268,27 @@ async def test_a_store_that_cannot_be_reached_is_a_503_and_the_run_never_starts(
         got = await request(app, "GET", "/api/chat/c/stream")
         assert got.status == 503
     assert simulator.requests == ()
+
+
+@pytest.mark.parametrize("protocol", ["vercel", "agui"])
+async def test_a_body_past_the_bound_given_directly_is_refused_unread(
+    protocol: str, simulator: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sse_toolcalls.runtime.ui import resumable
+
+    parsed: list[int] = []
+
+    def loads(text: bytes) -> Any:
+        parsed.append(len(text))
+        return json.loads(text)
+
+    # Only the keyed functions' own parse is watched (the module's name for json).
+    monkeypatch.setattr(resumable, "json", SimpleNamespace(loads=loads))
+    big = body_for(protocol, "c")[:-1] + b', "pad": "' + b"x" * MAX_BODY_BYTES + b'"}'
+    async with client(simulator, "anthropic") as provider:
+        agent = Agent(provider, Notes().registry())
+        if protocol == "vercel":
+            answer = await keyed_vercel_response(agent, big)
+        else:
+            answer = await keyed_agui_response(agent, big)
+    assert (answer.status, answer.run_key, parsed) == (400, None, [])
