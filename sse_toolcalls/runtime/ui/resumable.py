@@ -16,6 +16,8 @@
   id names another run or a place past the end, or when the run ended at it; 400 for
   a malformed id.
 
+A GET needs only the chat id: mount the app behind the same authentication as the POST.
+
 A Vercel approval answer continues the paused assistant message, so its run's ids reuse
 that message's id (``<messageId>:1``...): an id kept from the paused stream names the
 same place in the resumed one. ``useChat`` sends none (its resume is a replay), and a
